@@ -1,0 +1,222 @@
+"""Tools: parameters declared as pydantic models, results the model sees, details it does not.
+
+A tool is a :class:`Tool` subclass (or a function wrapped with :func:`tool`). Its
+``parameters`` model gives the JSON schema sent to the model and validates the arguments
+before :meth:`Tool.execute` runs; invalid arguments become an error result the model can
+read, never an exception in the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..messages import ImageContent, TextContent
+from ..providers.base import AbortSignal, ToolSpec
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class ToolResult(BaseModel):
+    """What a tool returns: ``content`` goes to the model, ``details`` only to people and programs."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: list[TextContent | ImageContent] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, details: Any = None, is_error: bool = False) -> ToolResult:
+        """A result with one text block."""
+        return cls(content=[TextContent(text=text)], details=details, is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str, details: Any = None) -> ToolResult:
+        """An error result: the model sees ``message`` and ``is_error`` is set."""
+        return cls(content=[TextContent(text=message)], details=details, is_error=True)
+
+    @property
+    def text_content(self) -> str:
+        """The text blocks joined."""
+        return "".join(b.text for b in self.content if isinstance(b, TextContent))
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use besides its arguments."""
+
+    tool_call_id: str
+    signal: AbortSignal
+    cwd: str
+    update: Callable[[ToolResult], None] = lambda _r: None
+    """Report partial output (becomes ``tool_execution_update``)."""
+    session: Any = None
+    """The :class:`~pi_jupyter.session.Session` of the run, if any."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Room for the notebook layer (the user namespace for the python tool, a confirm callback)."""
+
+
+class EmptyParams(BaseModel):
+    """Parameters of a tool that takes none."""
+
+
+class Tool(Generic[P]):
+    """Base class of tools. Set ``name``, ``description``, ``parameters`` and implement ``execute``.
+
+    ``mutating`` marks tools that change files, run commands or code: a safety policy can
+    require confirmation for them. ``prompt_snippet`` is the one-liner in the system
+    prompt's tool list; ``prompt_guidelines`` are added to its guidelines.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[type[BaseModel]] = EmptyParams
+    label: ClassVar[str] = ""
+    mutating: ClassVar[bool] = False
+    prompt_snippet: ClassVar[str | None] = None
+    prompt_guidelines: ClassVar[tuple[str, ...]] = ()
+
+    def spec(self) -> ToolSpec:
+        """The tool as the model sees it."""
+        schema = self.parameters.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, parameters=_inline_refs(schema))
+
+    def validate_args(self, args: dict[str, Any]) -> P:
+        """Validate raw arguments; raises :class:`ToolArgumentError` with a readable message."""
+        try:
+            return self.parameters.model_validate(args)  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise ToolArgumentError(format_validation_error(self.name, exc, args)) from None
+
+    async def execute(self, args: P, ctx: ToolContext) -> ToolResult | str:
+        """Run the tool. Return a :class:`ToolResult` or a string (one text block)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name}>"
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments did not match the tool's parameters."""
+
+
+def format_validation_error(tool_name: str, exc: ValidationError, args: Any) -> str:
+    """A message the model can act on: which argument, what is wrong, what it sent."""
+    lines = [f'Validation failed for tool "{tool_name}":']
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"  - {loc}: {err['msg']}")
+    try:
+        shown = json.dumps(args, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(args)
+    lines.append(f"\nReceived arguments:\n{shown[:2000]}")
+    return "\n".join(lines)
+
+
+class FunctionTool(Tool[BaseModel]):
+    """A tool made from a function by :func:`tool`."""
+
+    def __init__(self, fn: Callable[..., Any], name: str, description: str, parameters: type[BaseModel], mutating: bool) -> None:
+        self._fn = fn
+        self.name = name  # type: ignore[misc]
+        self.description = description  # type: ignore[misc]
+        self.parameters = parameters  # type: ignore[misc]
+        self.mutating = mutating  # type: ignore[misc]
+        self._wants_ctx = "ctx" in inspect.signature(fn).parameters
+
+    async def execute(self, args: BaseModel, ctx: ToolContext) -> ToolResult | str:
+        kwargs = {k: getattr(args, k) for k in type(args).model_fields}
+        if self._wants_ctx:
+            kwargs["ctx"] = ctx
+        out = self._fn(**kwargs)
+        if inspect.isawaitable(out):
+            out = await out
+        if isinstance(out, (ToolResult, str)):
+            return out
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    mutating: bool = False,
+) -> Any:
+    """Make a tool from a (sync or async) function; its annotated arguments become the schema.
+
+    >>> @tool
+    ... def add(a: int, b: int) -> str:
+    ...     "Add two integers."
+    ...     return str(a + b)
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        from pydantic import create_model
+
+        sig = inspect.signature(f)
+        fields: dict[str, Any] = {}
+        for pname, param in sig.parameters.items():
+            if pname == "ctx":
+                continue
+            ann = param.annotation if param.annotation is not inspect.Parameter.empty else Any
+            default = param.default if param.default is not inspect.Parameter.empty else ...
+            fields[pname] = (ann, default)
+        params = create_model(f"{f.__name__}_params", **fields)  # type: ignore[call-overload]
+        doc = inspect.getdoc(f) or ""
+        return FunctionTool(f, name or f.__name__, description or doc, params, mutating)
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Inline ``$defs`` references: several vendors reject ``$ref`` in tool schemas."""
+    defs = schema.pop("$defs", None)
+    if not defs:
+        return schema
+
+    def resolve(node: Any, depth: int = 0) -> Any:
+        if depth > 32:
+            return node
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                target = dict(defs.get(ref.split("/")[-1], {}))
+                target.pop("title", None)
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return resolve({**target, **rest}, depth + 1)
+            return {k: resolve(v, depth + 1) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v, depth + 1) for v in node]
+        return node
+
+    return resolve(schema)
+
+
+async def run_tool(tool_obj: Tool[Any], raw_args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Validate and execute one tool call; every failure becomes an error result."""
+    try:
+        args = tool_obj.validate_args(raw_args)
+    except ToolArgumentError as exc:
+        return ToolResult.error(str(exc))
+    try:
+        out = await tool_obj.execute(args, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's information
+        return ToolResult.error(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+    if isinstance(out, str):
+        return ToolResult.text(out)
+    return out
+
+
+ToolHook = Callable[..., Awaitable[Any] | Any]

@@ -1,0 +1,68 @@
+"""The session store: entries, the JSONL file, migrations, tree queries and the context rebuild."""
+
+from .context import ModelRef, SessionContext
+from .entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    OpaqueEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_from_dict,
+)
+from .index import CHECKOUT_TYPE, TreeNode, context_from_path
+from .listing import SessionInfo
+from .paths import agent_dir, default_session_dir, encode_cwd, sessions_root
+from .report import (
+    CycleError,
+    EntryNotFoundError,
+    LoadProblem,
+    LoadReport,
+    SessionChangedError,
+    SessionError,
+    SessionFileError,
+    SessionLockedError,
+)
+from .store import Durability, Session
+
+__all__ = [
+    "CHECKOUT_TYPE",
+    "BranchSummaryEntry",
+    "CompactionEntry",
+    "CustomEntry",
+    "CustomMessageEntry",
+    "CycleError",
+    "Durability",
+    "Entry",
+    "EntryNotFoundError",
+    "LabelEntry",
+    "LoadProblem",
+    "LoadReport",
+    "MessageEntry",
+    "ModelChangeEntry",
+    "ModelRef",
+    "OpaqueEntry",
+    "Session",
+    "SessionChangedError",
+    "SessionContext",
+    "SessionError",
+    "SessionFileError",
+    "SessionHeader",
+    "SessionInfo",
+    "SessionInfoEntry",
+    "SessionLockedError",
+    "ThinkingLevelChangeEntry",
+    "TreeNode",
+    "agent_dir",
+    "context_from_path",
+    "default_session_dir",
+    "encode_cwd",
+    "entry_from_dict",
+    "sessions_root",
+]

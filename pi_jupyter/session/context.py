@@ -1,0 +1,69 @@
+"""The rebuilt context of a branch: what the agent's message list is made from."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..messages import Message, convert_to_llm, messages_from_dicts
+
+
+class ModelRef(BaseModel):
+    """A ``(provider, model id)`` pair as recorded on the branch."""
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+
+    provider: str | None = None
+    model_id: str | None = Field(default=None, alias="modelId")
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model_id}"
+
+
+class SessionContext(BaseModel):
+    """Messages, thinking level and model of one branch, as pi's ``buildSessionContext`` gives them.
+
+    ``raw_messages`` are pi's JSON objects exactly (cheap to build for any branch length);
+    ``messages`` are the same as pydantic models, validated on first access; :meth:`llm`
+    is what a model would be sent (after ``convert_to_llm``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, ignored_types=(cached_property,))
+
+    raw_messages: list[dict[str, Any]] = Field(default_factory=list)
+    thinking_level: str | None = "off"
+    model: ModelRef | None = None
+    leaf_id: str | None = None
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any], leaf_id: str | None) -> SessionContext:
+        """Wrap the dict :func:`~pi_jupyter.session.index.build_context` returns (no validation)."""
+        model = raw.get("model")
+        return cls.model_construct(
+            raw_messages=raw["messages"],
+            thinking_level=raw.get("thinkingLevel"),
+            model=ModelRef.model_validate(model) if model is not None else None,
+            leaf_id=leaf_id,
+        )
+
+    @cached_property
+    def messages(self) -> list[Any]:
+        """The messages as pydantic models (see :mod:`pi_jupyter.messages`)."""
+        return messages_from_dicts(self.raw_messages)
+
+    def llm(self) -> list[Message]:
+        """The messages after ``convert_to_llm``: what a model request carries."""
+        return convert_to_llm(self.messages)
+
+    def to_pi_json(self) -> dict[str, Any]:
+        """``{"messages", "thinkingLevel", "model"}`` exactly as pi's ``buildSessionContext`` returns it."""
+        out: dict[str, Any] = {"messages": self.raw_messages}
+        if self.thinking_level is not None:
+            out["thinkingLevel"] = self.thinking_level
+        out["model"] = self.model.model_dump(exclude_none=True) if self.model is not None else None
+        return out
+
+    def __len__(self) -> int:
+        return len(self.raw_messages)

@@ -1,0 +1,143 @@
+"""Listing sessions with pi's ``SessionInfo`` fields (pi-design §1.13).
+
+One recency definition is used everywhere (listing and "continue the most recent"): the time
+of the last user or assistant message, else the header time, else the file's mtime. pi uses
+that for ``/resume`` but the file mtime for ``--continue``; here they agree.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..messages.content import text_of
+from ..messages.text import ms_from_iso
+from .jsonl import parse_lines, strip_bom
+from .paths import sessions_root
+from .report import LoadReport
+
+
+class SessionInfo(BaseModel):
+    """What a session listing shows about one file."""
+
+    path: str
+    id: str
+    cwd: str = ""
+    name: str | None = None
+    parent_session_path: str | None = None
+    created: datetime | None = None
+    modified: datetime
+    message_count: int = 0
+    first_message: str = "(no messages)"
+    all_messages_text: str = ""
+    problems: int = 0
+
+    def __str__(self) -> str:
+        name = f" {self.name!r}" if self.name else ""
+        when = self.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+        first = self.first_message.replace("\n", " ")
+        if len(first) > 60:
+            first = first[:59] + "…"
+        return f"{when}{name} {self.message_count:4d} msgs  {first}  [{os.path.basename(self.path)}]"
+
+
+def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
+    """Info on one file, or ``None`` when it is not a session file."""
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as fh:
+            data = strip_bom(fh.read())
+        stat = os.stat(p)
+    except OSError:
+        return None
+    report = LoadReport(path=p)
+    chunk = parse_lines(data, report)
+    if not chunk.objects:
+        return None
+    header = chunk.objects[0].obj
+    if header.get("type") != "session" or not isinstance(header.get("id"), str):
+        return None
+    message_count = 0
+    first = ""
+    texts: list[str] = []
+    name: str | None = None
+    last_ms: int | None = None
+    for parsed in chunk.objects[1:]:
+        entry = parsed.obj
+        kind = entry.get("type")
+        if kind == "session_info":
+            raw = entry.get("name")
+            name = raw.strip() or None if isinstance(raw, str) else None
+        if kind != "message":
+            continue
+        message_count += 1
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or "content" not in message:
+            continue
+        ts = message.get("timestamp")
+        if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+            last_ms = max(last_ms or 0, int(ts))
+        else:
+            ms = ms_from_iso(entry.get("timestamp"))
+            if ms is not None:
+                last_ms = max(last_ms or 0, ms)
+        text = text_of(message.get("content"), " ")
+        if not text:
+            continue
+        texts.append(text)
+        if not first and message.get("role") == "user":
+            first = text
+    created_ms = ms_from_iso(header.get("timestamp"))
+    if last_ms:
+        modified = _dt(last_ms)
+    elif created_ms is not None:
+        modified = _dt(created_ms)
+    else:
+        modified = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
+    parent = header.get("parentSession")
+    return SessionInfo(
+        path=os.path.abspath(p),
+        id=header["id"],
+        cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
+        name=name,
+        parent_session_path=parent if isinstance(parent, str) else None,
+        created=_dt(created_ms) if created_ms is not None else None,
+        modified=modified,
+        message_count=message_count,
+        first_message=first or "(no messages)",
+        all_messages_text=" ".join(texts),
+        problems=len([p for p in report.problems if p.severity != "info"]),
+    )
+
+
+def list_sessions(folder: str | os.PathLike[str]) -> list[SessionInfo]:
+    """Every session file (``*.jsonl``) directly in ``folder``, most recently active first."""
+    base = Path(folder)
+    if not base.is_dir():
+        return []
+    infos = [info for f in sorted(base.glob("*.jsonl")) if (info := session_info(f)) is not None]
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(root: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
+    """Every session in every project folder under pi's sessions root, most recently active first."""
+    base = Path(root) if root is not None else sessions_root()
+    if not base.is_dir():
+        return []
+    infos: list[SessionInfo] = []
+    for sub in sorted(p for p in base.iterdir() if p.is_dir()):
+        infos.extend(list_sessions(sub))
+    infos.sort(key=lambda i: i.modified, reverse=True)
+    return infos
+
+
+def _dt(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+__all__: list[Any] = ["SessionInfo", "list_all_sessions", "list_sessions", "session_info"]
