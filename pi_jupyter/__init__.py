@@ -1,11 +1,47 @@
 """pi-jupyter: an LLM agent inside the Jupyter kernel, with a forkable, pi-compatible session tree.
 
->>> from pi_jupyter import Session
->>> s = Session.in_memory()
+In a notebook: ``%load_ext pi_jupyter``, then ``%%pi`` cells. From Python::
+
+    from pi_jupyter import Session, Agent
+    s = Session.open("experiment.jsonl")
+    agent = Agent(s)                      # default: the built-in offline model
+    result = await agent.prompt("Why does the loss diverge?")
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 from .session import Session
 
 __version__ = "0.1.0"
 
-__all__ = ["Session", "__version__"]
+
+def __getattr__(name: str) -> Any:
+    # the agent layer pulls in the vendor SDKs; import it only when asked for
+    if name in ("Agent", "AgentSettings", "RunResult"):
+        from .agent import agent as _agent
+
+        return getattr(_agent, name)
+    if name == "tool":
+        from .agent.tools import tool
+
+        return tool
+    raise AttributeError(f"module 'pi_jupyter' has no attribute {name!r}")
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext pi_jupyter``: register the ``%%pi`` and ``%pi`` magics."""
+    from .notebook import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """``%unload_ext pi_jupyter``."""
+    from .notebook import unload_ipython_extension as unload
+
+    unload(shell)
+
+
+__all__ = ["Agent", "AgentSettings", "RunResult", "Session", "__version__", "load_ipython_extension", "tool"]

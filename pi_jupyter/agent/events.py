@@ -105,6 +105,11 @@ class MessageEndEvent(AgentEvent):
 
     type: Literal["message_end"] = "message_end"
     message: Any
+    entry_id: str | None = None
+    """The session entry the message was stored as (set by the persistence subscriber)."""
+
+    def to_dict(self, delta_only: bool = False) -> dict[str, Any]:
+        return {"type": self.type, "message": _jsonable(self.message)}
 
 
 class ToolExecutionStartEvent(AgentEvent):

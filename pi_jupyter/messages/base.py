@@ -22,7 +22,6 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-
 WIRE: dict[str, bool] = {"wire": True}
 """Validation context for data read from a file or the wire (see :meth:`WireModel.from_wire`)."""
 

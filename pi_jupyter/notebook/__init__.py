@@ -1,0 +1,24 @@
+"""The notebook face: ``%%pi`` / ``%pi`` magics, the kernel runner, the AgentView and TreeView widgets.
+
+This is the only layer that imports IPython, ipywidgets and anywidget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext pi_jupyter``: register ``%%pi`` and ``%pi``."""
+    from .magics import register
+
+    shell._pi_magics = register(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    """``%unload_ext pi_jupyter``."""
+    magics = getattr(shell, "_pi_magics", None)
+    if magics is not None:
+        shell.magics_manager.magics["cell"].pop("pi", None)
+        shell.magics_manager.magics["line"].pop("pi", None)
+        shell._pi_magics = None

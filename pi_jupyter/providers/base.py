@@ -103,12 +103,24 @@ class AbortSignal:
             except Exception:  # noqa: BLE001 - an observer must not break the abort
                 pass
 
-    def on_abort(self, callback: Any) -> None:
-        """Call ``callback()`` when aborted (at once if already aborted)."""
+    def on_abort(self, callback: Any) -> Any:
+        """Call ``callback()`` when aborted (at once if already aborted).
+
+        Returns a function that unregisters ``callback`` (a signal that outlives many
+        requests must not collect one callback per request).
+        """
         if self.aborted:
             callback()
-        else:
-            self._callbacks.append(callback)
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            try:
+                self._callbacks.remove(callback)
+            except ValueError:
+                pass
+
+        return unsubscribe
 
     async def wait(self) -> None:
         """Wait until aborted."""

@@ -1,0 +1,660 @@
+"""``Agent``: the agent loop bound to a session store, with retry, compaction and one event stream.
+
+This is pi's ``AgentSession`` under the name users meet: give it a :class:`Session` (or a
+path), a model (default: the built-in offline model) and tools, then ``await
+agent.prompt(...)``. Every event goes to the subscribers in order; the first subscriber is
+persistence, which appends each finished message to the session file, so a crash loses at
+most the message being streamed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from ..messages import THINKING_LEVELS, AssistantMessage, CustomMessage, ToolResultMessage, Usage, UserMessage, as_message
+from ..providers.base import AbortSignal, Model
+from ..session import Session
+from .events import (
+    AgentEndEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    Event,
+    MessageEndEvent,
+    SessionEvent,
+)
+from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
+from .tools import Tool, ToolResult
+
+log = logging.getLogger("pi_jupyter.agent")
+
+RETRYABLE = re.compile(
+    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|"
+    r"server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|"
+    r"websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|"
+    r"socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay",
+    re.IGNORECASE,
+)
+"""Error messages worth retrying (pi's list)."""
+
+
+class RetrySettings(BaseModel):
+    """Automatic retry of transient provider errors, with exponential backoff."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60_000
+
+
+class AgentSettings(BaseModel):
+    """Behaviour of an :class:`Agent` (one place for every default)."""
+
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    compaction: Any = None
+    """:class:`~pi_jupyter.compaction.CompactionSettings` (default: pi's, enabled)."""
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    default_thinking_level: str = "medium"
+    block_images: bool = False
+
+
+class RunResult(BaseModel):
+    """What one ``prompt`` produced: the final answer, the new entries, usage and cost."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    text: str = ""
+    stop_reason: str = "stop"
+    error_message: str | None = None
+    messages: list[Any] = Field(default_factory=list)
+    entry_ids: list[str] = Field(default_factory=list)
+    started_from: str | None = None
+    leaf_id: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def cost(self) -> float:
+        """Total cost in US dollars."""
+        return self.usage.cost.total
+
+    @property
+    def ok(self) -> bool:
+        """True when the run ended normally (not an error, not aborted)."""
+        return self.stop_reason not in ("error", "aborted")
+
+
+class AgentBusyError(RuntimeError):
+    """A second prompt while a run is going on (use ``steer`` / ``follow_up``, or wait)."""
+
+
+class Agent:
+    """An agent working on a session: prompt it, subscribe to its events, steer, abort, compact.
+
+    ``session``: a :class:`Session`, a path (opened, or created when missing), or ``None``
+    for an in-memory session. ``model``: ``"provider/model"`` or a
+    :class:`~pi_jupyter.providers.Model`; default: the model recorded on the session's branch
+    when it is available with a key, else the built-in offline model. ``tools``: tool
+    objects or built-in tool names. ``api_key`` is kept as a secret (never persisted,
+    printed or logged).
+    """
+
+    def __init__(
+        self,
+        session: Session | str | os.PathLike[str] | None = None,
+        *,
+        model: str | Model | None = None,
+        thinking: str | None = None,
+        tools: Sequence[Tool[Any] | str] | None = None,
+        system_prompt: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        cwd: str | None = None,
+        settings: AgentSettings | None = None,
+        stream: Callable[..., Any] | None = None,
+        before_tool_call: Callable[[BeforeToolCall], Any] | None = None,
+        after_tool_call: Callable[[AfterToolCall], Any] | None = None,
+        tool_extra: dict[str, Any] | None = None,
+    ) -> None:
+        if session is None:
+            session = Session.in_memory(cwd)
+        elif not isinstance(session, Session):
+            session = Session.open(session, create=True, cwd=cwd)
+        self.session: Session = session
+        self.settings = settings or AgentSettings()
+        self.cwd = os.path.abspath(cwd or session.cwd or os.getcwd())
+        self._api_key = SecretStr(api_key) if api_key else None
+        self._base_url = base_url
+        self._stream = stream
+        self._listeners: list[Callable[[Event], Any]] = []
+        self._steering: list[Any] = []
+        self._follow_ups: list[Any] = []
+        self._signal: AbortSignal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._running = False
+        self._run_lock = threading.Lock()
+        self._retry_attempt = 0
+        self._retry_sleep: asyncio.Event | None = None
+        self._run_entry_ids: list[str] = []
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.tool_extra: dict[str, Any] = dict(tool_extra or {})
+        self._system_prompt_override = system_prompt
+
+        ctx = session.context()
+        self.messages: list[Any] = list(ctx.messages)
+        self.model: Model = self._initial_model(model, ctx.model)
+        self.tools: list[Tool[Any]] = self._resolve_tools(tools)
+        self.thinking_level: str = self._initial_thinking(thinking, ctx.thinking_level, session)
+        self._subscribe_persistence()
+        session.branch_summarizer = self._branch_summarizer_sync
+
+    # ------------------------------------------------------------------ setup
+
+    def _initial_model(self, model: str | Model | None, recorded: Any) -> Model:
+        from .. import providers
+
+        if isinstance(model, Model):
+            chosen = model
+        elif model:
+            chosen = providers.resolve_model(model, base_url=self._base_url)
+        else:
+            chosen = None
+            if recorded is not None and recorded.provider and recorded.model_id:
+                candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
+                if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
+                    chosen = candidate
+            if chosen is None:
+                chosen = providers.default_model()
+        current = self.session.context()
+        if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
+            if len(self.session) == 0 or model is not None:
+                self._append_safely(lambda: self.session.append_model_change(chosen.provider, chosen.id))
+        return chosen
+
+    def _initial_thinking(self, thinking: str | None, recorded: str | None, session: Session) -> str:
+        has_entry = any(e.get("type") == "thinking_level_change" for e in session.raw_branch())
+        wanted = thinking or (recorded if has_entry and recorded else None) or self.settings.default_thinking_level
+        level = clamp_thinking(wanted, self.model)
+        if thinking is not None or not has_entry:
+            if not has_entry or level != recorded:
+                self._append_safely(lambda: session.append_thinking_level_change(level))
+        return level
+
+    def _append_safely(self, fn: Callable[[], Any]) -> None:
+        if self.session.readonly:
+            return
+        fn()
+
+    def _resolve_tools(self, tools: Sequence[Tool[Any] | str] | None) -> list[Tool[Any]]:
+        if tools is None:
+            return []
+        out: list[Tool[Any]] = []
+        names = [t for t in tools if isinstance(t, str)]
+        if names:
+            from . import toolbox
+
+            out.extend(toolbox.builtin_tools(names, cwd=self.cwd, namespace=self.tool_extra.get("namespace")))
+        out.extend(t for t in tools if not isinstance(t, str))
+        return out
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt of the next request (project context, skills and tools included)."""
+        if self._system_prompt_override is not None:
+            return self._system_prompt_override
+        try:
+            from ..resources import build_system_prompt
+        except ImportError:  # pragma: no cover - resources are part of the package
+            return ""
+        return build_system_prompt(cwd=self.cwd, tools=self.tools)
+
+    @system_prompt.setter
+    def system_prompt(self, value: str | None) -> None:
+        self._system_prompt_override = value
+
+    # ------------------------------------------------------------------ events
+
+    def subscribe(self, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event, in order; returns an unsubscribe function.
+
+        Callbacks run on the agent's event loop thread and should return quickly. An
+        exception in a callback is logged and does not stop the run.
+        """
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - a consumer's bug must not stop the agent
+                log.exception("event subscriber %r failed on %s", listener, event.type)
+
+    def _subscribe_persistence(self) -> None:
+        def persist(event: Event) -> None:
+            if not isinstance(event, MessageEndEvent):
+                return
+            message = event.message
+            role = getattr(message, "role", None)
+            if self.session.readonly:
+                return
+            if role in ("user", "assistant", "toolResult"):
+                entry_id = self.session.append_message(message)
+            elif role == "custom":
+                entry_id = self.session.append_custom_message(
+                    message.custom_type, message.content, display=message.display, details=message.details
+                )
+            else:
+                return
+            event.entry_id = entry_id
+            self._run_entry_ids.append(entry_id)
+
+        self._listeners.insert(0, persist)
+
+    def log_events(self, target: str | os.PathLike[str] | IO[str], *, delta_only: bool = False) -> Callable[[], None]:
+        """Write every event as one JSON line (pi's JSON-mode shape) to a file path or stream.
+
+        ``delta_only`` leaves the whole partial message out of ``message_update`` lines (pi
+        repeats it in every line, which makes long streams quadratic). Returns a function
+        that stops logging (and closes the file if a path was given).
+        """
+        from .redact import redact
+
+        own = not hasattr(target, "write")
+        fh: IO[str] = open(target, "a", encoding="utf-8") if own else target  # type: ignore[assignment,arg-type]
+        secrets = [self._api_key.get_secret_value()] if self._api_key else []
+
+        def write(event: Event) -> None:
+            line = json.dumps(event.to_dict(delta_only=delta_only), ensure_ascii=False, default=str)
+            fh.write(redact(line, extra_secrets=secrets) + "\n")
+            fh.flush()
+
+        unsubscribe = self.subscribe(write)
+
+        def stop() -> None:
+            unsubscribe()
+            if own:
+                fh.close()
+
+        return stop
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def is_running(self) -> bool:
+        """True while a run (including its retries) is going on."""
+        return self._running
+
+    def set_model(self, model: str | Model) -> Model:
+        """Switch the model (a ``model_change`` entry is written) and clamp the thinking level to it."""
+        from .. import providers
+
+        chosen = model if isinstance(model, Model) else providers.resolve_model(model, base_url=self._base_url)
+        if (chosen.provider, chosen.id) != (self.model.provider, self.model.id):
+            self._append_safely(lambda: self.session.append_model_change(chosen.provider, chosen.id))
+        self.model = chosen
+        self._emit(SessionEvent(action="set_model", data={"model": chosen.ref}))
+        self.set_thinking_level(self.thinking_level)
+        return chosen
+
+    def set_thinking_level(self, level: str) -> str:
+        """Set the thinking level, clamped to what the model supports (pi's rule); returns the level used."""
+        if level not in THINKING_LEVELS:
+            raise ValueError(f"unknown thinking level {level!r}; choose one of {', '.join(THINKING_LEVELS)}")
+        clamped = clamp_thinking(level, self.model)
+        if clamped != self.thinking_level or not any(e.get("type") == "thinking_level_change" for e in self.session.raw_branch()):
+            self._append_safely(lambda: self.session.append_thinking_level_change(clamped))
+        self.thinking_level = clamped
+        return clamped
+
+    def api_key(self) -> SecretStr | None:
+        """The key used for the current model (explicit, else from the environment)."""
+        from .. import providers
+
+        return providers.api_key_for(self.model, self._api_key)
+
+    def reload(self) -> None:
+        """Rebuild the agent's messages from the session's current branch."""
+        self.messages = list(self.session.context().messages)
+
+    # ------------------------------------------------------------------ running
+
+    async def prompt(self, text: str | Any, *, images: list[Any] | None = None) -> RunResult:
+        """Send a user message and run until the agent stops; returns the :class:`RunResult`.
+
+        ``text`` may also be a message object (e.g. a :class:`UserMessage` or
+        :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
+        """
+        message = self._prompt_message(text, images)
+        return await self._run([message])
+
+    async def continue_(self) -> RunResult:
+        """Run again from the current messages without a new prompt (after an error, for example)."""
+        if self.messages and getattr(self.messages[-1], "role", None) == "assistant":
+            queued = self._dequeue(self._steering, self.settings.steering_mode) or self._dequeue(
+                self._follow_ups, self.settings.follow_up_mode
+            )
+            if not queued:
+                raise RuntimeError("nothing to continue from: the last message is the assistant's (prompt instead)")
+            return await self._run(queued, skip_initial_steering=True)
+        if not self.messages:
+            raise RuntimeError("nothing to continue from: the session has no messages")
+        return await self._run([])
+
+    def steer(self, text: str) -> None:
+        """Queue a message for the running agent: it is sent before the next model call."""
+        self._steering.append(self._prompt_message(text, None))
+
+    def follow_up(self, text: str) -> None:
+        """Queue a message for when the agent would otherwise stop."""
+        self._follow_ups.append(self._prompt_message(text, None))
+
+    def abort(self) -> None:
+        """Stop the running agent (from any thread). The partial answer is kept as ``aborted``."""
+        signal, loop = self._signal, self._loop
+        if self._retry_sleep is not None and loop is not None:
+            loop.call_soon_threadsafe(self._retry_sleep.set)
+        if signal is None:
+            return
+        if loop is not None and loop.is_running():
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is not loop:
+                loop.call_soon_threadsafe(signal.abort)
+                return
+        signal.abort()
+
+    def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
+        if not isinstance(text, str):
+            return as_message(text)
+        expanded = self._expand_skill(text)
+        return UserMessage.text(expanded, images)
+
+    def _expand_skill(self, text: str) -> str:
+        if not text.startswith("/skill:"):
+            return text
+        try:
+            from ..resources import expand_skill_command
+        except ImportError:  # pragma: no cover
+            return text
+        return expand_skill_command(text, cwd=self.cwd)
+
+    @staticmethod
+    def _dequeue(queue: list[Any], mode: str) -> list[Any]:
+        if not queue:
+            return []
+        if mode == "all":
+            out = list(queue)
+            queue.clear()
+            return out
+        return [queue.pop(0)]
+
+    def _loop_config(self) -> LoopConfig:
+        from .. import providers
+
+        stream = self._stream or providers.stream
+        return LoopConfig(
+            model=self.model,
+            stream=stream,
+            system_prompt=self.system_prompt,
+            tools=self.tools,
+            reasoning=None if self.thinking_level == "off" else self.thinking_level,
+            api_key=self.api_key,
+            session_id=self.session.id,
+            tool_execution=self.settings.tool_execution,
+            before_tool_call=self._before_tool,
+            after_tool_call=self.after_tool_call,
+            steering=lambda: self._dequeue(self._steering, self.settings.steering_mode),
+            follow_ups=lambda: self._dequeue(self._follow_ups, self.settings.follow_up_mode),
+            cwd=self.cwd,
+            session=self.session,
+            tool_extra=self.tool_extra,
+        )
+
+    async def _before_tool(self, call: BeforeToolCall) -> ToolDecision | None:
+        if self.before_tool_call is None:
+            return None
+        out = self.before_tool_call(call)
+        if asyncio.iscoroutine(out):
+            out = await out
+        return out
+
+    async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
+        with self._run_lock:
+            if self._running:
+                raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
+            self._running = True
+        started = time.monotonic()
+        started_from = self.session.leaf_id
+        self._run_entry_ids = []
+        self._loop = asyncio.get_running_loop()
+        all_new: list[Any] = []
+        try:
+            new = await self._run_once(prompts, skip_initial_steering)
+            all_new.extend(new)
+            while True:
+                retry = await self._maybe_retry(all_new)
+                if retry is None:
+                    break
+                all_new.extend(retry)
+            await self._after_run(all_new)
+        finally:
+            self._signal = None
+            self._running = False
+            self.session.sync()
+        return self._result(all_new, started_from, time.monotonic() - started)
+
+    async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
+        self._signal = AbortSignal()
+        config = self._loop_config()
+        return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
+
+    async def _maybe_retry(self, new_messages: list[Any]) -> list[Any] | None:
+        """pi's auto-retry, except that the retry is a sibling of the failed attempt, not its child."""
+        last = next((m for m in reversed(new_messages) if getattr(m, "role", None) == "assistant"), None)
+        settings = self.settings.retry
+        if last is None or not self._retryable(last):
+            if last is not None and self._retry_attempt > 0 and last.stop_reason not in ("error", "aborted"):
+                self._emit(AutoRetryEndEvent(success=True, attempt=self._retry_attempt))
+            self._retry_attempt = 0
+            return None
+        if not settings.enabled:
+            return None
+        self._retry_attempt += 1
+        if self._retry_attempt > settings.max_retries:
+            self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt - 1, final_error=last.error_message))
+            self._retry_attempt = 0
+            return None
+        delay = settings.base_delay_ms * 2 ** (self._retry_attempt - 1)
+        self._emit(
+            AutoRetryStartEvent(
+                attempt=self._retry_attempt,
+                max_attempts=settings.max_retries,
+                delay_ms=delay,
+                error_message=last.error_message or "Unknown error",
+            )
+        )
+        if self.messages and self.messages[-1] is last:
+            self.messages.pop()
+        failed_entry = self._run_entry_ids[-1] if self._run_entry_ids else None
+        self._retry_sleep = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._retry_sleep.wait(), timeout=delay / 1000)
+            cancelled = True
+        except asyncio.TimeoutError:
+            cancelled = False
+        finally:
+            self._retry_sleep = None
+        if cancelled:
+            attempt, self._retry_attempt = self._retry_attempt, 0
+            self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled"))
+            return None
+        if failed_entry is not None and failed_entry in self.session:
+            parent = self.session.raw_entry(failed_entry).get("parentId")
+            self.session.checkout(parent, persist=False)
+        return await self._run_once([], False)
+
+    def _retryable(self, message: AssistantMessage) -> bool:
+        from .. import providers
+
+        if message.stop_reason != "error" or not message.error_message:
+            return False
+        if providers.is_context_overflow(message, self.model.context_window):
+            return False
+        return bool(RETRYABLE.search(message.error_message))
+
+    async def _after_run(self, new_messages: list[Any]) -> None:
+        """Hook for automatic compaction (threshold and overflow), run after retries settle."""
+        hook = getattr(self, "_auto_compaction", None)
+        if hook is not None:
+            await hook(new_messages)
+
+    def _result(self, new_messages: list[Any], started_from: str | None, duration: float) -> RunResult:
+        assistants = [m for m in new_messages if getattr(m, "role", None) == "assistant"]
+        last = assistants[-1] if assistants else None
+        usage = usage_total(assistants)
+        return RunResult(
+            text=last.text if last is not None else "",
+            stop_reason=last.stop_reason if last is not None else "stop",
+            error_message=last.error_message if last is not None else None,
+            messages=new_messages,
+            entry_ids=list(self._run_entry_ids),
+            started_from=started_from,
+            leaf_id=self.session.leaf_id,
+            usage=usage,
+            model=self.model.ref,
+            duration_s=duration,
+        )
+
+    # ------------------------------------------------------------------ tree moves
+
+    def checkout_sync(self, target: str | None, **options: Any) -> str | None:
+        """Synchronous :meth:`checkout` for code that is not async."""
+        from .sync import run_blocking
+
+        return run_blocking(self.checkout(target, **options))
+
+    def _branch_summarizer_sync(self, target: str | None, **options: Any) -> str | None:
+        return self.checkout_sync(target, summarize=True, **options)
+
+    async def checkout(
+        self,
+        target: str | None,
+        *,
+        summarize: bool = False,
+        instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> str | None:
+        """Move to another node of the tree and rebuild the context from there.
+
+        With ``summarize=True`` the branch being left is summarized by the model into a
+        ``branch_summary`` entry attached where pi attaches it (pi-design §7.4);
+        ``instructions`` add a focus (or replace the prompt with ``replace_instructions``),
+        and ``label`` labels the resulting node. Returns the new leaf id.
+        """
+        if self._running:
+            raise AgentBusyError("cannot move in the tree while the agent is running; abort() first")
+        session = self.session
+        target_id = session.resolve(target) if target is not None else None
+        if not summarize:
+            session.checkout(target_id)
+            if label and target_id:
+                session.label(target_id, label)
+            self.reload()
+            self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": session.leaf_id}))
+            return session.leaf_id
+        from .compaction_runner import summarize_branch_and_checkout
+
+        leaf = await summarize_branch_and_checkout(self, target_id, instructions, replace_instructions, label)
+        self.reload()
+        self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": leaf, "summarized": True}))
+        return leaf
+
+    async def compact(self, instructions: str | None = None, *, keep_recent_tokens: int | None = None) -> Any:
+        """Summarize older history into a ``compaction`` entry; returns the compaction result.
+
+        Every original entry stays in the file; the context becomes the summary plus the
+        recent messages (``keep_recent_tokens`` of them, default from the settings).
+        """
+        if self._running:
+            raise AgentBusyError("cannot compact while the agent is running; abort() first")
+        from .compaction_runner import compact_session
+
+        result = await compact_session(self, instructions, keep_recent_tokens=keep_recent_tokens)
+        self.reload()
+        return result
+
+    def summarizer(self) -> Callable[..., Any]:
+        """An async ``summarize(request) -> AssistantMessage`` that asks the agent's model."""
+        from .compaction_runner import model_summarizer
+
+        return model_summarizer(self)
+
+    def __repr__(self) -> str:
+        state = "running" if self._running else "idle"
+        tools = [t.name for t in self.tools]
+        where = self.session.path or "in memory"
+        return f"<Agent {self.model.ref} thinking={self.thinking_level} tools={tools} {state} session={where}>"
+
+
+def available_thinking_levels(model: Model) -> list[str]:
+    """Thinking levels a model supports (pi's rule: off only without reasoning; xhigh when supported)."""
+    if not model.reasoning:
+        return ["off"]
+    levels = ["off", "minimal", "low", "medium", "high"]
+    if model.supports_xhigh:
+        levels.append("xhigh")
+    return levels
+
+
+def clamp_thinking(level: str, model: Model) -> str:
+    """Clamp a requested level to the model: search upward, then downward, then the first level."""
+    available = available_thinking_levels(model)
+    if level in available:
+        return level
+    order = list(THINKING_LEVELS)
+    if level in order:
+        i = order.index(level)
+        for candidate in order[i + 1 :]:
+            if candidate in available:
+                return candidate
+        for candidate in reversed(order[:i]):
+            if candidate in available:
+                return candidate
+    return available[0] if available else "off"
+
+
+def usage_total(messages: Iterable[Any]) -> Usage:
+    """Sum the usage of the assistant messages in ``messages``."""
+    total = Usage()
+    for m in messages:
+        if getattr(m, "role", None) == "assistant":
+            for f in ("input", "output", "cache_read", "cache_write", "total_tokens"):
+                setattr(total, f, getattr(total, f) + getattr(m.usage, f))
+            for f in ("input", "output", "cache_read", "cache_write", "total"):
+                setattr(total.cost, f, getattr(total.cost, f) + getattr(m.usage.cost, f))
+    return total
+
+
+_ = (CustomMessage, ToolResultMessage, ToolResult, AgentEndEvent)

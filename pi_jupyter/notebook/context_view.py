@@ -1,0 +1,90 @@
+"""``%pi context`` and ``%pi skills``: what the next request sends, and which skills exist."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+
+_MAX_BLOCK = 1200
+
+
+def _short(text: str, limit: int = _MAX_BLOCK) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+def _fence(text: str) -> str:
+    ticks = "````" if "```" in text else "```"
+    return f"{ticks}\n{text}\n{ticks}"
+
+
+def context_report(agent: Any) -> str:
+    """Markdown: the system prompt, the messages after conversion, the tools, and a token estimate."""
+    from ..compaction import estimate_context_tokens
+    from ..messages import convert_to_llm
+
+    llm = convert_to_llm(agent.messages)
+    try:
+        from ..providers import transform_messages
+
+        llm = transform_messages(llm, agent.model)
+    except ImportError:  # pragma: no cover
+        pass
+    system = agent.system_prompt
+    estimate = estimate_context_tokens(agent.messages)
+    tokens = getattr(estimate, "tokens", estimate)
+    window = agent.model.context_window
+    parts = [
+        f"### Next request to `{agent.model.ref}`",
+        f"**{len(llm)} messages**, about **{tokens:,} tokens** of a {window:,}-token context window "
+        f"({100 * tokens / max(window, 1):.1f}%); thinking `{agent.thinking_level}`; "
+        f"tools: {', '.join(f'`{t.name}`' for t in agent.tools) or '(none)'}",
+        "#### System prompt",
+        _fence(_short(system, 6000)),
+        "#### Messages",
+    ]
+    for i, m in enumerate(llm, 1):
+        parts.append(f"**{i}. {m.role}**")
+        parts.append(_fence(_short(_message_text(m))))
+    return "\n\n".join(parts)
+
+
+def _message_text(m: Any) -> str:
+    if isinstance(m, UserMessage) and isinstance(m.content, str):
+        return m.content
+    out: list[str] = []
+    if isinstance(m, ToolResultMessage):
+        out.append(f"[result of {m.tool_name} {m.tool_call_id}{' (error)' if m.is_error else ''}]")
+    for block in getattr(m, "content", []) or []:
+        if isinstance(block, TextContent):
+            out.append(block.text)
+        elif isinstance(block, ThinkingContent):
+            out.append(f"[thinking] {block.thinking}")
+        elif isinstance(block, ToolCall):
+            out.append(f"[tool call {block.name}] {json.dumps(block.arguments, ensure_ascii=False)}")
+        elif isinstance(block, ImageContent):
+            out.append(f"[image {block.mime_type}, {len(block.data) * 3 // 4:,} bytes]")
+    if isinstance(m, AssistantMessage) and m.stop_reason != "stop":
+        out.append(f"[stop: {m.stop_reason}{': ' + m.error_message if m.error_message else ''}]")
+    return "\n".join(out)
+
+
+def skills_report(agent: Any) -> str:
+    """Markdown: the skills found for the agent's working directory, and every warning."""
+    from ..resources import load_resources
+
+    res = load_resources(cwd=agent.cwd)
+    lines = ["### Skills"]
+    skills = getattr(res, "skills", [])
+    if not skills:
+        lines.append(
+            "No skills found (pi looks in `.pi/skills`, `.agents/skills` up to the git root, `~/.pi/agent/skills`, `~/.agents/skills`)."
+        )
+    for skill in skills:
+        lines.append(f"- **{skill.name}** — {skill.description}  \n  `{skill.file_path}`")
+    diagnostics = getattr(res, "skill_diagnostics", None) or getattr(res, "diagnostics", [])
+    if diagnostics:
+        lines.append("#### Warnings")
+        lines.extend(f"- {d}" for d in diagnostics)
+    return "\n".join(lines)

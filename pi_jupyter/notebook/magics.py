@@ -1,0 +1,429 @@
+"""``%%pi`` and ``%pi``: the agent in a notebook cell, and everything else a notebook user does."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shlex
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import Markdown, display
+from traitlets.config import Config
+
+from ..agent.agent import Agent, AgentBusyError
+from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
+from .cells import CellRun, record_run, start_for
+from .config import PiConfig, file_settings
+from .prompt_text import PromptFormatError, fill_prompt
+from .result import CellResult
+from .runner import BackgroundRun
+from .state import NotebookState
+
+_USER_ERRORS = (
+    SessionError,
+    SessionFileError,
+    EntryNotFoundError,
+    CycleError,
+    FileNotFoundError,
+    ValueError,
+    PromptFormatError,
+    AgentBusyError,
+)
+
+SUBCOMMANDS = """\
+  model [PROVIDER/MODEL]     show or set the model of the current session
+  models                     list the models the registry knows
+  sessions                   list the sessions in the session folder
+  new [NAME]                 start a new session (and make it current)
+  open PATH|NAME|ID          open a session file (and make it current)
+  status                     the current session, model, leaf and runs
+  checkout ID [--summarize] [--instructions TEXT] [--label TEXT]
+                             move to another node (ID: id, id prefix, label, cell id, or 'root')
+  fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
+  label ID TEXT              label an entry ('' clears)
+  name TEXT                  name the current session
+  compact [INSTRUCTIONS]     summarize older history into a compaction entry
+  context                    what the next request would send: system prompt, messages, tokens
+  tree [--full] [--text]     draw the session tree (Graphviz; text without it)
+  compare A B [C ...]        compare branches (ids, labels or cell ids)
+  log [N]                    the last N events of the current session (JSON lines)
+  abort                      stop the current session's background run
+  skills                     the skills found for this project, with their warnings
+"""
+
+
+def _cell_id(shell: Any, source: str) -> str:
+    info = getattr(shell, "_pi_cell_id", None)
+    if info:
+        return str(info)
+    parent = {}
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None:
+        try:
+            parent = kernel.get_parent() or {}
+        except Exception:  # noqa: BLE001 - older kernels have no get_parent
+            parent = getattr(shell, "parent_header", {}) or {}
+    cell_id = (parent.get("metadata") or {}).get("cellId")
+    if cell_id:
+        return str(cell_id)
+    # nbclient and papermill do not send cell ids: fall back to the cell's text
+    return "src:" + hashlib.sha1(source.encode()).hexdigest()[:16]
+
+
+@magics_class
+class PiMagics(Magics, PiConfig):
+    """The ``%%pi`` cell magic and the ``%pi`` line magic (``%config PiMagics`` lists the defaults)."""
+
+    def __init__(self, shell: Any) -> None:
+        settings, self._config_files = file_settings(os.getcwd())
+        cfg = Config({"PiConfig": settings})
+        if shell is not None and getattr(shell, "config", None) is not None:
+            cfg.merge(shell.config)
+        super().__init__(shell=shell, config=cfg)
+        self.state = NotebookState(self, shell.user_ns if shell is not None else {})
+
+    # ---------------------------------------------------------------- %%pi
+
+    @magic_arguments()
+    @argument("--session", "-s", default=None, help="session name (in the session folder) or path of a .jsonl file")
+    @argument("--model", "-m", default=None, help="model as provider/model, e.g. anthropic/claude-sonnet-4-5 or offline/echo")
+    @argument("--thinking", "-t", default=None, help="thinking level: off, minimal, low, medium, high, xhigh")
+    @argument("--tools", default=None, help="comma-separated tool names for this cell ('' for none), e.g. read,python")
+    @argument("--continue", "-c", dest="continue_", action="store_true", help="append after the current leaf instead of forking on re-run")
+    @argument("--background", "-b", action="store_true", help="return at once with a handle (await it, .result(), .abort())")
+    @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
+    @cell_magic
+    def pi(self, line: str, cell: str) -> Any:
+        """Send the cell's text to the agent and show its work live; the cell's value is the result.
+
+        ``{var}`` in the text is replaced by ``var`` from the notebook's namespace (also
+        ``{df.shape}``, ``{x:.2f}``); write ``{{`` and ``}}`` for literal braces.
+
+        Each cell is a node of the session tree: re-running a cell forks from where it
+        started, so the new answer is a sibling of the old one (``--continue`` appends after
+        the current leaf instead). The cell blocks until the agent is done; the stop button
+        aborts cleanly (the partial answer is kept as ``aborted``). ``--background`` returns
+        a handle at once; a second run on a session that is busy is refused.
+
+        The value (``_``, ``Out[n]``, ``--name VAR``) is a ``CellResult``: ``text``,
+        ``entry_ids``, ``usage``, ``cost``, ``session``.
+        """
+        try:
+            args = parse_argstring(self.pi, line)
+        except UsageError:
+            raise
+        except SystemExit as exc:  # argparse's way of saying "bad option"
+            raise UsageError(f"%%pi: bad options: {line!r}") from exc
+        try:
+            return self._run_cell(args, cell)
+        except _USER_ERRORS as exc:
+            raise UsageError(f"%%pi: {exc}") from None
+
+    def _run_cell(self, args: argparse.Namespace, cell: str) -> Any:
+        text = cell.strip()
+        if not text:
+            raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
+        prompt = fill_prompt(text, self.shell.user_ns)
+        state = self.state
+        agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
+        busy = state.busy(agent)
+        if busy is not None or agent.is_running:
+            raise UsageError(
+                f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run "
+                f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
+            )
+        self._configure(agent, args)
+        cell_id = _cell_id(self.shell, cell)
+        start, forked = start_for(agent.session, cell_id, continue_=args.continue_)
+        if start != agent.session.leaf_id:
+            agent.session.checkout(start, persist=False)
+            agent.reload()
+        tools_before = agent.tools
+        if args.tools is not None:
+            agent.tools = agent._resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
+        view = self._make_view(agent)
+        handle = display(view, display_id=True) if view is not None else None
+        count = getattr(self.shell, "execution_count", None)
+
+        async def run() -> CellResult:
+            unsubscribe = agent.subscribe(view.handle) if view is not None else (lambda: None)
+            result = None
+            try:
+                result = await agent.prompt(prompt)
+                return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
+            finally:
+                unsubscribe()
+                agent.tools = tools_before
+                produced = list(result.entry_ids) if result is not None else []
+                try:
+                    record_run(
+                        agent.session,
+                        CellRun(cell_id=cell_id, started_from=start, produced=produced, end=agent.session.leaf_id, execution_count=count),
+                    )
+                except SessionError:
+                    pass
+                if view is not None and handle is not None:
+                    try:
+                        handle.update(view.bundle(), raw=True)
+                    except Exception:  # noqa: BLE001 - the transcript update is best effort
+                        pass
+
+        future = state.runner.submit(run())
+        if args.background:
+            key = agent.session.path or f"memory:{agent.session.id}"
+            bg = BackgroundRun(future, agent.abort, label=f"cell [{count}]" if count else "background run")
+            state.background[key] = bg
+            if view is not None:
+                view.on_stop(agent.abort)
+            if args.name:
+                self.shell.user_ns[args.name] = bg
+            return bg
+        result = state.runner.wait(future, on_interrupt=agent.abort)
+        if args.name:
+            self.shell.user_ns[args.name] = result
+        if view is None:
+            print(result.text)
+        return result
+
+    def _configure(self, agent: Agent, args: argparse.Namespace) -> None:
+        from ..providers import resolve_model
+
+        if args.model:
+            model = resolve_model(args.model, base_url=self.base_url or None)
+            if agent.model.ref != model.ref:
+                agent.set_model(model)
+        self._require_key(agent)
+        if args.thinking:
+            agent.set_thinking_level(args.thinking)
+
+    def _require_key(self, agent: Agent) -> None:
+        from ..providers.keys import env_key_names as key_env_names
+
+        if agent.model.provider in ("offline", "replay") or agent.model.base_url and agent.model.provider.endswith("compatible"):
+            return
+        if agent.api_key() is None:
+            names = " or ".join(key_env_names(agent.model.provider)) or "the provider's API key variable"
+            raise UsageError(f"%%pi: no API key for {agent.model.provider}: set {names} (or choose a model with --model offline/echo)")
+
+    def _make_view(self, agent: Agent) -> Any:
+        if not self.widget:
+            return None
+        from .agent_view import AgentView
+
+        view = AgentView(title=agent.session.name or os.path.basename(agent.session.path or "session"), model=agent.model.ref)
+        view.on_stop(agent.abort)
+        return view
+
+    # ---------------------------------------------------------------- %pi
+
+    @line_magic("pi")
+    def pi_line(self, line: str) -> Any:
+        """``%pi COMMAND [ARGS]``: everything else a notebook user does with the agent and its sessions.
+
+        Commands:
+        """
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%pi: {exc}") from None
+        if not words or words[0] in ("help", "-h", "--help"):
+            print("%pi COMMAND [ARGS]\n\n" + SUBCOMMANDS)
+            return None
+        command, rest = words[0], words[1:]
+        handler = getattr(self, f"_cmd_{command.replace('-', '_')}", None)
+        if handler is None:
+            raise UsageError(f"%pi: unknown command {command!r}; %pi help lists them")
+        try:
+            return handler(rest)
+        except UsageError:
+            raise
+        except SystemExit:
+            raise UsageError(f"%pi {command}: bad arguments {' '.join(rest)!r}") from None
+        except _USER_ERRORS as exc:
+            raise UsageError(f"%pi {command}: {exc}") from None
+
+    pi_line.__doc__ = (pi_line.__doc__ or "") + "\n" + SUBCOMMANDS
+
+    def _agent(self) -> Agent:
+        return self.state.agent_for()
+
+    def _cmd_model(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        if rest:
+            from ..providers import resolve_model
+
+            agent.set_model(resolve_model(rest[0], base_url=self.base_url or None))
+            self._require_key(agent)
+        print(f"{agent.model.ref} (thinking {agent.thinking_level}, context window {agent.model.context_window:,} tokens)")
+        return None
+
+    def _cmd_models(self, rest: list[str]) -> Any:
+        from ..providers import list_models
+
+        for model in list_models():
+            print(f"{model.ref:45s} context {model.context_window:>9,}  reasoning {'yes' if model.reasoning else 'no '}")
+        return None
+
+    def _cmd_sessions(self, rest: list[str]) -> Any:
+        from ..session import Session
+
+        infos = Session.list(self.state.session_dir)
+        current = self.state.current
+        if not infos:
+            print(f"no sessions in {self.state.session_dir}")
+        for info in infos:
+            mark = "*" if info.path == current else " "
+            print(f"{mark} {info}")
+        return None
+
+    def _cmd_new(self, rest: list[str]) -> Any:
+        agent = self.state.new_session(" ".join(rest) or None)
+        print(f"new session {agent.session.path}")
+        return agent.session
+
+    def _cmd_open(self, rest: list[str]) -> Any:
+        if not rest:
+            raise UsageError("%pi open: give a path, a session name or an id prefix")
+        session = self.state.find_session(rest[0], create=False)
+        agent = self.state.switch(session)
+        report = session.load_report
+        print(f"opened {session.path}: {len(session)} entries, leaf {session.leaf_id}")
+        if not report.ok:
+            print(str(report), file=sys.stderr)
+        return agent.session
+
+    def _cmd_status(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        s = agent.session
+        busy = self.state.busy(agent)
+        lines = [
+            f"session  {s.path or 'in memory'}" + (f"  ({s.name})" if s.name else ""),
+            f"entries  {len(s)}, leaf {s.leaf_id}",
+            f"model    {agent.model.ref}, thinking {agent.thinking_level}",
+            f"tools    {', '.join(t.name for t in agent.tools) or '(none)'}",
+            f"state    {'running: ' + busy.label if busy else ('running' if agent.is_running else 'idle')}",
+        ]
+        if not s.load_report.ok:
+            lines.append(f"problems {len(s.load_report.problems)} (see %pi open or pi-jupyter info)")
+        print("\n".join(lines))
+        return None
+
+    def _cmd_checkout(self, rest: list[str]) -> Any:
+        parser = argparse.ArgumentParser(prog="%pi checkout", add_help=False)
+        parser.add_argument("target")
+        parser.add_argument("--summarize", action="store_true")
+        parser.add_argument("--instructions", default=None)
+        parser.add_argument("--label", default=None)
+        opts = parser.parse_args(rest)
+        agent = self._agent()
+        target = None if opts.target in ("root", "none", "null") else self._resolve_ref(agent, opts.target)
+        leaf = self.state.runner.wait(
+            self.state.runner.submit(agent.checkout(target, summarize=opts.summarize, instructions=opts.instructions, label=opts.label)),
+            on_interrupt=agent.abort,
+        )
+        print(f"checked out {target or 'the point before the first entry'}; leaf is now {leaf}")
+        return None
+
+    def _resolve_ref(self, agent: Agent, ref: str) -> str:
+        from .cells import last_run
+
+        try:
+            return agent.session.resolve(ref)
+        except EntryNotFoundError:
+            run = last_run(agent.session, ref)
+            if run is not None and run.end:
+                return run.end
+            raise
+
+    def _cmd_fork(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        target = self._resolve_ref(agent, rest[0]) if rest else agent.session.leaf_id
+        if target is None:
+            raise UsageError("%pi fork: the session is empty; nothing to fork")
+        new = agent.session.fork(target, dir=self.state.session_dir)
+        self.state.switch(new)
+        print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
+        return new
+
+    def _cmd_label(self, rest: list[str]) -> Any:
+        if not rest:
+            raise UsageError("%pi label: give an entry id and a label ('' clears it)")
+        agent = self._agent()
+        target = self._resolve_ref(agent, rest[0])
+        text = " ".join(rest[1:])
+        agent.session.label(target, text or None)
+        print(f"labelled {target}: {text!r}" if text else f"cleared the label of {target}")
+        return None
+
+    def _cmd_name(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        agent.session.set_name(" ".join(rest))
+        print(f"session named {agent.session.name!r}")
+        return None
+
+    def _cmd_compact(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        instructions = " ".join(rest) or None
+        result = self.state.runner.wait(self.state.runner.submit(agent.compact(instructions)), on_interrupt=agent.abort)
+        print(f"compacted: {getattr(result, 'tokens_before', '?')} tokens before; kept from {getattr(result, 'first_kept_entry_id', '?')}")
+        return result
+
+    def _cmd_context(self, rest: list[str]) -> Any:
+        from .context_view import context_report
+
+        agent = self._agent()
+        display(Markdown(context_report(agent)))
+        return None
+
+    def _cmd_tree(self, rest: list[str]) -> Any:
+        from .tree_display import show_tree
+
+        return show_tree(self._agent(), rest)
+
+    def _cmd_compare(self, rest: list[str]) -> Any:
+        if len(rest) < 2:
+            raise UsageError("%pi compare: give two or more branches (ids, labels or cell ids)")
+        agent = self._agent()
+        refs = [self._resolve_ref(agent, r) for r in rest]
+        return agent.session.compare(*refs)
+
+    def _cmd_log(self, rest: list[str]) -> Any:
+        limit = int(rest[0]) if rest and rest[0].isdigit() else 50
+        for line in self.state.log_lines(self._agent(), limit):
+            print(line)
+        return None
+
+    def _cmd_abort(self, rest: list[str]) -> Any:
+        agent = self._agent()
+        busy = self.state.busy(agent)
+        if busy is None and not agent.is_running:
+            print("nothing is running on the current session")
+            return None
+        agent.abort()
+        print("aborting; the partial answer is kept as 'aborted'")
+        return None
+
+    def _cmd_skills(self, rest: list[str]) -> Any:
+        from .context_view import skills_report
+
+        display(Markdown(skills_report(self._agent())))
+        return None
+
+
+def register(shell: Any) -> PiMagics:
+    """Register the magics (what ``%load_ext pi_jupyter`` does)."""
+    magics = PiMagics(shell)
+    shell.register_magics(magics)
+    if magics not in shell.configurables:
+        shell.configurables.append(magics)
+
+    def remember_cell(info: Any) -> None:
+        shell._pi_cell_id = getattr(info, "cell_id", None)
+
+    shell.events.register("pre_run_cell", remember_cell)
+    return magics

@@ -1,0 +1,136 @@
+"""What a kernel remembers between cells: its sessions, their agents, background runs, event logs."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..agent.agent import Agent
+from ..agent.events import Event
+from ..session import Session, SessionError
+from .runner import BackgroundRun, KernelRunner
+
+LOG_LIMIT = 5000
+
+
+class NotebookState:
+    """Sessions opened by this kernel, the agent of each, and the one that ``%%pi`` uses by default."""
+
+    def __init__(self, config: Any, namespace: dict[str, Any]) -> None:
+        self.config = config
+        self.namespace = namespace
+        self.runner = KernelRunner()
+        self.agents: dict[str, Agent] = {}
+        self.current: str | None = None
+        self.background: dict[str, BackgroundRun] = {}
+        self.logs: dict[str, collections.deque[dict[str, Any]]] = {}
+
+    # ------------------------------------------------------------ sessions
+
+    @property
+    def session_dir(self) -> Path:
+        """Where new session files go."""
+        return Path(os.path.abspath(os.path.expanduser(self.config.session_dir)))
+
+    def default_name(self) -> str:
+        """The session name a notebook uses when none is given: the notebook's file name."""
+        nb = os.environ.get("JPY_SESSION_NAME") or ""
+        stem = Path(nb).stem if nb else ""
+        return stem or "notebook"
+
+    def find_session(self, ref: str, *, create: bool) -> Session:
+        """A session by path (``x.jsonl`` or containing ``/``), by name, or by id prefix in the session folder."""
+        if "/" in ref or os.sep in ref or ref.endswith(".jsonl"):
+            path = os.path.abspath(os.path.expanduser(ref))
+            if path in self.agents:
+                return self.agents[path].session
+            if not os.path.exists(path) and not create:
+                raise FileNotFoundError(f"no session file at {path}")
+            return Session.open(path, create=True, durability=self.config.durability)
+        for agent in self.agents.values():
+            if agent.session.name == ref:
+                return agent.session
+        infos = Session.list(self.session_dir)
+        named = [i for i in infos if i.name == ref]
+        if named:
+            return self._open(named[0].path)
+        by_id = [i for i in infos if i.id.startswith(ref)]
+        if len(by_id) == 1:
+            return self._open(by_id[0].path)
+        if not create:
+            raise SessionError(f"no session named {ref!r} in {self.session_dir} (%pi sessions lists them; %pi new {ref} makes one)")
+        session = Session.create(self.session_dir, durability=self.config.durability)
+        session.set_name(ref)
+        return session
+
+    def _open(self, path: str) -> Session:
+        path = os.path.abspath(path)
+        if path in self.agents:
+            return self.agents[path].session
+        return Session.open(path, durability=self.config.durability)
+
+    def agent_for(self, session: Session | None = None, *, make_current: bool = True) -> Agent:
+        """The agent of ``session`` (default: the current session, else the notebook's default one)."""
+        if session is None:
+            if self.current is not None and self.current in self.agents:
+                return self.agents[self.current]
+            session = self.find_session(self.default_name(), create=True)
+        key = session.path or f"memory:{session.id}"
+        agent = self.agents.get(key)
+        if agent is None:
+            agent = self._new_agent(session)
+            self.agents[key] = agent
+        if make_current:
+            self.current = key
+        return agent
+
+    def _new_agent(self, session: Session) -> Agent:
+        cfg = self.config
+        agent = Agent(
+            session,
+            model=cfg.model or None,
+            thinking=cfg.thinking or None,
+            tools=list(cfg.tools),
+            base_url=cfg.base_url or None,
+            cwd=os.getcwd(),
+            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout},
+        )
+        log = collections.deque(maxlen=LOG_LIMIT)
+        self.logs[session.path or f"memory:{session.id}"] = log
+
+        def record(event: Event) -> None:
+            if event.type != "message_update":
+                log.append(event.to_dict())
+            else:
+                log.append(event.to_dict(delta_only=True))
+
+        agent.subscribe(record)
+        return agent
+
+    def new_session(self, name: str | None = None) -> Agent:
+        """Start a new session file in the session folder and make it current."""
+        session = Session.create(self.session_dir, durability=self.config.durability)
+        if name:
+            session.set_name(name)
+        return self.agent_for(session)
+
+    def switch(self, session: Session) -> Agent:
+        """Make ``session`` the current one."""
+        return self.agent_for(session)
+
+    def busy(self, agent: Agent) -> BackgroundRun | None:
+        """The background run currently using ``agent``'s session, if any."""
+        key = agent.session.path or f"memory:{agent.session.id}"
+        run = self.background.get(key)
+        if run is not None and run.done:
+            del self.background[key]
+            return None
+        return run if run is not None or not agent.is_running else self.background.get(key)
+
+    def log_lines(self, agent: Agent, limit: int = 50) -> list[str]:
+        """The last ``limit`` events of ``agent`` as JSON lines."""
+        log = self.logs.get(agent.session.path or f"memory:{agent.session.id}", collections.deque())
+        return [json.dumps(e, ensure_ascii=False, default=str) for e in list(log)[-limit:]]

@@ -1,0 +1,1 @@
+"""A local server speaking the OpenAI and Anthropic streaming wire formats, for tests."""
