@@ -283,9 +283,13 @@ class Agent:
         secrets = [self._api_key.get_secret_value()] if self._api_key else []
 
         def write(event: Event) -> None:
-            line = json.dumps(event.to_dict(delta_only=delta_only), ensure_ascii=False, default=str)
-            fh.write(redact(line, extra_secrets=secrets) + "\n")
-            fh.flush()
+            line = json.dumps(event.to_dict(delta_only=delta_only), ensure_ascii=False, separators=(",", ":"), default=str)
+            try:
+                fh.write(redact(line, extra_secrets=secrets) + "\n")
+                fh.flush()
+            except (OSError, ValueError):
+                # the reader went away (a closed pipe, a closed file): stop logging, keep running
+                unsubscribe()
 
         unsubscribe = self.subscribe(write)
 

@@ -1,0 +1,798 @@
+"""AgentView: a live notebook view of one agent's event stream (an anywidget).
+
+Transport (DESIGN decision 6). Every change the view makes is an *op* with a sequence
+number. Ops are coalesced (consecutive deltas of one content block become one op with the
+concatenated text, consecutive partial outputs of one tool call keep only the last) and sent
+as one custom message at most ``max_rate`` times a second, whatever the token rate. A
+snapshot of the whole transcript (traits ``transcript`` and ``transcript_seq``) is written
+at message boundaries, at most ``snapshot_rate`` times a second and always at ``agent_end``,
+so a re-rendered or reloaded view shows everything. The frontend keeps the ops it applied
+after its snapshot and replays those newer than each new snapshot, so a delta already folded
+into a snapshot is never applied twice, whichever of the two arrives first. A view rendered
+in the middle of a run asks for the current state (``sync``) and gets it at once.
+
+The display bundle adds ``text/markdown`` and ``text/plain`` transcripts to the widget's own
+bundle, so nbconvert, GitHub and nbviewer show the conversation without JavaScript.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import anywidget
+import orjson
+import traitlets
+
+from ..agent.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    AutoCompactionEndEvent,
+    AutoCompactionStartEvent,
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    ExtensionErrorEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    SessionEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from ..messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    as_message,
+    text_of,
+)
+from .transcript import clip_middle, transcript_markdown, transcript_text
+
+_STATIC = Path(__file__).parent / "static"
+_log = logging.getLogger(__name__)
+
+ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retrying", "stopping", "done", "aborted", "error"]
+"""What the status line says the agent is doing."""
+
+_STATES: frozenset[str] = frozenset(get_args(ViewState))
+_RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
+
+# Caps on what one item carries to the browser: a transcript is re-sent at each snapshot.
+_MAX_OUTPUT = 6000
+_MAX_LIVE_OUTPUT = 4000
+_MAX_ARGS = 6000
+
+
+class _Flusher:
+    """One daemon thread that runs due flushes for every view (a timer per flush would be a thread each)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, due: float, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` on the flusher thread at ``time.monotonic() >= due``."""
+        with self._cond:
+            heapq.heappush(self._heap, (due, next(self._count), fn))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="pi-jupyter-widget-flush", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap:
+                    self._cond.wait()
+                due = self._heap[0][0]
+                delay = due - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                _, _, fn = heapq.heappop(self._heap)
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - one broken view must not stop the others' flushes
+                _log.exception("AgentView flush failed")
+
+
+_FLUSHER = _Flusher()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def _pretty_args(arguments: Any) -> str:
+    if arguments in (None, {}, ""):
+        return ""
+    try:
+        text = json.dumps(_jsonable(arguments), indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(arguments)
+    return clip_middle(text, _MAX_ARGS)
+
+
+def _field(obj: Any, *names: str, default: Any = None) -> Any:
+    """The first of ``names`` present on ``obj`` (an object or a dict)."""
+    for name in names:
+        if isinstance(obj, dict):
+            if name in obj:
+                return obj[name]
+        elif hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+def _output_text(result: Any) -> str:
+    """Text of a tool result (``{content, details}``, a ToolResult or a ToolResultMessage)."""
+    if result is None:
+        return ""
+    if isinstance(result, str):
+        return result
+    content = _field(result, "content", default=None)
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        kind = _field(block, "type")
+        if kind == "text":
+            parts.append(_field(block, "text", default="") or "")
+        elif kind == "image":
+            parts.append("[image]")
+    return "".join(parts)
+
+
+def _block_item(block: Any) -> dict[str, Any]:
+    """The compact form of one assistant content block the browser renders."""
+    if isinstance(block, TextContent):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingContent):
+        out: dict[str, Any] = {"type": "thinking", "text": block.thinking}
+        if block.redacted:
+            out["redacted"] = True
+        return out
+    if isinstance(block, ToolCall):
+        return {"type": "toolCall", "id": block.id, "name": block.name, "text": _pretty_args(block.arguments)}
+    if isinstance(block, ImageContent):
+        return {"type": "other", "text": "[image]"}
+    return {"type": "other", "text": f"[{_field(block, 'type', default='unknown')} block]"}
+
+
+def _usage(message: AssistantMessage) -> dict[str, Any]:
+    u = message.usage
+    return {"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write, "cost": u.cost.total}
+
+
+class AgentView(anywidget.AnyWidget):
+    """A live view of an agent run: streamed Markdown, thinking, tool cards, notices, status, Stop.
+
+    Feed it every event of the agent (``agent.subscribe(view.handle)``); ``handle`` may be
+    called from any thread. ``on_stop`` registers what the Stop button does. The display
+    bundle carries a Markdown transcript too; call ``display_handle.update(view.bundle(),
+    raw=True)`` at the end of a run so the saved notebook holds the final conversation.
+    """
+
+    _esm = _STATIC / "agent_view.js"
+    _css = _STATIC / "agent_view.css"
+
+    title = traitlets.Unicode("").tag(sync=True)
+    """Shown in the header."""
+    transcript = traitlets.List().tag(sync=True)
+    """Snapshot of every item (compact dicts the frontend renders), written at message boundaries."""
+    transcript_seq = traitlets.Int(0).tag(sync=True)
+    """Sequence number of the last op folded into ``transcript``."""
+    status = traitlets.Dict().tag(sync=True)
+    """Model, state, tokens, cost and elapsed time for the status line."""
+
+    def __init__(
+        self,
+        title: str = "",
+        model: Any = None,
+        *,
+        max_rate: float = 30.0,
+        snapshot_rate: float = 4.0,
+        **kwargs: Any,
+    ) -> None:
+        """Create an empty view. ``model`` is a ``provider/id`` string or a Model (shown in the status line).
+
+        ``max_rate`` bounds the live messages per second; ``snapshot_rate`` bounds the
+        transcript snapshots per second (a snapshot re-sends the whole transcript).
+        """
+        if max_rate <= 0 or snapshot_rate <= 0:
+            raise ValueError(f"AgentView: max_rate and snapshot_rate must be positive, got {max_rate} and {snapshot_rate}")
+        self._lock = threading.RLock()
+        self._interval = 1.0 / max_rate
+        self._snapshot_interval = 1.0 / snapshot_rate
+        self._seq = 0
+        self._ids = itertools.count(1)
+        self._items: list[dict[str, Any]] = []
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._calls: dict[str, dict[str, Any]] = {}  # tool call id -> its block (inside an item)
+        self._chunks: dict[int, list[str]] = {}  # id(block) -> text parts not yet joined
+        self._open_blocks: dict[int, dict[str, Any]] = {}
+        self._current: dict[str, Any] | None = None  # the assistant item being streamed
+        self._messages: list[Any] = []  # final messages, for the Markdown transcript
+        self._pending: list[dict[str, Any]] = []
+        self._notices: dict[str, dict[str, Any]] = {}  # "compaction" / "retry" -> the live notice
+        self._tool_started: dict[str, float] = {}
+        self._stop_callbacks: list[Callable[[], Any]] = []
+        self._last_flush = 0.0
+        self._last_snapshot = 0.0
+        self._scheduled_due: float | None = None
+        self._snapshot_dirty = False
+        self._status_dirty = False
+        self._state: str = "idle"
+        self._note = ""
+        self._model = str(model) if model is not None else ""
+        self._tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        self._cost = 0.0
+        self._elapsed_done = 0.0
+        self._run_started: float | None = None
+        self._last_stop_reason: str | None = None
+        self._stop_requested = False
+        self._force = False
+        super().__init__(title=str(title), status=self._status_dict(), **kwargs)
+        self.on_msg(self._on_frontend_msg)
+
+    # ------------------------------------------------------------------ public API
+
+    def handle(self, event: Any) -> None:
+        """Consume one agent event (any :data:`pi_jupyter.agent.events.Event`); safe from any thread."""
+        kind = getattr(event, "type", None)
+        if not isinstance(kind, str):
+            raise TypeError(f"AgentView.handle: expected an agent event, got {type(event).__name__}")
+        with self._lock:
+            method = self._HANDLERS.get(type(event))
+            if method is not None:
+                method(self, event)
+            self._after_event()
+
+    def on_stop(self, callback: Callable[[], Any]) -> Callable[[], Any]:
+        """Register ``callback()`` for the Stop button; returns it (usable as a decorator).
+
+        The callback runs on the kernel's main thread when the click arrives, which is only
+        while no cell is executing (a blocking run is stopped with the kernel's interrupt);
+        hand work for the agent's loop over with ``loop.call_soon_threadsafe``. Registering
+        the same callback twice keeps one.
+        """
+        if not callable(callback):
+            raise TypeError(f"AgentView.on_stop: expected a callable, got {type(callback).__name__}")
+        with self._lock:
+            if callback not in self._stop_callbacks:
+                self._stop_callbacks.append(callback)
+        return callback
+
+    def set_status(self, state: ViewState | None = None, *, model: str | None = None, note: str | None = None) -> None:
+        """Change the status line: ``state`` (e.g. ``"done"``), the ``model`` shown, a short ``note``."""
+        if state is not None and state not in _STATES:
+            raise ValueError(f"AgentView.set_status: unknown state {state!r}; expected one of {sorted(_STATES)}")
+        with self._lock:
+            if state is not None:
+                self._set_state(state)
+            if model is not None:
+                self._model = str(model)
+            if note is not None:
+                self._note = note
+            self._status_dirty = True
+            self._after_event()
+
+    def flush(self) -> None:
+        """Send everything pending now, snapshot included (the rate limits are skipped once)."""
+        with self._lock:
+            self._flush_locked(force=True)
+
+    @property
+    def messages(self) -> list[Any]:
+        """The final messages seen so far (``message_end``), in order."""
+        with self._lock:
+            return list(self._messages)
+
+    @property
+    def state(self) -> str:
+        """The state the status line shows (``"streaming"``, ``"done"``, ...)."""
+        return self._state
+
+    def markdown(self) -> str:
+        """The conversation so far as Markdown (what nbconvert and GitHub show)."""
+        with self._lock:
+            head = f"#### {self.title}\n\n" if self.title else ""
+            body = transcript_markdown(self._messages) or "*No messages yet.*\n"
+            return head + body + "\n" + self._status_line() + "\n"
+
+    def text(self) -> str:
+        """The conversation so far as plain text."""
+        with self._lock:
+            head = f"{self.title}\n\n" if self.title else ""
+            return head + transcript_text(self._messages) + "\n" + self._status_line(markdown=False)
+
+    def bundle(self) -> dict[str, Any]:
+        """The full display data (widget view, Markdown and text) for ``display_handle.update(bundle, raw=True)``."""
+        repr_bundle = self._repr_mimebundle_  # ipywidgets sets it to None when the widget is closed
+        result = repr_bundle() if callable(repr_bundle) else None
+        if result is None:
+            return {"text/markdown": self.markdown(), "text/plain": self.text()}
+        return result[0]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+        result = super()._repr_mimebundle_(**kwargs)
+        if result is None:
+            return None
+        data, metadata = result if isinstance(result, tuple) else (result, {})
+        self.flush()  # so the widget state saved with the notebook is complete
+        data = dict(data)
+        data["text/markdown"] = self.markdown()
+        data["text/plain"] = self.text()
+        return data, metadata
+
+    # ------------------------------------------------------------------ events
+
+    def _on_agent_start(self, event: AgentStartEvent) -> None:
+        self._run_started = time.monotonic()
+        self._stop_requested = False
+        self._last_stop_reason = None
+        self._set_state("running")
+
+    def _on_agent_end(self, event: AgentEndEvent) -> None:
+        if self._run_started is not None:
+            self._elapsed_done += time.monotonic() - self._run_started
+            self._run_started = None
+        for m in reversed(event.messages or []):
+            if _field(m, "role") == "assistant":
+                self._last_stop_reason = _field(m, "stop_reason", "stopReason", default=self._last_stop_reason)
+                break
+        reason = self._last_stop_reason
+        self._set_state("aborted" if reason == "aborted" else "error" if reason == "error" else "done")
+        self._current = None
+        self._force = True
+
+    def _on_message_start(self, event: MessageStartEvent) -> None:
+        if _field(event.message, "role") != "assistant":
+            return  # other roles start and end at once: shown at message_end
+        # Blocks come from the stream events, not from ``message``: it is the partial message
+        # itself, which may already hold later text if events are delivered late.
+        self._current = self._add({"kind": "assistant", "model": _field(event.message, "model", default=""), "blocks": []})
+        self._set_state("streaming")
+
+    def _on_message_update(self, event: MessageUpdateEvent) -> None:
+        ev = event.assistant_message_event
+        kind = ev.type
+        item = self._current
+        if item is None:
+            item = self._current = self._add({"kind": "assistant", "model": event.message.model, "blocks": []})
+            self._set_state("streaming")
+        index = getattr(ev, "content_index", None)
+        if kind.endswith("_delta"):
+            block = self._block_at(item, index, kind)
+            self._append_delta(item, index, block, ev.delta)
+        elif kind in ("text_start", "thinking_start", "toolcall_start"):
+            block = self._block_at(item, index, kind)
+            if kind == "toolcall_start":
+                partial = ev.partial.content[index] if index < len(ev.partial.content) else None
+                if isinstance(partial, ToolCall):
+                    block.update(id=partial.id, name=partial.name)
+                    self._calls[partial.id] = block
+            self._op("blk", i=item["id"], b=index, block=dict(block))
+        elif kind in ("text_end", "thinking_end"):
+            block = self._block_at(item, index, kind)
+            self._finish_block(item, index, block, ev.content)
+        elif kind == "toolcall_end":
+            block = self._block_at(item, index, kind)
+            self._close_block(block)
+            final = _block_item(ev.tool_call)
+            block.update(final)
+            self._calls[ev.tool_call.id] = block
+            self._op("blk", i=item["id"], b=index, block=dict(block))
+
+    def _on_message_end(self, event: MessageEndEvent) -> None:
+        msg = as_message(event.message)
+        self._messages.append(msg)
+        self._snapshot_dirty = True
+        if isinstance(msg, AssistantMessage):
+            self._end_assistant(msg)
+        elif isinstance(msg, ToolResultMessage):
+            block = self._calls.get(msg.tool_call_id)
+            output = clip_middle(_output_text(msg), _MAX_OUTPUT)
+            if block is None:
+                block = self._standalone_call(msg.tool_call_id, msg.tool_name, None)
+            x = dict(block.get("x") or {})
+            x.update(status="error" if msg.is_error else "done", output=output)
+            if x != block.get("x"):  # afterToolCall may have changed the result
+                block["x"] = x
+                self._op("x", c=msg.tool_call_id, x=dict(x))
+        elif isinstance(msg, UserMessage):
+            images = 0 if isinstance(msg.content, str) else sum(1 for b in msg.content if isinstance(b, ImageContent))
+            self._add({"kind": "user", "text": text_of(msg.content, "\n"), "images": images})
+        elif isinstance(msg, CustomMessage):
+            if msg.display is not False:
+                self._add({"kind": "custom", "customType": msg.custom_type, "text": text_of(msg.content, "\n")})
+        elif isinstance(msg, BashExecutionMessage):
+            self._add({"kind": "bash", "command": msg.command, "output": clip_middle(msg.output, _MAX_OUTPUT), "exitCode": msg.exit_code})
+        elif isinstance(msg, CompactionSummaryMessage):
+            self._add({"kind": "summary", "label": f"Compaction summary ({msg.tokens_before:,} tokens before)", "text": msg.summary})
+        elif isinstance(msg, BranchSummaryMessage):
+            self._add({"kind": "summary", "label": "Branch summary", "text": msg.summary})
+        else:
+            self._add({"kind": "notice", "tone": "info", "text": f"[{_field(msg, 'role', default='unknown')} message]"})
+
+    def _end_assistant(self, msg: AssistantMessage) -> None:
+        item = self._current
+        self._current = None
+        self._last_stop_reason = msg.stop_reason
+        for key in self._tokens:
+            self._tokens[key] += _usage(msg)[key]
+        self._cost += msg.usage.cost.total
+        if msg.model:
+            self._model = f"{msg.provider}/{msg.model}" if msg.provider else msg.model
+        self._status_dirty = True
+        blocks = [_block_item(b) for b in msg.content]
+        meta = {"model": msg.model, "stopReason": msg.stop_reason, "usage": _usage(msg)}
+        if msg.error_message:
+            meta["errorMessage"] = msg.error_message
+        if item is None:
+            item = self._add({"kind": "assistant", "blocks": blocks, **meta})
+        else:
+            for block in item["blocks"]:
+                self._close_block(block)
+            old = [{k: v for k, v in b.items() if k != "x"} for b in item["blocks"]]
+            same = old == blocks
+            # Keep execution state already attached to a call block.
+            for new, prev in zip(blocks, item["blocks"], strict=False):
+                if "x" in prev and new.get("id") == prev.get("id"):
+                    new["x"] = prev["x"]
+            item["blocks"] = blocks
+            item.update(meta)
+            if same:
+                self._op("meta", i=item["id"], m=meta)
+            else:
+                self._op("set", item=dict(item))
+        for block in item["blocks"]:
+            if block.get("type") == "toolCall":
+                self._calls[block["id"]] = block
+        if msg.stop_reason in ("error", "aborted"):
+            self._set_state("error" if msg.stop_reason == "error" else "aborted")
+
+    def _on_tool_start(self, event: ToolExecutionStartEvent) -> None:
+        block = self._calls.get(event.tool_call_id)
+        if block is None:
+            block = self._standalone_call(event.tool_call_id, event.tool_name, event.args)
+        self._tool_started[event.tool_call_id] = time.monotonic()
+        block["x"] = {"status": "running", "output": ""}
+        self._op("x", c=event.tool_call_id, x=dict(block["x"]))
+        self._set_state("tool")
+
+    def _on_tool_update(self, event: ToolExecutionUpdateEvent) -> None:
+        block = self._calls.get(event.tool_call_id) or self._standalone_call(event.tool_call_id, event.tool_name, event.args)
+        text = _output_text(event.partial_result)
+        if len(text) > _MAX_LIVE_OUTPUT:
+            text = "…" + text[-_MAX_LIVE_OUTPUT:]
+        block["x"] = {"status": "running", "output": text}
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last["o"] == "x" and last["c"] == event.tool_call_id:
+            self._seq += 1
+            last.update(s=self._seq, x=dict(block["x"]))
+        else:
+            self._op("x", c=event.tool_call_id, x=dict(block["x"]))
+
+    def _on_tool_end(self, event: ToolExecutionEndEvent) -> None:
+        block = self._calls.get(event.tool_call_id) or self._standalone_call(event.tool_call_id, event.tool_name, None)
+        started = self._tool_started.pop(event.tool_call_id, None)
+        x: dict[str, Any] = {
+            "status": "error" if event.is_error else "done",
+            "output": clip_middle(_output_text(event.result), _MAX_OUTPUT),
+        }
+        if started is not None:
+            x["ms"] = round((time.monotonic() - started) * 1000)
+        block["x"] = x
+        self._op("x", c=event.tool_call_id, x=dict(x))
+        self._snapshot_dirty = True
+        if not self._tool_started and self._state == "tool":
+            self._set_state("running")
+
+    def _on_compaction_start(self, event: AutoCompactionStartEvent) -> None:
+        why = "the context is nearly full" if event.reason == "threshold" else "the model refused the context as too long"
+        self._notices["compaction"] = self._add({"kind": "notice", "tone": "info", "active": True, "text": f"Compacting context: {why}…"})
+        self._set_state("compacting")
+
+    def _on_compaction_end(self, event: AutoCompactionEndEvent) -> None:
+        if event.aborted:
+            text, tone = "Compaction aborted.", "warn"
+        elif event.error_message:
+            text, tone = f"Compaction failed: {event.error_message}", "error"
+        else:
+            before = _field(event.result, "tokens_before", "tokensBefore")
+            text, tone = "Context compacted" + (f" ({before:,} tokens before)." if isinstance(before, int) else "."), "info"
+            if event.will_retry:
+                text += " Retrying the request."
+        self._update_notice("compaction", text, tone)
+        self._snapshot_dirty = True
+        if self._state == "compacting":
+            self._set_state("running")
+
+    def _on_retry_start(self, event: AutoRetryStartEvent) -> None:
+        text = f"Retrying (attempt {event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f} s: {event.error_message}"
+        if "retry" in self._notices and self._notices["retry"].get("active"):
+            self._update_notice("retry", text, "warn", active=True)
+        else:
+            self._notices["retry"] = self._add({"kind": "notice", "tone": "warn", "active": True, "text": text})
+        self._set_state("retrying")
+
+    def _on_retry_end(self, event: AutoRetryEndEvent) -> None:
+        if event.success:
+            self._update_notice("retry", f"Retry succeeded (attempt {event.attempt}).", "info")
+        else:
+            self._update_notice("retry", f"Retry gave up after attempt {event.attempt}: {event.final_error or 'unknown error'}", "error")
+        self._snapshot_dirty = True
+        if self._state == "retrying":
+            self._set_state("running")
+
+    def _on_extension_error(self, event: ExtensionErrorEvent) -> None:
+        self._add({"kind": "notice", "tone": "error", "text": f"Extension {event.extension_path} failed in {event.event}: {event.error}"})
+        self._snapshot_dirty = True
+
+    def _on_session_event(self, event: SessionEvent) -> None:
+        detail = ", ".join(f"{k}={v}" for k, v in (event.data or {}).items() if isinstance(v, (str, int, float, bool)))
+        self._add({"kind": "notice", "tone": "info", "text": f"Session: {event.action}" + (f" ({detail})" if detail else "")})
+        self._snapshot_dirty = True
+
+    def _ignore(self, event: Any) -> None:
+        pass
+
+    _HANDLERS: dict[type, Callable[[AgentView, Any], None]] = {
+        AgentStartEvent: _on_agent_start,
+        AgentEndEvent: _on_agent_end,
+        TurnStartEvent: _ignore,
+        TurnEndEvent: _ignore,
+        MessageStartEvent: _on_message_start,
+        MessageUpdateEvent: _on_message_update,
+        MessageEndEvent: _on_message_end,
+        ToolExecutionStartEvent: _on_tool_start,
+        ToolExecutionUpdateEvent: _on_tool_update,
+        ToolExecutionEndEvent: _on_tool_end,
+        AutoCompactionStartEvent: _on_compaction_start,
+        AutoCompactionEndEvent: _on_compaction_end,
+        AutoRetryStartEvent: _on_retry_start,
+        AutoRetryEndEvent: _on_retry_end,
+        ExtensionErrorEvent: _on_extension_error,
+        SessionEvent: _on_session_event,
+    }
+
+    # ------------------------------------------------------------------ items and ops
+
+    def _op(self, name: str, **fields: Any) -> None:
+        self._seq += 1
+        self._pending.append({"s": self._seq, "o": name, **fields})
+
+    def _add(self, item: dict[str, Any]) -> dict[str, Any]:
+        item = {"id": f"i{next(self._ids)}", **item}
+        self._items.append(item)
+        self._by_id[item["id"]] = item
+        self._op("add", item=dict(item))
+        return item
+
+    def _update_notice(self, key: str, text: str, tone: str, active: bool = False) -> None:
+        item = self._notices.get(key)
+        if item is None:
+            self._notices[key] = self._add({"kind": "notice", "tone": tone, "active": active, "text": text})
+            return
+        item.update(text=text, tone=tone, active=active)
+        self._op("set", item=dict(item))
+
+    def _standalone_call(self, call_id: str, name: str, args: Any) -> dict[str, Any]:
+        """A tool card for a call no assistant message of this view announced."""
+        block = {"type": "toolCall", "id": call_id, "name": name, "text": _pretty_args(args)}
+        self._add({"kind": "tool", "blocks": [block]})
+        block = self._items[-1]["blocks"][0]
+        self._calls[call_id] = block
+        return block
+
+    def _block_at(self, item: dict[str, Any], index: int | None, kind: str) -> dict[str, Any]:
+        blocks = item["blocks"]
+        index = len(blocks) if index is None else index
+        while len(blocks) <= index:
+            blocks.append({"type": "other", "text": ""})
+        block = blocks[index]
+        want = "toolCall" if kind.startswith("toolcall") else kind.split("_")[0]
+        if block.get("type") != want:
+            block.clear()
+            block.update({"type": want, "text": ""})
+            if want == "toolCall":
+                block.update(id="", name="")
+        return block
+
+    def _append_delta(self, item: dict[str, Any], index: int, block: dict[str, Any], delta: str) -> None:
+        if not delta:
+            return
+        key = id(block)
+        parts = self._chunks.get(key)
+        if parts is None:
+            parts = self._chunks[key] = [block.get("text", "")]
+            self._open_blocks[key] = block
+        parts.append(delta)
+        self._seq += 1
+        last = self._pending[-1] if self._pending else None
+        if last is not None and last["o"] == "d" and last["i"] == item["id"] and last["b"] == index:
+            last["t"].append(delta)
+            last["s"] = self._seq
+        else:
+            self._pending.append({"s": self._seq, "o": "d", "i": item["id"], "b": index, "t": [delta]})
+
+    def _close_block(self, block: dict[str, Any]) -> None:
+        parts = self._chunks.pop(id(block), None)
+        self._open_blocks.pop(id(block), None)
+        if parts is not None:
+            block["text"] = "".join(parts)
+
+    def _finish_block(self, item: dict[str, Any], index: int, block: dict[str, Any], content: str) -> None:
+        self._close_block(block)
+        if block.get("text", "") != content:  # the provider's final text wins over the deltas
+            block["text"] = content
+            self._op("blk", i=item["id"], b=index, block=dict(block))
+
+    def _materialize(self) -> None:
+        """Join the text parts of blocks still streaming, so the items hold the full text."""
+        for key, parts in self._chunks.items():
+            if len(parts) > 1:
+                joined = "".join(parts)
+                parts[:] = [joined]
+            self._open_blocks[key]["text"] = parts[0] if parts else ""
+
+    # ------------------------------------------------------------------ status
+
+    def _set_state(self, state: str) -> None:
+        if self._stop_requested and state in ("running", "streaming", "tool"):
+            state = "stopping"
+        if state != self._state:
+            self._state = state
+            self._status_dirty = True
+
+    def _elapsed(self) -> float:
+        return self._elapsed_done + (time.monotonic() - self._run_started if self._run_started is not None else 0.0)
+
+    def _status_dict(self) -> dict[str, Any]:
+        return {
+            "state": self._state,
+            "running": self._state in _RUNNING,
+            "model": self._model,
+            "tokens": dict(self._tokens),
+            "cost": self._cost,
+            "elapsedMs": round(self._elapsed() * 1000),
+            "note": self._note,
+        }
+
+    def _status_line(self, markdown: bool = True) -> str:
+        bits = [self._model] if self._model else []
+        bits.append(self._state)
+        t = self._tokens
+        if t["input"] or t["output"]:
+            bits.append(f"{t['input']:,} in / {t['output']:,} out tokens")
+        if self._cost:
+            bits.append(f"${self._cost:.4f}")
+        bits.append(f"{self._elapsed():.1f} s")
+        line = " · ".join(bits)
+        return f"*{line}*" if markdown else line
+
+    # ------------------------------------------------------------------ sending
+
+    def _after_event(self) -> None:
+        """Flush now if the last flush is old enough, else make sure one is scheduled."""
+        if self._force:
+            self._force = False
+            self._flush_locked(force=True)
+            return
+        if not (self._pending or self._status_dirty or self._snapshot_dirty):
+            return
+        now = time.monotonic()
+        due = self._last_flush + self._interval
+        if not self._pending and not self._status_dirty:  # only the snapshot waits, at its own rate
+            due = max(due, self._last_snapshot + self._snapshot_interval)
+        if due <= now:
+            self._flush_locked()
+        else:
+            self._schedule(due)
+
+    def _schedule(self, due: float) -> None:
+        # A later callback already in the queue is harmless: it finds nothing due and reschedules.
+        if self._scheduled_due is None or due < self._scheduled_due:
+            self._scheduled_due = due
+            _FLUSHER.schedule(due, self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        with self._lock:
+            self._scheduled_due = None
+            self._after_event()
+
+    def _flush_locked(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if self._pending:
+            ops = self._pending
+            self._pending = []
+            for op in ops:
+                if op["o"] == "d":
+                    op["t"] = "".join(op["t"])
+            self.send({"type": "ops", "ops": ops})
+        # Forced (flush(), agent_end, display): the snapshot catches up with every op, deltas included.
+        snapshot = (self._snapshot_dirty and now - self._last_snapshot >= self._snapshot_interval) or (
+            force and (self._snapshot_dirty or self._seq != self.transcript_seq)
+        )
+        if snapshot or self._status_dirty:
+            with self.hold_sync():
+                if snapshot:
+                    self._materialize()
+                    self.transcript = orjson.loads(orjson.dumps(self._items))
+                    self.transcript_seq = self._seq
+                    self._snapshot_dirty = False
+                    self._last_snapshot = now
+                self.status = self._status_dict()
+                self._status_dirty = False
+        self._last_flush = now
+        if self._snapshot_dirty:
+            self._schedule(self._last_snapshot + self._snapshot_interval)
+
+    # ------------------------------------------------------------------ from the browser
+
+    def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "sync":
+            with self._lock:
+                # Pending ops first: a coalesced op must not straddle the state's seq (its text
+                # would be partly in the state and applied again on top of it).
+                if self._pending:
+                    self._flush_locked()
+                have = content.get("seq")
+                reply: dict[str, Any] = {"type": "state", "seq": self._seq, "status": self._status_dict()}
+                if have != self._seq:
+                    self._materialize()
+                    reply["items"] = orjson.loads(orjson.dumps(self._items))
+                self.send(reply)
+        elif kind == "stop":
+            with self._lock:
+                callbacks = list(self._stop_callbacks)
+                if not callbacks:
+                    self._add(
+                        {"kind": "notice", "tone": "warn", "text": "Stop is not connected to this run; interrupt the kernel instead."}
+                    )
+                    self._snapshot_dirty = True
+                    self._after_event()
+                    return
+                if self._state in _RUNNING:
+                    self._stop_requested = True
+                    self._set_state("stopping")
+                    self._after_event()
+            for cb in callbacks:
+                try:
+                    cb()
+                except Exception as exc:  # noqa: BLE001 - shown in the view instead of lost in the kernel log
+                    with self._lock:
+                        self._add({"kind": "notice", "tone": "error", "text": f"Stop handler failed: {type(exc).__name__}: {exc}"})
+                        self._snapshot_dirty = True
+                        self._after_event()
+
+
+__all__ = ["AgentView", "ViewState"]

@@ -1,0 +1,331 @@
+"""Real-browser test infrastructure: one JupyterLab server per session, Debian's Chromium via Playwright.
+
+See ``/work/shared/tools/browser-testing.md``. The server runs on 127.0.0.1 on a free port
+with a token, with its config, runtime, data, settings and workspace folders in a temporary
+folder (settings: start the default kernel without asking, no news, no update checks). Kernels
+are real ipykernels started by JupyterLab. Screenshots go to ``artifacts/`` at the repo root.
+
+Fixtures: ``jupyter_server`` (session), ``browser`` (session), ``lab`` (a fresh page per test,
+with :class:`Lab` helpers: write and open a notebook, wait for its kernel, run cells, read
+outputs, save, reload, screenshot). Everything skips with the reason when Chromium, Playwright
+or JupyterLab is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+CHROMIUM = os.environ.get("PI_JUPYTER_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"autoStartDefaultKernel": True},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    # Saved notebooks carry widget state, so a view can be checked without its kernel.
+    "@jupyter-widgets/jupyterlab-manager/plugin.jupyterlab-settings": {"saveState": True},
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class JupyterServer:
+    """A running JupyterLab: its base ``url``, ``token``, served ``root`` folder and log file."""
+
+    url: str
+    token: str
+    root: Path
+    log: Path
+    proc: subprocess.Popen = field(repr=False)
+
+    def api(self, path: str, method: str = "GET", body: Any = None) -> Any:
+        """Call the server's REST API (``path`` like ``/api/kernels``); returns the parsed JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            f"{self.url}{path}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def log_tail(self, n: int = 4000) -> str:
+        """The end of the server log (for failure messages)."""
+        try:
+            return self.log.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+
+@pytest.fixture(scope="session")
+def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
+    """A JupyterLab server for the whole session, isolated from the user's Jupyter folders."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        pytest.skip("browser tests need JupyterLab: pip install jupyterlab")
+    base = tmp_path_factory.mktemp("jupyterlab")
+    root = base / "notebooks"
+    dirs = {name: base / name for name in ("config", "runtime", "data", "settings", "workspaces", "ipython")}
+    for d in (root, *dirs.values()):
+        d.mkdir(parents=True, exist_ok=True)
+    for rel, value in LAB_SETTINGS.items():
+        path = dirs["settings"] / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+        IPYTHONDIR=str(dirs["ipython"]),
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("JUPYTER_PATH", None)
+    port = _free_port()
+    token = secrets.token_hex(16)
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.extension_manager=readonly",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        # window.jupyterapp: run commands (run all, save) exactly as the menus do.
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    log = base / "jupyterlab.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    server = JupyterServer(url=f"http://127.0.0.1:{port}", token=token, root=root, log=log, proc=proc)
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {proc.returncode} before answering:\n{server.log_tail()}")
+        try:
+            server.api("/api/status")
+            break
+        except (urllib.error.URLError, ConnectionError, OSError):
+            if time.monotonic() > deadline:
+                proc.terminate()
+                pytest.fail(f"JupyterLab did not answer on {server.url} within 90 s:\n{server.log_tail()}")
+            time.sleep(0.25)
+    yield server
+    try:
+        server.api("/api/shutdown", method="POST")
+    except (urllib.error.URLError, ConnectionError, OSError):
+        pass
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium driven by Playwright (never Playwright's own downloaded browser)."""
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"browser tests need Chromium at {CHROMIUM} (apt-get install chromium chromium-driver)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("browser tests need Playwright: pip install playwright (do not run `playwright install`)")
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    except Exception as exc:  # noqa: BLE001 - any launch failure is a reason to skip, shown to the user
+        pw.stop()
+        pytest.skip(f"could not launch Chromium at {CHROMIUM}: {exc}")
+    yield b
+    b.close()
+    pw.stop()
+
+
+class Lab:
+    """One browser page on the JupyterLab server, with helpers for notebooks."""
+
+    def __init__(self, server: JupyterServer, page: Any) -> None:
+        self.server = server
+        self.page = page
+        self.console: list[str] = []
+        page.on("console", lambda msg: self.console.append(f"{msg.type}: {msg.text}"))
+        page.on("pageerror", lambda err: self.console.append(f"pageerror: {err}"))
+        self.path: str | None = None
+
+    # -- notebooks
+
+    def write_notebook(self, name: str, cells: list[str]) -> Path:
+        """Write a notebook of code ``cells`` into the served folder; returns its path."""
+        import nbformat
+
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        path = self.server.root / name
+        nbformat.write(nb, path)
+        return path
+
+    def open_notebook(self, name: str, timeout: float = 60) -> None:
+        """Open ``name`` (relative to the served folder) and wait until its kernel is connected and idle."""
+        self.path = name
+        self.page.goto(f"{self.server.url}/lab/tree/{name}?token={self.server.token}")
+        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
+        self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
+        self.wait_for_kernel(timeout)
+
+    def kernel(self) -> dict[str, Any] | None:
+        """The kernel model (``execution_state``, ``connections``) of the open notebook's session."""
+        for s in self.server.api("/api/sessions"):
+            if s.get("path") == self.path or s.get("notebook", {}).get("path") == self.path:
+                return self.server.api(f"/api/kernels/{s['kernel']['id']}")
+        return None
+
+    def wait_for_kernel(self, timeout: float = 60) -> None:
+        """Wait until the notebook's kernel has a browser connection and is idle (the toolbar says idle too early)."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = self.kernel()
+            if last and last.get("connections", 0) >= 1 and last.get("execution_state") == "idle":
+                # The panel's own session context must be ready too before commands act on it.
+                ready = self.page.evaluate(
+                    "() => { const w = window.jupyterapp.shell.currentWidget;"
+                    " return !!(w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel"
+                    " && w.sessionContext.session.kernel.connectionStatus === 'connected'); }"
+                )
+                if ready:
+                    return
+            time.sleep(0.2)
+        raise AssertionError(f"kernel for {self.path} not ready after {timeout} s: {last}\n{self.server.log_tail(1500)}")
+
+    def command(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        """Run a JupyterLab command (e.g. ``runmenu:run-all``, ``docmanager:save``)."""
+        return self.page.evaluate("([n, a]) => window.jupyterapp.commands.execute(n, a)", [name, args or {}])
+
+    def run_all(self) -> None:
+        """Run every cell, as the Run menu's Run All Cells does."""
+        self.command("runmenu:run-all")
+
+    def run_cell(self, index: int) -> None:
+        """Run the cell at ``index`` (made active first)."""
+        self.page.evaluate(
+            "async (i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+            " await window.jupyterapp.commands.execute('notebook:run-cell'); }",
+            index,
+        )
+
+    def cell(self, index: int) -> Any:
+        """A locator for the cell at ``index``."""
+        return self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(index)
+
+    def output_text(self, index: int) -> str:
+        """The text of the cell's output area ("" when it has none)."""
+        area = self.cell(index).locator(".jp-OutputArea")
+        return area.inner_text() if area.count() else ""
+
+    def wait_for_output(self, index: int, text: str, timeout: float = 60) -> str:
+        """Wait until the output of cell ``index`` contains ``text``; returns the whole output text."""
+        deadline = time.monotonic() + timeout
+        out = ""
+        while time.monotonic() < deadline:
+            out = self.output_text(index)
+            if text in out:
+                return out
+            if "Traceback" in out or "Error" in out.split("\n")[0]:
+                raise AssertionError(f"cell {index} failed:\n{out}")
+            time.sleep(0.1)
+        raise AssertionError(f"cell {index} output has no {text!r} after {timeout} s:\n{out}\nconsole:\n" + "\n".join(self.console[-20:]))
+
+    def wait_for_execution_count(self, index: int, timeout: float = 60) -> None:
+        """Wait until cell ``index`` has run (its prompt shows a number)."""
+        prompt = self.cell(index).locator(".jp-InputPrompt")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = prompt.inner_text().strip()
+            if any(ch.isdigit() for ch in text):
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"cell {index} did not run within {timeout} s")
+
+    def save(self, timeout: float = 30) -> None:
+        """Save the notebook and wait until the panel is no longer dirty."""
+        self.command("docmanager:save")
+        self.page.wait_for_function(
+            "() => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && !w.context.model.dirty; }",
+            timeout=timeout * 1000,
+        )
+
+    def shutdown_kernel(self) -> None:
+        """Shut down the open notebook's kernel session (its widget models go with it)."""
+        for s in self.server.api("/api/sessions"):
+            if s.get("path") == self.path:
+                self.server.api(f"/api/sessions/{s['id']}", method="DELETE")
+
+    def reload(self, timeout: float = 60) -> None:
+        """Reload the page (the kernel keeps running) and wait for the notebook and its kernel again."""
+        self.page.reload()
+        self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
+        self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
+        self.wait_for_kernel(timeout)
+
+    def screenshot(self, name: str, locator: Any = None) -> Path:
+        """Save a PNG into ``artifacts/`` at the repo root (of ``locator`` if given, else the page)."""
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / name
+        (locator or self.page).screenshot(path=str(path))
+        return path
+
+
+@pytest.fixture
+def lab(jupyter_server: JupyterServer, browser: Any):
+    """A fresh browser context and page on the session's JupyterLab (closed after the test)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    helper = Lab(jupyter_server, page)
+    yield helper
+    context.close()
