@@ -1,0 +1,23 @@
+"""The agent: events, the loop, tools, the safety policy, and ``Agent`` (loop + session store)."""
+
+from .agent import Agent, AgentBusyError, AgentSettings, RetrySettings, RunResult, clamp_thinking
+from .events import Event
+from .loop import AfterToolCall, BeforeToolCall, ToolDecision
+from .tools import Tool, ToolContext, ToolResult, tool
+
+__all__ = [
+    "AfterToolCall",
+    "Agent",
+    "AgentBusyError",
+    "AgentSettings",
+    "BeforeToolCall",
+    "Event",
+    "RetrySettings",
+    "RunResult",
+    "Tool",
+    "ToolContext",
+    "ToolDecision",
+    "ToolResult",
+    "clamp_thinking",
+    "tool",
+]

@@ -127,6 +127,8 @@ class Agent:
         before_tool_call: Callable[[BeforeToolCall], Any] | None = None,
         after_tool_call: Callable[[AfterToolCall], Any] | None = None,
         tool_extra: dict[str, Any] | None = None,
+        policy: Any = None,
+        resources: Any = None,
     ) -> None:
         if session is None:
             session = Session.in_memory(cwd)
@@ -152,6 +154,9 @@ class Agent:
         self.after_tool_call = after_tool_call
         self.tool_extra: dict[str, Any] = dict(tool_extra or {})
         self._system_prompt_override = system_prompt
+        self.policy = policy
+        """A :class:`~pi_jupyter.agent.policy.Policy` checked before every tool call (``None``: none)."""
+        self._resources = resources
 
         ctx = session.context()
         self.messages: list[Any] = list(ctx.messages)
@@ -206,20 +211,34 @@ class Agent:
         if names:
             from . import toolbox
 
-            out.extend(toolbox.builtin_tools(names, cwd=self.cwd, namespace=self.tool_extra.get("namespace")))
+            kwargs: dict[str, Any] = {"cwd": self.cwd, "namespace": self.tool_extra.get("namespace")}
+            if self.policy is not None:
+                kwargs["policy"] = self.policy
+            if self.tool_extra.get("timeout"):
+                kwargs["python_timeout"] = float(self.tool_extra["timeout"])
+            out.extend(toolbox.builtin_tools(names, **kwargs))
         out.extend(t for t in tools if not isinstance(t, str))
         return out
+
+    @property
+    def resources(self) -> Any:
+        """Project context files (AGENTS.md / CLAUDE.md), SYSTEM.md and skills for :attr:`cwd`, loaded once."""
+        if self._resources is None:
+            from ..resources import load_resources
+
+            self._resources = load_resources(self.cwd)
+        return self._resources
+
+    def reload_resources(self) -> None:
+        """Read context files and skills again (after editing AGENTS.md or adding a skill)."""
+        self._resources = None
 
     @property
     def system_prompt(self) -> str:
         """The system prompt of the next request (project context, skills and tools included)."""
         if self._system_prompt_override is not None:
             return self._system_prompt_override
-        try:
-            from ..resources import build_system_prompt
-        except ImportError:  # pragma: no cover - resources are part of the package
-            return ""
-        return build_system_prompt(cwd=self.cwd, tools=self.tools)
+        return self.resources.build_system_prompt(tools=self.tools)
 
     @system_prompt.setter
     def system_prompt(self, value: str | None) -> None:
@@ -397,11 +416,7 @@ class Agent:
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):
             return text
-        try:
-            from ..resources import expand_skill_command
-        except ImportError:  # pragma: no cover
-            return text
-        return expand_skill_command(text, cwd=self.cwd)
+        return self.resources.expand_skill_command(text)
 
     @staticmethod
     def _dequeue(queue: list[Any], mode: str) -> list[Any]:
@@ -436,6 +451,10 @@ class Agent:
         )
 
     async def _before_tool(self, call: BeforeToolCall) -> ToolDecision | None:
+        if self.policy is not None:
+            reason = await self.policy.check(call.tool, call.args if isinstance(call.args, dict) else {}, _PolicyContext(self))
+            if reason is not None:
+                return ToolDecision(block=True, reason=reason)
         if self.before_tool_call is None:
             return None
         out = self.before_tool_call(call)
@@ -620,6 +639,14 @@ class Agent:
         tools = [t.name for t in self.tools]
         where = self.session.path or "in memory"
         return f"<Agent {self.model.ref} thinking={self.thinking_level} tools={tools} {state} session={where}>"
+
+
+class _PolicyContext:
+    """What :meth:`Policy.check` reads of a tool context: the working directory and extras."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.cwd = agent.cwd
+        self.extra = agent.tool_extra
 
 
 def available_thinking_levels(model: Model) -> list[str]:

@@ -91,8 +91,13 @@ class PiMagics(Magics, PiConfig):
 
     @magic_arguments()
     @argument("--session", "-s", default=None, help="session name (in the session folder) or path of a .jsonl file")
-    @argument("--model", "-m", default=None, help="model as provider/model, e.g. anthropic/claude-sonnet-4-5 or offline/echo")
-    @argument("--thinking", "-t", default=None, help="thinking level: off, minimal, low, medium, high, xhigh")
+    @argument(
+        "--model",
+        "-m",
+        default=None,
+        help="model as provider/model (e.g. anthropic/claude-sonnet-4-5, offline/echo); the session keeps it for later cells",
+    )
+    @argument("--thinking", "-t", default=None, help="thinking level: off, minimal, low, medium, high, xhigh (kept for later cells)")
     @argument("--tools", default=None, help="comma-separated tool names for this cell ('' for none), e.g. read,python")
     @argument("--continue", "-c", dest="continue_", action="store_true", help="append after the current leaf instead of forking on re-run")
     @argument("--background", "-b", action="store_true", help="return at once with a handle (await it, .result(), .abort())")
@@ -195,20 +200,21 @@ class PiMagics(Magics, PiConfig):
 
         if args.model:
             model = resolve_model(args.model, base_url=self.base_url or None)
+            self._require_key(model)  # before switching: a failed cell must not change the session's model
             if agent.model.ref != model.ref:
                 agent.set_model(model)
-        self._require_key(agent)
+        else:
+            self._require_key(agent.model)
         if args.thinking:
             agent.set_thinking_level(args.thinking)
 
-    def _require_key(self, agent: Agent) -> None:
-        from ..providers.keys import env_key_names as key_env_names
+    def _require_key(self, model: Any) -> None:
+        from ..providers import api_key_for
+        from ..providers.keys import env_key_names
 
-        if agent.model.provider in ("offline", "replay") or agent.model.base_url and agent.model.provider.endswith("compatible"):
-            return
-        if agent.api_key() is None:
-            names = " or ".join(key_env_names(agent.model.provider)) or "the provider's API key variable"
-            raise UsageError(f"%%pi: no API key for {agent.model.provider}: set {names} (or choose a model with --model offline/echo)")
+        if api_key_for(model) is None:
+            names = " or ".join(env_key_names(model.provider)) or "the provider's API key variable"
+            raise UsageError(f"%%pi: no API key for {model.provider}: set {names} (or choose a model with --model offline/echo)")
 
     def _make_view(self, agent: Agent) -> Any:
         if not self.widget:
@@ -257,8 +263,9 @@ class PiMagics(Magics, PiConfig):
         if rest:
             from ..providers import resolve_model
 
-            agent.set_model(resolve_model(rest[0], base_url=self.base_url or None))
-            self._require_key(agent)
+            model = resolve_model(rest[0], base_url=self.base_url or None)
+            self._require_key(model)
+            agent.set_model(model)
         print(f"{agent.model.ref} (thinking {agent.thinking_level}, context window {agent.model.context_window:,} tokens)")
         return None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import queue
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -31,6 +32,24 @@ class KernelRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._main_calls: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.Queue()
+        self._waiting = 0
+
+    @property
+    def blocking(self) -> bool:
+        """True while a cell's main thread waits for a run (so it can answer :meth:`ask_main`)."""
+        return self._waiting > 0
+
+    async def ask_main(self, fn: Callable[[], T]) -> T:
+        """From the loop thread: run ``fn`` on the waiting main thread (e.g. ``input()``) and return its value.
+
+        Raises ``RuntimeError`` when no cell is waiting (a background run cannot ask).
+        """
+        if not self.blocking:
+            raise RuntimeError("no cell is waiting to answer (a background run cannot ask the user)")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._main_calls.put((fn, future))
+        return await asyncio.wrap_future(future)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -70,12 +89,13 @@ class KernelRunner:
 
     def wait(self, future: concurrent.futures.Future[T], on_interrupt: Callable[[], None], grace_s: float = 30.0) -> T:
         """Wait for ``future``; on ``KeyboardInterrupt`` call ``on_interrupt``, let the run finish, re-raise."""
+        self._waiting += 1
         try:
             while True:
                 try:
                     return future.result(timeout=_POLL_S)
                 except concurrent.futures.TimeoutError:
-                    continue
+                    self._serve_main_calls()
         except KeyboardInterrupt:
             on_interrupt()
             try:
@@ -85,6 +105,21 @@ class KernelRunner:
             except BaseException:  # noqa: BLE001 - the run's own failure is reported by the run
                 pass
             raise
+        finally:
+            self._waiting -= 1
+
+    def _serve_main_calls(self) -> None:
+        while True:
+            try:
+                fn, answer = self._main_calls.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                answer.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed back to the asking coroutine
+                answer.set_exception(exc)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
 
 
 class BackgroundRun:

@@ -88,7 +88,10 @@ class NotebookState:
         return agent
 
     def _new_agent(self, session: Session) -> Agent:
+        from ..agent.policy import Policy
+
         cfg = self.config
+        policy = Policy(root=os.getcwd(), confirm=cfg.confirm, confirm_callback=self._confirm)
         agent = Agent(
             session,
             model=cfg.model or None,
@@ -97,6 +100,7 @@ class NotebookState:
             base_url=cfg.base_url or None,
             cwd=os.getcwd(),
             tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout},
+            policy=policy,
         )
         log = collections.deque(maxlen=LOG_LIMIT)
         self.logs[session.path or f"memory:{session.id}"] = log
@@ -109,6 +113,24 @@ class NotebookState:
 
         agent.subscribe(record)
         return agent
+
+    async def _confirm(self, tool_name: str, args: dict[str, Any]) -> bool:
+        """Ask on the cell's input line whether a tool may run; a background run cannot ask (no)."""
+        preview = json.dumps(args, ensure_ascii=False)
+        if len(preview) > 300:
+            preview = preview[:300] + "…"
+
+        def ask() -> bool:
+            try:
+                answer = input(f"pi wants to run {tool_name} {preview}\nAllow? [y/N] ")
+            except Exception:  # noqa: BLE001 - a frontend without stdin (nbclient, papermill) cannot answer
+                return False
+            return answer.strip().lower() in ("y", "yes")
+
+        try:
+            return await self.runner.ask_main(ask)
+        except RuntimeError:
+            return False
 
     def new_session(self, name: str | None = None) -> Agent:
         """Start a new session file in the session folder and make it current."""

@@ -93,8 +93,12 @@ def offline_model(
 
 
 def builtin_offline_models() -> list[Model]:
-    """The offline models the registry knows from the start (``offline/echo``)."""
-    return [offline_model("echo")]
+    """The offline models the registry knows from the start.
+
+    ``offline/echo`` answers at once; ``offline/typewriter`` pauses 30 ms per delta, so a demo
+    shows text arriving as it would from a real model (and there is time to press Stop).
+    """
+    return [offline_model("echo"), offline_model("typewriter", delta_delay_s=0.03)]
 
 
 def estimate_tokens(chars: int) -> int:

@@ -1,0 +1,150 @@
+"""Redact secrets from text before it is persisted or shown.
+
+Three sources of secrets are recognised:
+
+* the values of environment variables whose names look secret (``*KEY*``, ``*TOKEN*``,
+  ``*SECRET*``, ``*PASSWORD*``, ``*PASSWD*``, ``*CREDENTIAL*``) and whose values are long
+  enough to be a key (8 characters or more, not an existing file path). The environment is
+  read on every call, so a key set in a notebook cell after import is covered;
+* well-known key formats (OpenAI ``sk-...``, Anthropic ``sk-ant-...``, GitHub ``ghp_...`` /
+  ``github_pat_...``, AWS ``AKIA...``, Slack ``xox?-...``, Google ``AIza...``, Hugging Face
+  ``hf_...``, GitLab ``glpat-...``, Stripe, npm, JWTs, PEM private keys, bearer tokens);
+* values registered with :func:`register_secret` (for example the API key a provider was
+  given) and values passed as ``extra_secrets``.
+
+A match becomes ``[REDACTED:<what>]``, e.g. ``[REDACTED:OPENAI_API_KEY]`` or
+``[REDACTED:openai-key]``; the label names where the secret came from, never the secret.
+Redaction is a last line of defence for outputs, not a sandbox: a tool that can run code can
+still send a key somewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+__all__ = ["SECRET_NAME_RE", "redact", "redact_value", "register_secret", "registered_secret_count", "secret_env_values"]
+
+SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+"""Environment variable names whose values are treated as secrets."""
+
+_MIN_ENV_SECRET = 8
+_MIN_EXTRA_SECRET = 4
+
+# (label, regex, substrings one of which every match contains). The hints let a text skip
+# a pattern with one fast substring test: most outputs contain no key at all. Order
+# matters: the more specific formats come first so their label wins.
+_PATTERNS: list[tuple[str, str, tuple[str, ...]]] = [
+    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----", ("PRIVATE KEY-----",)),
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
+    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
+    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{30,}", ("github_pat_",)),
+    ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    ("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", ("glpat-",)),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", ("AKIA", "ASIA")),
+    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", ("xox",)),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}", ("AIza",)),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
+    ("groq-key", r"\bgsk_[A-Za-z0-9]{40,}", ("gsk_",)),
+    ("xai-key", r"\bxai-[A-Za-z0-9]{40,}", ("xai-",)),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
+]
+_COMPILED = [(label, re.compile(p), hints) for label, p, hints in _PATTERNS]
+# The header name is kept so the text still reads; only the credential goes.
+_BEARER_RE = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:token|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)")
+
+_registered: set[str] = set()
+
+
+def register_secret(value: str | SecretStr | None) -> None:
+    """Remember ``value`` (in memory only) so every later :func:`redact` call hides it.
+
+    Values shorter than 4 characters are ignored: redacting them would shred ordinary text.
+    """
+    if value is None:
+        return
+    raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    if len(raw) >= _MIN_EXTRA_SECRET:
+        _registered.add(raw)
+
+
+def registered_secret_count() -> int:
+    """How many secrets :func:`register_secret` holds (the values themselves are never exposed)."""
+    return len(_registered)
+
+
+def _looks_like_path(value: str) -> bool:
+    # A path in a *_CREDENTIALS variable points at a secret; it is not one, and redacting
+    # it everywhere would garble ordinary tool output.
+    return value.startswith(("/", "~", ".")) and os.path.exists(os.path.expanduser(value))
+
+
+def secret_env_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment variables treated as secrets: ``{name: value}``."""
+    source = os.environ if env is None else env
+    out: dict[str, str] = {}
+    for name, value in source.items():
+        if not value or len(value) < _MIN_ENV_SECRET or not SECRET_NAME_RE.search(name):
+            continue
+        if any(ch.isspace() for ch in value) and len(value) < 32:
+            continue  # short multi-word values are settings ("vi emacs"), not keys
+        if _looks_like_path(value):
+            continue
+        out[name] = value
+    return out
+
+
+def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with secrets replaced by ``[REDACTED:<what>]``.
+
+    ``extra_secrets`` are hidden as ``[REDACTED]``; ``env`` replaces ``os.environ`` (tests).
+    """
+    if not text:
+        return text
+    literal: dict[str, str] = {}
+    for value in _registered:
+        literal[value] = "[REDACTED]"
+    for value in extra_secrets:
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+        if len(raw) >= _MIN_EXTRA_SECRET:
+            literal[raw] = "[REDACTED]"
+    for name, value in secret_env_values(env).items():
+        literal[value] = f"[REDACTED:{name}]"
+    # Longest first, so a key that contains another key is replaced whole.
+    for value in sorted(literal, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, literal[value])
+    for label, regex, hints in _COMPILED:
+        if any(h in text for h in hints):
+            text = regex.sub(f"[REDACTED:{label}]", text)
+    lowered = text.lower()
+    if "bearer" in lowered or "authorization" in lowered:
+        text = _BEARER_RE.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+    return text
+
+
+def redact_value(value: Any, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> Any:
+    """Redact every string inside ``value`` (dicts, lists, tuples, pydantic models); other values pass through.
+
+    Dict keys are left alone; base64 image payloads are strings too, and a key pattern
+    inside one is so unlikely that the cost of scanning them is accepted.
+    """
+    extra = list(extra_secrets)
+    if isinstance(value, str):
+        return redact(value, extra, env=env)
+    if isinstance(value, dict):
+        return {k: redact_value(v, extra, env=env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, extra, env=env) for v in value]
+    if isinstance(value, tuple):
+        return tuple(redact_value(v, extra, env=env) for v in value)
+    if isinstance(value, BaseModel):
+        data = {name: redact_value(getattr(value, name), extra, env=env) for name in type(value).model_fields}
+        return value.model_copy(update=data)
+    return value

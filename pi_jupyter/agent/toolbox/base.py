@@ -1,0 +1,89 @@
+"""What every builtin tool shares: its working directory, the policy, redaction, clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import secrets
+from typing import Any, ClassVar, Literal
+
+from ...messages import TextContent
+from ..policy import PathNotAllowed, Policy, tool_output_dir
+from ..redact import redact, redact_value
+from ..tools import P, Tool, ToolContext, ToolResult
+
+__all__ = ["BuiltinTool", "ToolError", "new_output_path", "redact_result"]
+
+
+class ToolError(Exception):
+    """A failure the model should read: the message becomes an error result (``details`` optional)."""
+
+    def __init__(self, message: str, details: Any = None) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def redact_result(result: ToolResult) -> ToolResult:
+    """``result`` with secrets removed from its text blocks and its details (images are left as they are)."""
+    content = [TextContent(text=redact(b.text)) if isinstance(b, TextContent) else b for b in result.content]
+    details = redact_value(result.details) if result.details is not None else None
+    return ToolResult(content=content, details=details, is_error=result.is_error)
+
+
+def new_output_path(prefix: str) -> str:
+    """A fresh file name in :func:`~pi_jupyter.agent.policy.tool_output_dir` (``PREFIX-<hex>.log``)."""
+    return os.path.join(tool_output_dir(), f"{prefix}-{secrets.token_hex(8)}.log")
+
+
+class BuiltinTool(Tool[P]):
+    """Base of the builtin tools.
+
+    ``cwd`` (default: the call's ``ctx.cwd``) is where relative paths start; ``policy``
+    (default: confine to ``cwd``) is checked by file tools on every path. Subclasses implement
+    :meth:`run`; every result, partial update and error message passes through
+    :func:`~pi_jupyter.agent.redact.redact` before anyone sees it.
+
+    ``path_args`` maps argument names to the access they need, so :meth:`Policy.check` can
+    refuse a call before it runs; ``command_arg`` names the argument holding a command or code.
+    """
+
+    path_args: ClassVar[dict[str, Literal["read", "write"]]] = {}
+    command_arg: ClassVar[str | None] = None
+
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, policy: Policy | None = None) -> None:
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.policy = policy if policy is not None else Policy()
+
+    def work_dir(self, ctx: ToolContext) -> str:
+        """The directory relative paths start from."""
+        return os.path.abspath(self.cwd or ctx.cwd or os.getcwd())
+
+    def resolve(self, path: str, ctx: ToolContext, access: Literal["read", "write"] = "read") -> str:
+        """The real path for ``path`` if the policy allows ``access``; else a :class:`ToolError` naming path and rule."""
+        try:
+            return self.policy.check_path(path, cwd=self.work_dir(ctx), access=access)
+        except PathNotAllowed as exc:
+            raise ToolError(str(exc)) from None
+
+    async def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+        """Run :meth:`run` with redacted updates; errors become (redacted) error results."""
+        outer_update = ctx.update
+        safe_ctx = dataclasses.replace(ctx, update=lambda r: outer_update(redact_result(r)))
+        try:
+            if ctx.signal is not None and ctx.signal.aborted:
+                raise ToolError("Operation aborted")
+            out = await self.run(args, safe_ctx)
+        except asyncio.CancelledError:
+            raise
+        except ToolError as exc:
+            out = ToolResult.error(str(exc), details=exc.details)
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's information
+            out = ToolResult.error(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        if isinstance(out, str):
+            out = ToolResult.text(out)
+        return redact_result(out)
+
+    async def run(self, args: P, ctx: ToolContext) -> ToolResult | str:
+        """The tool's work; raise :class:`ToolError` for failures the model should read."""
+        raise NotImplementedError

@@ -1,0 +1,168 @@
+"""Turn a Python value into text for the model and a MIME bundle for people (no IPython needed).
+
+The model gets text: pandas objects via ``to_string`` (first and last rows, with the
+shape), ``_repr_markdown_`` as is, ``_repr_html_`` stripped to text when the object has no
+``__repr__`` of its own, else ``repr``. The bundle keeps the rich forms (``text/html``,
+``text/markdown``, ``text/latex``, ``image/png``, ``image/jpeg``, ``image/svg+xml``) for
+the widget; whether images reach the model is the caller's decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+__all__ = ["MAX_TABLE_ROWS", "html_to_text", "value_to_display"]
+
+MAX_TABLE_ROWS = 60
+MAX_TABLE_COLS = 30
+_MAX_RICH_CHARS = 200_000  # rich forms larger than this stay out of details (they are persisted)
+
+_BLOCK_TAGS = {"p", "div", "br", "li", "ul", "ol", "table", "thead", "tbody", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "hr"}
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag in _BLOCK_TAGS:
+            self._newline()
+
+    def _newline(self) -> None:
+        # One line break between blocks, however many tags open and close there.
+        if self.parts and not self.parts[-1].endswith("\n"):
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag in ("td", "th") and self._cell is not None:
+            if self._row is not None:
+                self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self._newline()
+            self.parts.append(" | ".join(self._row) + "\n")
+            self._row = None
+        elif tag in _BLOCK_TAGS:
+            self._newline()
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        if self._cell is not None:
+            self._cell.append(data)
+        else:
+            self.parts.append(data)
+
+
+def html_to_text(markup: str) -> str:
+    """Readable text from HTML: tags dropped, table rows as ``a | b | c``, blank runs collapsed."""
+    parser = _TextExtractor()
+    try:
+        parser.feed(markup)
+        parser.close()
+    except Exception:  # noqa: BLE001 - malformed HTML: fall back to crude tag stripping
+        return html.unescape(re.sub(r"<[^>]+>", " ", markup)).strip()
+    text = "".join(parser.parts)
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _call(obj: Any, method: str) -> Any:
+    fn = getattr(obj, method, None)
+    if fn is None or not callable(fn):
+        return None
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - a broken rich repr must not hide the value
+        return None
+
+
+def _pandas_text(value: Any) -> str | None:
+    module = type(value).__module__ or ""
+    if not module.startswith("pandas"):
+        return None
+    kind = type(value).__name__
+    try:
+        if kind == "DataFrame":
+            return value.to_string(max_rows=MAX_TABLE_ROWS, min_rows=20, max_cols=MAX_TABLE_COLS, show_dimensions=True)
+        if kind == "Series":
+            return value.to_string(max_rows=MAX_TABLE_ROWS, min_rows=20, length=True, dtype=True, name=True)
+    except Exception:  # noqa: BLE001 - fall back to repr
+        return None
+    return None
+
+
+def _has_own_repr(value: Any) -> bool:
+    return type(value).__repr__ is not object.__repr__
+
+
+def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
+    """``(text for the model, MIME bundle)`` for a value; the bundle always has ``text/plain``."""
+    bundle: dict[str, Any] = {}
+    mime = _call(value, "_repr_mimebundle_")
+    if isinstance(mime, tuple):
+        mime = mime[0]
+    if isinstance(mime, dict):
+        bundle.update({k: v for k, v in mime.items() if isinstance(k, str)})
+    for method, key in (
+        ("_repr_markdown_", "text/markdown"),
+        ("_repr_html_", "text/html"),
+        ("_repr_latex_", "text/latex"),
+        ("_repr_svg_", "image/svg+xml"),
+        ("_repr_png_", "image/png"),
+        ("_repr_jpeg_", "image/jpeg"),
+    ):
+        if key in bundle:
+            continue
+        out = _call(value, method)
+        if isinstance(out, tuple):
+            out = out[0]
+        if out is not None:
+            bundle[key] = out
+    for key in ("image/png", "image/jpeg"):
+        data = bundle.get(key)
+        if isinstance(data, (bytes, bytearray)):
+            bundle[key] = base64.b64encode(bytes(data)).decode("ascii")
+    try:
+        plain = bundle.get("text/plain") if isinstance(bundle.get("text/plain"), str) else repr(value)
+    except Exception as exc:  # noqa: BLE001 - a broken __repr__ is still information
+        plain = f"<{type(value).__name__} object (repr failed: {type(exc).__name__}: {exc})>"
+    bundle["text/plain"] = plain
+
+    text = _pandas_text(value)
+    if text is None and isinstance(bundle.get("text/markdown"), str):
+        text = bundle["text/markdown"]
+    if text is None and isinstance(bundle.get("text/html"), str) and not _has_own_repr(value):
+        text = html_to_text(bundle["text/html"])
+    if text is None and isinstance(bundle.get("text/latex"), str) and not _has_own_repr(value):
+        text = bundle["text/latex"]
+    if text is None:
+        text = plain
+    # Keep the bundle JSON-friendly and bounded: it lands in the session file.
+    for key in list(bundle):
+        v = bundle[key]
+        if not isinstance(v, str):
+            bundle[key] = str(v)
+        if key != "text/plain" and not key.startswith("image/") and len(bundle[key]) > _MAX_RICH_CHARS:
+            del bundle[key]
+    return text, bundle

@@ -1,0 +1,384 @@
+"""``python``: run code in the notebook's own namespace, like a cell.
+
+All statements but a final expression are executed, the final expression is evaluated and
+its value shown (``None`` shows nothing), as in a notebook cell. ``print`` output and
+``stderr`` are captured in order (tail-truncated like bash, the full text saved to a file
+when long). Rich values become text for the model (see :mod:`.display`); their MIME
+bundle, images included, goes to ``details["result"]`` for the widget, and images reach the
+model only with ``send_images=True``. Exceptions give a short traceback of the code's frames.
+
+Threads and timeouts. Synchronous code runs in a worker thread so the event loop (the
+kernel's) keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot
+be killed: on timeout or abort the thread is asked to stop by raising
+:class:`PythonInterrupt` in it (``PyThreadState_SetAsyncExc``). Pure-Python code stops at
+its next bytecode; code blocked in C (``time.sleep``, I/O, a long numpy call) only stops
+when that call returns. While such a thread is still running, further output is discarded
+and new python calls are refused with a clear message, so two runs never share the
+namespace at once. Objects bound to the main thread (e.g. a ``sqlite3`` connection made in
+a cell) cannot be used from the worker: create the tool with ``in_thread=False`` to run on
+the caller's thread (no timeout then). Code using top-level ``await`` runs on the event loop
+itself, where the timeout cancels it (and output printed by other tasks meanwhile is captured
+with it). If the tool call itself is cancelled, the code is interrupted the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import ctypes
+import inspect
+import itertools
+import linecache
+import threading
+import time
+import traceback
+import weakref
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from ...messages import ImageContent, TextContent
+from ..tools import ToolContext, ToolResult
+from .base import BuiltinTool, ToolError
+from .display import value_to_display
+from .output import OutputAccumulator
+from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+
+__all__ = ["PythonInterrupt", "PythonParams", "PythonTool"]
+
+DEFAULT_TIMEOUT = 30.0
+_STOP_GRACE = 1.0
+_POLL = 0.1
+_counter = itertools.count(1)
+
+
+class PythonInterrupt(BaseException):
+    """Raised inside running tool code to stop it (timeout or abort). A ``BaseException``,
+    so ``except Exception`` in the code does not swallow it."""
+
+
+class PythonParams(BaseModel):
+    """Arguments of ``python``."""
+
+    code: str = Field(
+        description="Python code to run in the notebook's namespace. Variables persist between calls and are shared with the user."
+        " The value of a final expression is shown, as in a notebook cell."
+    )
+    timeout: float | None = Field(default=None, description="Timeout in seconds (default: 30)")
+
+
+def _async_raise(thread_id: int, exc: type[BaseException]) -> bool:
+    """Ask thread ``thread_id`` to raise ``exc`` at its next bytecode; True if the request was placed."""
+    n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
+    if n > 1:  # should never happen; undo rather than hit the wrong thread
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
+        return False
+    return n == 1
+
+
+class _Run:
+    """State shared between the event loop and the thread running the code."""
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.has_value = False
+        self.exc: BaseException | None = None
+        self.chunks: list[str] = []
+        self.lock = threading.Lock()
+        self.discard = False
+
+    def sink(self, _stream: str, text: str) -> None:
+        with self.lock:
+            if not self.discard:
+                self.chunks.append(text)
+
+    def drain(self) -> str:
+        with self.lock:
+            text, self.chunks = "".join(self.chunks), []
+        return text
+
+
+class PythonTool(BuiltinTool[PythonParams]):
+    """Run Python code in a namespace dict (in a notebook: the kernel's ``user_ns``).
+
+    ``namespace``: the dict code runs in (default: ``ctx.extra["namespace"]`` if the loop
+    provides one, else a private dict kept by this tool). ``timeout``: default seconds per
+    call (``None``: no limit). ``in_thread``: run synchronous code in a worker thread (see the
+    module notes). ``send_images``: also give images of the value to the model.
+    """
+
+    name = "python"
+    label = "python"
+    description = (
+        "Run Python code in the user's live notebook kernel namespace. Variables, imports and data persist between calls and are"
+        " shared with the user's notebook. Prints and the value of a final expression are returned (as in a notebook cell);"
+        f" long output is truncated to the last lines / {DEFAULT_MAX_BYTES // 1024}KB. Optionally provide a timeout in seconds."
+    )
+    parameters = PythonParams
+    mutating = True
+    prompt_snippet = "Run Python code in the notebook's kernel namespace (state persists and is shared with the user)"
+    prompt_guidelines = (
+        "The python tool runs in the user's live notebook namespace: inspect existing variables before recreating data, and do not"
+        " overwrite or delete the user's variables unless asked",
+    )
+    command_arg: ClassVar = "code"
+
+    def __init__(
+        self,
+        namespace: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        in_thread: bool = True,
+        send_images: bool = False,
+        cwd: Any = None,
+        policy: Any = None,
+    ) -> None:
+        super().__init__(cwd, policy)
+        self.namespace = namespace
+        self._own_namespace: dict[str, Any] = {"__name__": "__main__"}
+        self.timeout = timeout
+        self.in_thread = in_thread
+        self.send_images = send_images
+        self._runaway: threading.Thread | None = None
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def namespace_for(self, ctx: ToolContext) -> dict[str, Any]:
+        """The dict the code of this call runs in."""
+        if self.namespace is not None:
+            return self.namespace
+        extra = ctx.extra.get("namespace") if ctx.extra else None
+        return extra if isinstance(extra, dict) else self._own_namespace
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    async def run(self, args: PythonParams, ctx: ToolContext) -> ToolResult:
+        async with self._lock():  # calls of one turn run in parallel; one namespace, one run at a time
+            if self._runaway is not None:
+                if self._runaway.is_alive():
+                    raise ToolError(
+                        "A previous python call is still running in the background (it timed out or was aborted, and Python threads"
+                        " cannot be killed; it stops when its current blocking call returns). Wait and try again, or ask the user"
+                        " to interrupt or restart the kernel."
+                    )
+                self._runaway = None
+            return await self._run(args, ctx)
+
+    async def _run(self, args: PythonParams, ctx: ToolContext) -> ToolResult:
+        filename = f"<python-tool-{next(_counter)}>"
+        try:
+            body, expr = _compile(args.code, filename)
+        except SyntaxError as exc:
+            text = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+            return ToolResult.error(text, details={"status": "error", "error": {"type": "SyntaxError", "message": str(exc)}})
+        linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
+        ns = self.namespace_for(ctx)
+        timeout = args.timeout if args.timeout is not None else self.timeout
+        if timeout is not None and timeout <= 0:
+            timeout = None
+        state = _Run()
+        output = OutputAccumulator("pi-python")
+        is_async = any(c is not None and c.co_flags & inspect.CO_COROUTINE for c in (body, expr))
+        status = "ok"
+        still_running = False
+        started = time.monotonic()
+
+        def stream() -> None:
+            text = state.drain()
+            if text:
+                output.append_text(text)
+                snap = output.snapshot()
+                ctx.update(ToolResult.text(snap.content))
+
+        if is_async:
+            status = await self._run_async(body, expr, ns, state, timeout, ctx)
+        elif not self.in_thread:
+            _execute(body, expr, ns, state)
+        else:
+            loop = asyncio.get_running_loop()
+            finished = loop.create_future()
+
+            def work() -> None:
+                _execute(body, expr, ns, state)
+                try:
+                    loop.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
+                except RuntimeError:  # the loop is gone: nobody waits any more
+                    pass
+
+            thread = threading.Thread(target=work, name=f"pi-python {filename}", daemon=True)
+            thread.start()
+            try:
+                while not finished.done():
+                    remaining = None if timeout is None else timeout - (time.monotonic() - started)
+                    if remaining is not None and remaining <= 0:
+                        status = "timeout"
+                        break
+                    if ctx.signal is not None and ctx.signal.aborted:
+                        status = "aborted"
+                        break
+                    wait = _POLL if remaining is None else min(_POLL, remaining)
+                    await asyncio.wait({finished}, timeout=wait)
+                    stream()
+            except asyncio.CancelledError:
+                # The run itself was cancelled (e.g. the kernel was interrupted): stop the code too.
+                if thread.ident is not None and thread.is_alive():
+                    _async_raise(thread.ident, PythonInterrupt)
+                    self._runaway = thread
+                raise
+            if status != "ok":
+                if thread.ident is not None:
+                    _async_raise(thread.ident, PythonInterrupt)
+                try:
+                    await asyncio.wait_for(asyncio.shield(finished), _STOP_GRACE)
+                except asyncio.TimeoutError:
+                    still_running = True
+                    self._runaway = thread
+        text_out = state.drain()
+        if still_running:
+            with state.lock:
+                state.discard = True
+        if text_out:
+            output.append_text(text_out)
+        output.finish()
+        return self._result(state, output, status, timeout, still_running, filename)
+
+    async def _run_async(self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, timeout: float | None, ctx: ToolContext) -> str:
+        from .capture import ThreadCapture
+
+        async def go() -> None:
+            with ThreadCapture(state.sink):
+                try:
+                    for code, is_expr in ((body, False), (expr, True)):
+                        if code is None:
+                            continue
+                        out = eval(code, ns)  # noqa: S307 - running the model's code is this tool's job
+                        if code.co_flags & inspect.CO_COROUTINE:
+                            out = await out
+                        if is_expr:
+                            state.value, state.has_value = out, True
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - reported to the model
+                    state.exc = exc
+
+        task = asyncio.ensure_future(go())
+        aborter = asyncio.ensure_future(ctx.signal.wait()) if ctx.signal is not None else None
+        try:
+            done, _ = await asyncio.wait({task} | ({aborter} if aborter else set()), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            if aborter is not None:
+                aborter.cancel()
+        if task in done:
+            return "ok"
+        task.cancel()
+        try:
+            await task
+        except BaseException:  # noqa: BLE001 - the cancellation we asked for
+            pass
+        return "aborted" if aborter is not None and aborter in done else "timeout"
+
+    def _result(
+        self, state: _Run, output: OutputAccumulator, status: str, timeout: float | None, still_running: bool, filename: str
+    ) -> ToolResult:
+        parts: list[str] = []
+        details: dict[str, Any] = {"status": status}
+        snap = output.snapshot()
+        if snap.content:
+            text = snap.content.rstrip("\n")
+            if snap.truncated:
+                start = snap.total_lines - snap.output_lines + 1
+                text += (
+                    f"\n\n[Output: showing lines {start}-{snap.total_lines} of {snap.total_lines}"
+                    f"{'' if snap.truncated_by == 'lines' else f' ({format_size(DEFAULT_MAX_BYTES)} limit)'}."
+                    f" Full output: {output.full_output_path}]"
+                )
+                details["truncation"] = snap.details()
+                details["fullOutputPath"] = output.full_output_path
+            parts.append(text)
+        content_extra: list[ImageContent] = []
+        is_error = status != "ok"
+        exc = state.exc
+        if status == "ok" and exc is not None and not isinstance(exc, PythonInterrupt):
+            is_error = True
+            details["status"] = "error"
+            details["error"] = {"type": type(exc).__name__, "message": str(exc)}
+            parts.append(_format_traceback(exc, filename))
+        elif status == "ok" and state.has_value and state.value is not None:
+            value_text, bundle = value_to_display(state.value)
+            cut = truncate_head(value_text)
+            value_text = cut.content
+            if cut.truncated:
+                value_text += f"\n[Value text truncated: showing {cut.output_lines} of {cut.total_lines} lines]"
+            images = [k for k in ("image/png", "image/jpeg") if isinstance(bundle.get(k), str)]
+            if images and self.send_images:
+                content_extra = [ImageContent(data=bundle[k], mime_type=k) for k in images]
+                value_text += f"\n[{', '.join(images)} attached]"
+            elif images or "image/svg+xml" in bundle:
+                shown = images + (["image/svg+xml"] if "image/svg+xml" in bundle else [])
+                value_text += f"\n[{', '.join(shown)} shown to the user, not sent to the model]"
+            parts.append(f"Out: {value_text}" if "\n" not in value_text else f"Out:\n{value_text}")
+            details["result"] = bundle
+        if status in ("timeout", "aborted"):
+            what = f"Timed out after {_seconds(timeout)} seconds" if status == "timeout" else "Aborted"
+            if still_running:
+                details["stillRunning"] = True
+                parts.append(
+                    f"[{what}. The code is still running in a background thread: Python threads cannot be killed, so it runs"
+                    " until its current blocking call returns and is interrupted then. Its further output is discarded, and the"
+                    " python tool refuses new calls until it has ended.]"
+                )
+            else:
+                parts.append(f"[{what}: the code was interrupted and has stopped.]")
+        text = "\n".join(parts) if parts else "(no output)"
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *content_extra]
+        return ToolResult(content=content, details=details, is_error=is_error)
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _compile(code: str, filename: str) -> tuple[Any, Any]:
+    """(body code or None, final expression code or None), compiled with top-level ``await`` allowed."""
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    tree = ast.parse(code, filename, mode="exec")
+    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    body_nodes = tree.body[:-1] if last is not None else tree.body
+    body = compile(ast.Module(body=body_nodes, type_ignores=[]), filename, "exec", flags=flags) if body_nodes else None
+    expr = compile(ast.Expression(body=last.value), filename, "eval", flags=flags) if last is not None else None
+    return body, expr
+
+
+def _execute(body: Any, expr: Any, ns: dict[str, Any], state: _Run) -> None:
+    """Run the compiled pieces in the current thread, capturing its output into ``state``."""
+    from .capture import ThreadCapture
+
+    with ThreadCapture(state.sink):
+        try:
+            if body is not None:
+                exec(body, ns)  # noqa: S102 - running the model's code is this tool's job
+            if expr is not None:
+                state.value = eval(expr, ns)  # noqa: S307
+                state.has_value = True
+        except BaseException as exc:  # noqa: BLE001 - reported to the model (PythonInterrupt included)
+            state.exc = exc
+
+
+def _format_traceback(exc: BaseException, filename: str, max_frames: int = 8) -> str:
+    """A traceback starting at the code's own frames, at most ``max_frames`` deep per exception."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    if tb is None:
+        tb = exc.__traceback__
+    te = traceback.TracebackException(type(exc), exc, tb, limit=-max_frames)
+    return "".join(te.format()).rstrip()

@@ -1,0 +1,106 @@
+"""A real IPython kernel driven the way JupyterLab drives it (execute requests with ``cellId``)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class Execution:
+    """What one execute request produced."""
+
+    status: str = ""
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(o["content"]["text"] for o in self.outputs if o["msg_type"] == "stream" and o["content"]["name"] == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        return "".join(o["content"]["text"] for o in self.outputs if o["msg_type"] == "stream" and o["content"]["name"] == "stderr")
+
+    def data(self, mime: str) -> list[Any]:
+        """Every value of ``mime`` in display data, updates and results, in order."""
+        out = []
+        for o in self.outputs:
+            if o["msg_type"] in ("display_data", "update_display_data", "execute_result") and mime in o["content"].get("data", {}):
+                out.append(o["content"]["data"][mime])
+        return out
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error (``ename``, ``evalue``); IPython reports a ``UsageError`` on stderr and in the reply."""
+        errs = [o["content"] for o in self.outputs if o["msg_type"] == "error"]
+        if errs:
+            return errs[0]
+        if self.status == "error":
+            return {"ename": self.reply.get("ename"), "evalue": self.reply.get("evalue") or self.stderr, "stderr": self.stderr}
+        return None
+
+
+class Kernel:
+    """Start a kernel in ``cwd``; ``run(code, cell_id=...)`` executes and collects iopub output."""
+
+    def __init__(self, cwd: str, env: dict[str, str] | None = None) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        kenv = dict(os.environ, **(env or {}))
+        self.km.start_kernel(cwd=cwd, env=kenv)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def send(self, code: str, cell_id: str | None = None) -> str:
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id} if cell_id else {})
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
+
+    def collect(self, msg_id: str, timeout: float = 120) -> Execution:
+        result = Execution()
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no idle status for {msg_id} within {timeout}s; outputs so far: {result.outputs[-5:]}")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind = msg["msg_type"]
+            if kind == "status" and msg["content"]["execution_state"] == "idle":
+                break
+            if kind in ("stream", "display_data", "update_display_data", "execute_result", "error"):
+                result.outputs.append({"msg_type": kind, "content": msg["content"]})
+        while True:
+            reply = self.kc.get_shell_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                result.reply = reply["content"]
+                result.status = reply["content"]["status"]
+                return result
+
+    def run(self, code: str, cell_id: str | None = None, timeout: float = 120) -> Execution:
+        return self.collect(self.send(code, cell_id), timeout)
+
+    def interrupt(self) -> None:
+        self.km.interrupt_kernel()
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)

@@ -1,0 +1,148 @@
+"""``%%pi`` in a real kernel, driven as JupyterLab drives it (execute requests carrying ``cellId``)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from kernel_client import Kernel
+
+from pi_jupyter import Session
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.session_dir = {dir!r}
+%config PiMagics.model = "offline/echo"
+%config PiMagics.thinking = "off"
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    k = Kernel(str(tmp_path))
+    try:
+        setup = k.run(SETUP.format(dir=str(tmp_path / "sessions")))
+        assert setup.status == "ok", setup.error
+        yield k
+    finally:
+        k.close()
+
+
+def session_of(tmp_path) -> Session:
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert len(files) == 1, files
+    return Session.open(files[0], readonly=True)
+
+
+def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
+    first = kernel.run("%%pi\nMy name is Ada.", cell_id="c1")
+    assert first.status == "ok", first.error
+    markdown = first.data("text/markdown")
+    assert markdown and "My name is Ada." in markdown[-1]  # the saved transcript
+    assert first.data("application/vnd.jupyter.widget-view+json")
+    summary = first.data("text/plain")[-1]
+    assert summary.startswith("pi: stop") and "new entries" in summary
+
+    second = kernel.run("x = 6 * 7\n", cell_id="c2")
+    assert second.status == "ok"
+    third = kernel.run("%%pi --name r\nuse python\n```python\nprint(x + {x})\n```", cell_id="c3")
+    assert third.status == "ok", third.error
+    check = kernel.run("print(r.text)\nprint(_.stop_reason, len(r.entry_ids))", cell_id="c4")
+    assert "84" in check.stdout and "stop 4" in check.stdout
+
+    s = session_of(tmp_path)
+    roles = [m.role for m in s.context().messages]
+    assert roles == ["user", "assistant", "user", "assistant", "toolResult", "assistant"]
+    assert s.context().messages[2].content[0].text.endswith("print(x + 42)\n```")
+    assert s.name == "notebook"
+
+
+def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_path):
+    assert kernel.run("%%pi\nFirst question.", cell_id="a").status == "ok"
+    assert kernel.run("%%pi\nSecond question.", cell_id="b").status == "ok"
+    again = kernel.run("%%pi\nSecond question, rephrased.", cell_id="b")
+    assert again.status == "ok", again.error
+    assert "forked" in again.data("text/plain")[-1]
+    assert kernel.run("%%pi\nThird question.", cell_id="c").status == "ok"
+
+    s = session_of(tmp_path)
+    users = {e["message"]["content"][0]["text"]: e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "user"}
+    first_answer = s.child_ids(users["First question."]["id"])
+    assert users["Second question."]["parentId"] == users["Second question, rephrased."]["parentId"] == first_answer[0]
+    branch_texts = [m.content[0].text for m in s.context().messages if m.role == "user"]
+    assert branch_texts == ["First question.", "Second question, rephrased.", "Third question."]
+
+    # a fresh kernel on the same session finds its place: re-running cell "a" forks from the root
+    kernel.run("%reset -f\n%unload_ext pi_jupyter")
+    fresh = kernel.run("%load_ext pi_jupyter\n%pi open " + s.path, cell_id="z")
+    assert fresh.status == "ok", fresh.error
+    rerun = kernel.run("%%pi\nFirst question, again.", cell_id="a")
+    assert rerun.status == "ok", rerun.error
+    s = Session.open(s.path, readonly=True)
+    roots = [
+        e
+        for e in s.raw_entries()
+        if e["type"] == "message" and e["message"]["role"] == "user" and e["parentId"] == users["First question."]["parentId"]
+    ]
+    assert len(roots) == 2
+
+
+def test_interrupt_aborts_cleanly_and_the_kernel_keeps_working(kernel, tmp_path):
+    msg_id = kernel.send("%%pi --model offline/typewriter\n" + "word " * 400, cell_id="slow")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        files = list((tmp_path / "sessions").glob("*.jsonl"))
+        if files and '"role":"user"' in files[0].read_text():
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    kernel.interrupt()
+    result = kernel.collect(msg_id, timeout=60)
+    assert result.status == "error" and result.reply["ename"] == "KeyboardInterrupt"
+    s = session_of(tmp_path)
+    last = s.context().messages[-1]
+    assert last.role == "assistant" and last.stop_reason == "aborted"
+    assert last.text  # the partial answer is kept
+    ok = kernel.run("%%pi\nStill there?", cell_id="next")
+    assert ok.status == "ok", ok.error
+    # no task lingers on the agent loop, and no extra loop thread was started
+    probe = (
+        "import asyncio, threading\n"
+        "loop = get_ipython()._pi_magics.state.runner.loop\n"
+        "async def others():\n    return len(asyncio.all_tasks()) - 1\n"
+        "print(asyncio.run_coroutine_threadsafe(others(), loop).result())\n"
+        "print(sum(t.name == 'pi-jupyter-agents' for t in threading.enumerate()))"
+    )
+    alive = kernel.run(probe)
+    assert alive.stdout.split() == ["0", "1"], alive.error
+
+
+def test_errors_are_one_line_not_tracebacks(kernel, tmp_path):
+    bad_option = kernel.run("%%pi --nope\nhi")
+    assert bad_option.status == "error" and bad_option.error["ename"] == "UsageError"
+    unknown_name = kernel.run("%%pi\nWhat is {undefined_thing}?")
+    assert "undefined_thing" in unknown_name.error["evalue"] and unknown_name.error["ename"] == "UsageError"
+    no_key = kernel.run("%%pi --model anthropic/claude-sonnet-4-5\nhi")
+    assert no_key.error["ename"] == "UsageError" and "ANTHROPIC_API_KEY" in no_key.error["evalue"]
+    missing = kernel.run("%pi open /nonexistent/file.jsonl")
+    assert missing.error["ename"] == "UsageError" and "no session file" in missing.error["evalue"]
+    kernel.run("%%pi\nhello", cell_id="h")
+    unknown_entry = kernel.run("%pi checkout zzzzzzzz")
+    assert unknown_entry.error["ename"] == "UsageError" and "zzzzzzzz" in unknown_entry.error["evalue"]
+    literal = kernel.run("%%pi --name lit\nA dict looks like {{'a': 1}}.", cell_id="lit")
+    assert literal.status == "ok", literal.error
+    assert "{'a': 1}" in kernel.run("print(lit.prompt)").stdout
+
+
+def test_background_run_returns_a_handle_and_a_busy_session_is_refused(kernel, tmp_path):
+    bg = kernel.run("%%pi --background --name job --model offline/typewriter\n" + "word " * 100, cell_id="bg")
+    assert bg.status == "ok"
+    assert "BackgroundRun" in bg.data("text/plain")[-1]
+    busy = kernel.run("%%pi\nanother", cell_id="other")
+    assert busy.error["ename"] == "UsageError" and "busy" in busy.error["evalue"]
+    done = kernel.run("job.abort()\nres = job.result(timeout=30)\nprint(res.stop_reason)")
+    assert done.stdout.strip() == "aborted"
+    after = kernel.run("%%pi\nnow free?", cell_id="after")
+    assert after.status == "ok", after.error
