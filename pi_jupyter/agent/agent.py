@@ -129,6 +129,7 @@ class Agent:
         tool_extra: dict[str, Any] | None = None,
         policy: Any = None,
         resources: Any = None,
+        extensions: Sequence[Any] = (),
     ) -> None:
         if session is None:
             session = Session.in_memory(cwd)
@@ -149,6 +150,8 @@ class Agent:
         self._run_lock = threading.Lock()
         self._retry_attempt = 0
         self._retry_sleep: asyncio.Event | None = None
+        self._compacting = False
+        self._overflow_attempted = False
         self._run_entry_ids: list[str] = []
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
@@ -164,6 +167,13 @@ class Agent:
         self.tools: list[Tool[Any]] = self._resolve_tools(tools)
         self.thinking_level: str = self._initial_thinking(thinking, ctx.thinking_level, session)
         self._subscribe_persistence()
+        from .extensions import ExtensionManager
+
+        self.extensions = ExtensionManager(self)
+        """Registered extensions (see :mod:`pi_jupyter.agent.extensions`)."""
+        self._listeners.insert(1, self.extensions.on_event)
+        for ext in extensions:
+            self.extensions.add(ext)
         session.branch_summarizer = self._branch_summarizer_sync
 
     # ------------------------------------------------------------------ setup
@@ -366,8 +376,17 @@ class Agent:
         ``text`` may also be a message object (e.g. a :class:`UserMessage` or
         :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
         """
+        from .extensions import HANDLED
+
+        if isinstance(text, str) and len(self.extensions):
+            text = await self.extensions.on_input(text)
+            if text is HANDLED:
+                return self._result([], self.session.leaf_id, 0.0)
         message = self._prompt_message(text, images)
-        return await self._run([message])
+        prompts = [message]
+        if len(self.extensions):
+            prompts.extend(await self.extensions.before_prompt(text if isinstance(text, str) else ""))
+        return await self._run(prompts)
 
     async def continue_(self) -> RunResult:
         """Run again from the current messages without a new prompt (after an error, for example)."""
@@ -432,17 +451,19 @@ class Agent:
         from .. import providers
 
         stream = self._stream or providers.stream
+        has = {hook for ext in self.extensions for hook in ("transform_context", "after_tool_call") if callable(getattr(ext, hook, None))}
         return LoopConfig(
             model=self.model,
             stream=stream,
             system_prompt=self.system_prompt,
-            tools=self.tools,
+            tools=[*self.tools, *self.extensions.tools()],
+            transform_context=self.extensions.transform_context if "transform_context" in has else None,
             reasoning=None if self.thinking_level == "off" else self.thinking_level,
             api_key=self.api_key,
             session_id=self.session.id,
             tool_execution=self.settings.tool_execution,
             before_tool_call=self._before_tool,
-            after_tool_call=self.after_tool_call,
+            after_tool_call=self._after_tool if (self.after_tool_call or "after_tool_call" in has) else None,
             steering=lambda: self._dequeue(self._steering, self.settings.steering_mode),
             follow_ups=lambda: self._dequeue(self._follow_ups, self.settings.follow_up_mode),
             cwd=self.cwd,
@@ -455,12 +476,24 @@ class Agent:
             reason = await self.policy.check(call.tool, call.args if isinstance(call.args, dict) else {}, _PolicyContext(self))
             if reason is not None:
                 return ToolDecision(block=True, reason=reason)
+        decision = await self.extensions.before_tool_call(call) if len(self.extensions) else None
+        if decision is not None and decision.block:
+            return decision
         if self.before_tool_call is None:
-            return None
+            return decision
         out = self.before_tool_call(call)
         if asyncio.iscoroutine(out):
             out = await out
-        return out
+        return out if out is not None else decision
+
+    async def _after_tool(self, call: AfterToolCall) -> ToolResult | None:
+        replaced = await self.extensions.after_tool_call(call) if len(self.extensions) else None
+        if self.after_tool_call is None:
+            return replaced
+        out = self.after_tool_call(call)
+        if asyncio.iscoroutine(out):
+            out = await out
+        return out if out is not None else replaced
 
     async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
         with self._run_lock:
@@ -473,14 +506,16 @@ class Agent:
         self._loop = asyncio.get_running_loop()
         all_new: list[Any] = []
         try:
-            new = await self._run_once(prompts, skip_initial_steering)
-            all_new.extend(new)
+            if prompts:
+                self._overflow_attempted = False
+            all_new.extend(await self._run_once(prompts, skip_initial_steering))
             while True:
-                retry = await self._maybe_retry(all_new)
-                if retry is None:
+                more = await self._maybe_retry(all_new)
+                if more is None:
+                    more = await self._after_run(all_new)
+                if more is None:
                     break
-                all_new.extend(retry)
-            await self._after_run(all_new)
+                all_new.extend(more)
         finally:
             self._signal = None
             self._running = False
@@ -546,11 +581,16 @@ class Agent:
             return False
         return bool(RETRYABLE.search(message.error_message))
 
-    async def _after_run(self, new_messages: list[Any]) -> None:
-        """Hook for automatic compaction (threshold and overflow), run after retries settle."""
-        hook = getattr(self, "_auto_compaction", None)
-        if hook is not None:
-            await hook(new_messages)
+    async def _after_run(self, new_messages: list[Any]) -> list[Any] | None:
+        """Automatic compaction (threshold and overflow) once retries have settled; the retried run's messages."""
+        from .compaction_runner import auto_compact
+
+        return await auto_compact(self, new_messages)
+
+    @property
+    def is_compacting(self) -> bool:
+        """True while a compaction (manual or automatic) is running."""
+        return self._compacting
 
     def _result(self, new_messages: list[Any], started_from: str | None, duration: float) -> RunResult:
         assistants = [m for m in new_messages if getattr(m, "role", None) == "assistant"]

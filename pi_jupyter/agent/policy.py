@@ -186,9 +186,7 @@ class Policy(BaseModel):
             return str(exc)
         return None
 
-    def check_path(
-        self, path: str, *, cwd: str | os.PathLike[str] | None = None, access: Literal["read", "write"] = "read"
-    ) -> str:
+    def check_path(self, path: str, *, cwd: str | os.PathLike[str] | None = None, access: Literal["read", "write"] = "read") -> str:
         """Resolve ``path`` (``@``/``~`` expanded, relative to ``cwd``, ``..`` and symlinks resolved)
         and return it if the policy allows ``access`` there; else raise :class:`PathNotAllowed`."""
         base = os.fspath(cwd) if cwd is not None else os.getcwd()

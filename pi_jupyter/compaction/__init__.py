@@ -1,0 +1,122 @@
+"""Compaction and branch summaries: token estimates, cut points, summaries (pi-design §4, §5).
+
+Everything works on the current branch as root-first entry dicts (``Session.raw_branch()``)
+and asks for summaries through a :data:`Summarize` function it is handed, so this layer
+imports no provider and no agent.
+
+Compacting a branch::
+
+    prep = prepare_compaction(session.raw_branch(), CompactionSettings(), cwd=session.cwd)
+    result = await compact(prep, summarize)          # summarize(SummaryRequest) -> AssistantMessage
+    result.append_to(session)                        # the compaction entry; nothing is deleted
+    # or in one step: await compact_session(session, summarize, custom_instructions=...)
+
+Leaving a branch with a summary::
+
+    outcome = await checkout_with_summary(session, target, summarize, context_window=200_000)
+
+Two modes. The default fixes pi's bugs listed in pi-design §10 (items 11-13 and 25; item 10
+is already fixed in pi 0.73.1); ``pi_compatible=True`` reproduces pi 0.73.1 exactly and is
+what the parity tests compare with pi itself. Deviation codes (``pi-10.12a`` ...) on the
+results say which fix changed a result.
+
+Token estimates: :func:`estimate_tokens_pi` (pi's chars/4) chooses cut points, so the same
+entries are kept as in pi; :func:`estimate_tokens` (calibrated by character class, images
+counted everywhere) sizes contexts for the compaction decision and branch-summary budgets.
+"""
+
+from .branch import (
+    BranchEntries,
+    BranchPreparation,
+    BranchSummaryResult,
+    branch_summary_request,
+    collect_branch_entries,
+    generate_branch_summary,
+    prepare_branch_entries,
+)
+from .checkout import CheckoutOutcome, CheckoutPlan, apply_checkout, checkout_with_summary, plan_checkout
+from .compact import (
+    CompactionOutcome,
+    CompactionResult,
+    compact,
+    compact_session,
+    compaction_requests,
+    history_request,
+    turn_prefix_request,
+)
+from .cut import CutPoint, find_cut_point, find_turn_start_index, find_valid_cut_points
+from .errors import CompactionError, NothingToCompact, SummaryAborted, SummaryError
+from .fileops import FileOps, compute_file_lists, extract_file_ops, format_file_operations
+from .prepare import CompactionPreparation, prepare_compaction
+from .request import Summarize, SummaryKind, SummaryRequest, response_text
+from .serialize import conversation_text, serialize_conversation, to_llm_dicts
+from .settings import DEFAULT_CONTEXT_WINDOW, BranchSummarySettings, CompactionSettings, should_compact
+from .tokens import (
+    ContextEstimate,
+    branch_context_tokens,
+    calculate_context_tokens,
+    estimate_context_tokens,
+    estimate_image_tokens,
+    estimate_text_tokens,
+    estimate_tokens,
+    estimate_tokens_pi,
+)
+from .trigger import CompactionTrigger, compaction_trigger, is_context_overflow
+
+__all__ = [
+    "BranchEntries",
+    "BranchPreparation",
+    "BranchSummaryResult",
+    "BranchSummarySettings",
+    "CheckoutOutcome",
+    "CheckoutPlan",
+    "CompactionError",
+    "CompactionOutcome",
+    "CompactionPreparation",
+    "CompactionResult",
+    "CompactionSettings",
+    "CompactionTrigger",
+    "ContextEstimate",
+    "CutPoint",
+    "DEFAULT_CONTEXT_WINDOW",
+    "FileOps",
+    "NothingToCompact",
+    "Summarize",
+    "SummaryAborted",
+    "SummaryError",
+    "SummaryKind",
+    "SummaryRequest",
+    "apply_checkout",
+    "branch_context_tokens",
+    "branch_summary_request",
+    "calculate_context_tokens",
+    "checkout_with_summary",
+    "collect_branch_entries",
+    "compact",
+    "compact_session",
+    "compaction_requests",
+    "compaction_trigger",
+    "compute_file_lists",
+    "conversation_text",
+    "estimate_context_tokens",
+    "estimate_image_tokens",
+    "estimate_text_tokens",
+    "estimate_tokens",
+    "estimate_tokens_pi",
+    "extract_file_ops",
+    "find_cut_point",
+    "find_turn_start_index",
+    "find_valid_cut_points",
+    "format_file_operations",
+    "generate_branch_summary",
+    "history_request",
+    "is_context_overflow",
+    "plan_checkout",
+    "prepare_branch_entries",
+    "prepare_compaction",
+    "response_text",
+    "serialize_conversation",
+    "should_compact",
+    "to_llm_dicts",
+    "turn_prefix_request",
+]

@@ -19,7 +19,8 @@ What it does, in order of precedence:
    them). It *quotes* the conversation: every user statement is listed under ``## Goal``,
    tool calls under ``### Done``, tool results and the last answer under
    ``## Critical Context``. Bullets of a ``<previous-summary>`` are kept, so a fact stated
-   in the first turn survives any number of compactions.
+   in the first turn survives any number of compactions; to keep summaries small, each
+   section keeps its first two and latest six bullets and counts the rest as omitted.
 3. **Answering tool results.** When the last message is a tool result, it quotes what the
    tools returned (the first 20 lines of each, as ``>`` quotes), says which calls failed,
    and stops. It never calls a tool twice in a row, so a loop always ends.
@@ -280,11 +281,17 @@ def _sections(summary: str) -> dict[str, list[str]]:
     return out
 
 
+_OMITTED = re.compile(r"^- \(… (\d+) more omitted\)$")
+
+
 def write_summary(prompt: str) -> str:
     """The offline model's summary for a summarization prompt (see the module docstring)."""
     conversation = (_between(prompt, "<conversation>\n", "\n</conversation>") or "").strip()
     previous = _between(prompt, "<previous-summary>\n", "\n</previous-summary>")
     instructions = prompt.rsplit("</conversation>", 1)[-1]
+    if previous is not None:
+        # the previous summary may itself hold a turn-prefix summary; only the instructions say what is asked
+        instructions = instructions.replace(previous, "")
     parts = _PART_SPLIT.split(conversation) if conversation else []
     users, calls, results, answers = [], [], [], []
     for part in parts:
@@ -302,11 +309,23 @@ def write_summary(prompt: str) -> str:
                 break
     prev = _sections(previous) if previous else {}
 
-    def merged(key: str, new: list[str]) -> list[str]:
+    def merged(key: str, new: list[str], limit: int = 8) -> list[str]:
         seen: list[str] = []
+        omitted = 0
         for line in prev.get(key, []) + new:
-            if line not in seen:
+            marker = _OMITTED.match(line)
+            if marker:
+                omitted += int(marker.group(1))
+            elif line not in seen:
                 seen.append(line)
+        # a summary must stay small however long the session gets: keep the first items (the
+        # original request and early facts) and the latest ones, and count what is left out
+        if len(seen) > limit:
+            head, tail = seen[:2], seen[-(limit - 2) :]
+            omitted += len(seen) - len(head) - len(tail)
+            seen = head + tail
+        if omitted:
+            seen.insert(2, f"- (… {omitted} more omitted)")
         return seen or ["- (none)"]
 
     if "## Original Request" in instructions:

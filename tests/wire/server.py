@@ -420,7 +420,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner: WireServer = self.server.owner
         path = self.path.split("?", 1)[0]
         headers = {k.lower(): v for k, v in self.headers.items()}
-        owner._record(RecordedRequest(path=path, headers=headers, body=body, raw=raw))
+        recorded = RecordedRequest(path=path, headers=headers, body=body, raw=raw)
+        owner._record(recorded)
         kind = ENDPOINTS.get(path)
         if kind is None:
             self._send_json(404, {"error": {"message": f"wire server: unknown endpoint POST {path}"}})
@@ -436,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
                 )
                 self._send(reply)
                 return
-        reply = owner._next(kind, path)
+        reply = owner._next(kind, path, recorded)
         self._send(reply)
 
     def _send_json(self, status: int, payload: Any) -> None:
@@ -499,6 +500,7 @@ class WireServer:
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Reply]] = {"openai": deque(), "anthropic": deque(), "responses": deque()}
         self._defaults: dict[str, Reply] = {}
+        self._responders: dict[str, Any] = {}
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0
         self.require_key: str | None = None
@@ -537,6 +539,16 @@ class WireServer:
             else:
                 self._defaults[kind] = reply
 
+    def respond_with(self, kind: str, responder: Any) -> None:
+        """When the queue of ``kind`` is empty, answer with ``responder(request) -> Reply``
+        (``request`` is the :class:`RecordedRequest`); ``None`` removes it. For replies that
+        depend on what was asked, e.g. a summary when the request is a summarization prompt."""
+        with self._lock:
+            if responder is None:
+                self._responders.pop(kind, None)
+            else:
+                self._responders[kind] = responder
+
     def pending(self, kind: str) -> int:
         """How many scripted replies of ``kind`` are still unused."""
         with self._lock:
@@ -553,6 +565,7 @@ class WireServer:
             for q in self._queues.values():
                 q.clear()
             self._defaults.clear()
+            self._responders.clear()
             self.requests.clear()
             self.disconnects = 0
             self.require_key = None
@@ -582,12 +595,15 @@ class WireServer:
         with self._lock:
             self.requests.append(request)
 
-    def _next(self, kind: str, path: str) -> Reply:
+    def _next(self, kind: str, path: str, request: RecordedRequest | None = None) -> Reply:
         with self._lock:
             q = self._queues[kind]
             if q:
                 return q.popleft()
-            if kind in self._defaults:
+            responder = self._responders.get(kind)
+            if kind in self._defaults and responder is None:
                 return self._defaults[kind]
+        if responder is not None:
+            return responder(request)
         shape = "anthropic" if kind == "anthropic" else "openai"
         return http_error(500, f"wire server: no scripted reply left for POST {path}", kind=shape)

@@ -174,8 +174,12 @@ class GrepTool(BuiltinTool[GrepParams]):
         if is_dir:
             files = (
                 e
-                for e in walk(search, ignore_files=(".gitignore", ".ignore", ".rgignore"), stop=stop,
-                              skip_dir=lambda e: glob is not None and glob.prunes_dir(e.rel))
+                for e in walk(
+                    search,
+                    ignore_files=(".gitignore", ".ignore", ".rgignore"),
+                    stop=stop,
+                    skip_dir=lambda e: glob is not None and glob.prunes_dir(e.rel),
+                )
                 if not e.is_dir
             )
             candidates = ((e.path, e.rel, e.is_link) for e in files)

@@ -1,0 +1,163 @@
+"""Preparing a compaction: what to summarize, what to keep (pi-design §4.4, pi 0.73.1).
+
+:func:`prepare_compaction` takes the current branch (root-first entry dicts, as
+``Session.raw_branch()`` returns them) and decides, without calling any model, which
+messages the summary must cover and which entry is the first one kept. Its cost is
+proportional to the branch, never to the file.
+
+Like pi 0.73.1, the range starts at the previous compaction's first kept entry, so what the
+previous compaction kept is either summarized again (with the previous summary as the
+starting point) or kept again: nothing it kept is lost (pi-design §10 item 10 was a bug of
+older pi versions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..session.index import context_from_path
+from .cut import CutPoint, find_cut_point
+from .entries import RawEntry, RawMessage, as_dicts, message_for_compaction
+from .errors import NothingToCompact
+from .fileops import FileOps, extract_file_ops
+from .settings import CompactionSettings
+from .tokens import Estimator, branch_context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi
+
+FIX_NOTHING_TO_SUMMARIZE = "pi-10.13a"
+"""Deviation code: an empty summary input is "nothing to compact", not a request with an empty conversation."""
+
+ALREADY_COMPACTED = "Already compacted"
+NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
+
+
+class CompactionPreparation(BaseModel):
+    """Everything :func:`~pi_jupyter.compaction.compact` needs, decided without a model call.
+
+    Message lists hold the raw message dicts (pi's shapes: custom messages and branch
+    summaries appear as ``custom`` / ``branchSummary`` messages). Indices refer to the
+    branch that was given. ``deviations`` lists the codes of the pi bugs whose fix changed
+    this preparation (always empty with ``pi_compatible``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    first_kept_entry_id: str
+    first_kept_index: int
+    boundary_start: int
+    cut: CutPoint
+    messages_to_summarize: list[RawMessage]
+    turn_prefix_messages: list[RawMessage]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None = None
+    previous_details: Any = None
+    file_ops: FileOps
+    settings: CompactionSettings
+    pi_compatible: bool = False
+    deviations: tuple[str, ...] = ()
+
+
+def prepare_compaction(
+    branch: Sequence[Any],
+    settings: CompactionSettings | None = None,
+    *,
+    pi_compatible: bool = False,
+    estimator: Estimator | None = None,
+    cwd: str | None = None,
+) -> CompactionPreparation:
+    """Decide what a compaction of ``branch`` summarizes and keeps (pi's ``prepareCompaction``).
+
+    Raises :class:`~pi_jupyter.compaction.NothingToCompact` with pi's messages when the
+    branch ends with a compaction (``"Already compacted"``) or when nothing would be
+    summarized (``"Nothing to compact (session too small)"``; pi sends the model an empty
+    conversation then, pi-design §10 item 13).
+
+    ``estimator`` sizes messages for the cut; the default is pi's ``chars / 4``
+    (:func:`estimate_tokens_pi`) in both modes, so the same entries are kept as pi keeps.
+    ``tokens_before`` is :func:`branch_context_tokens` with our estimator (pi: the last usage
+    even if it predates the previous compaction, plus chars/4). ``cwd`` (the session's
+    working directory) normalizes the file lists. ``pi_compatible=True`` reproduces pi
+    0.73.1 exactly, bugs included (see :mod:`pi_jupyter.compaction.cut`).
+    """
+    s = settings or CompactionSettings()
+    entries: list[RawEntry] = as_dicts(branch)
+    if entries and entries[-1].get("type") == "compaction":
+        raise NothingToCompact("already_compacted", ALREADY_COMPACTED)
+    prev_at = -1
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].get("type") == "compaction":
+            prev_at = i
+            break
+    previous_summary: str | None = None
+    previous_details: Any = None
+    boundary_start = 0
+    if prev_at >= 0:
+        prev = entries[prev_at]
+        previous_summary = prev.get("summary")
+        if not prev.get("fromHook"):
+            previous_details = prev.get("details")
+        kept_id = prev.get("firstKeptEntryId")
+        boundary_start = next((i for i, e in enumerate(entries) if e.get("id") == kept_id), prev_at + 1)
+    boundary_end = len(entries)
+    if pi_compatible:
+        tokens_before = estimate_context_tokens(context_from_path(entries)["messages"], estimate_tokens_pi).tokens
+    else:
+        tokens_before = branch_context_tokens(entries, estimate_tokens).tokens
+    if boundary_start >= boundary_end:
+        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
+    cut = find_cut_point(
+        entries,
+        boundary_start,
+        boundary_end,
+        s.keep_recent_tokens,
+        pi_compatible=pi_compatible,
+        estimator=estimator or estimate_tokens_pi,
+    )
+    first = entries[cut.first_kept_index] if cut.first_kept_index < len(entries) else None
+    first_id = first.get("id") if first is not None else None
+    if not first_id:
+        raise NothingToCompact("needs_migration", "the first kept entry has no id: migrate the session file to version 3")
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = _messages(entries, boundary_start, history_end)
+    prefix = _messages(entries, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
+    deviations = list(cut.deviations)
+    if not pi_compatible and not to_summarize and not prefix:
+        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
+    ops = FileOps()
+    ops.add_details(previous_details)
+    for message in (*to_summarize, *prefix):
+        if message.get("role") == "assistant":
+            extract_file_ops(message, ops, pi_compatible=pi_compatible, cwd=cwd)
+    return CompactionPreparation.model_construct(
+        first_kept_entry_id=first_id,
+        first_kept_index=cut.first_kept_index,
+        boundary_start=boundary_start,
+        cut=cut,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        previous_details=previous_details,
+        file_ops=ops,
+        settings=s,
+        pi_compatible=pi_compatible,
+        deviations=tuple(deviations),
+    )
+
+
+def _messages(entries: list[RawEntry], start: int, end: int) -> list[RawMessage]:
+    out = []
+    add = out.append
+    for i in range(start, end):
+        entry = entries[i]
+        if entry.get("type") == "message":
+            message = entry.get("message")  # the common case, inlined: this loop runs over the whole range
+        else:
+            message = message_for_compaction(entry)
+        if type(message) is dict:
+            add(message)
+    return out

@@ -1,0 +1,172 @@
+# ruff: noqa: E501
+# (the prompts are pi's exact text; their long lines are part of it)
+"""The prompt texts of pi's summaries, byte for byte (pi-coding-agent 0.73.1, ``core/compaction``).
+
+They are wire constants: the interop tests check that a request built here is the one pi builds.
+"""
+
+from __future__ import annotations
+
+SUMMARIZATION_SYSTEM_PROMPT = """\
+You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
+
+Do NOT continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the structured summary."""
+"""System prompt of every summary request: summarize, do not continue the conversation."""
+
+SUMMARIZATION_PROMPT = """\
+The messages above are a conversation to summarize. Create a structured context checkpoint summary that another LLM will use to continue the work.
+
+Use this EXACT format:
+
+## Goal
+[What is the user trying to accomplish? Can be multiple items if the session covers different tasks.]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned by user]
+- [Or "(none)" if none were mentioned]
+
+## Progress
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Current work]
+
+### Blocked
+- [Issues preventing progress, if any]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale]
+
+## Next Steps
+1. [Ordered list of what should happen next]
+
+## Critical Context
+- [Any data, examples, or references needed to continue]
+- [Or "(none)" if not applicable]
+
+Keep each section concise. Preserve exact file paths, function names, and error messages."""
+"""Instructions for the first summary of a session's history (the checkpoint sections)."""
+
+UPDATE_SUMMARIZATION_PROMPT = """\
+The messages above are NEW conversation messages to incorporate into the existing summary provided in <previous-summary> tags.
+
+Update the existing structured summary with new information. RULES:
+- PRESERVE all existing information from the previous summary
+- ADD new progress, decisions, and context from the new messages
+- UPDATE the Progress section: move items from "In Progress" to "Done" when completed
+- UPDATE "Next Steps" based on what was accomplished
+- PRESERVE exact file paths, function names, and error messages
+- If something is no longer relevant, you may remove it
+
+Use this EXACT format:
+
+## Goal
+[Preserve existing goals, add new ones if the task expanded]
+
+## Constraints & Preferences
+- [Preserve existing, add new ones discovered]
+
+## Progress
+### Done
+- [x] [Include previously done items AND newly completed items]
+
+### In Progress
+- [ ] [Current work - update based on progress]
+
+### Blocked
+- [Current blockers - remove if resolved]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale] (preserve all previous, add new)
+
+## Next Steps
+1. [Update based on current state]
+
+## Critical Context
+- [Preserve important context, add new if needed]
+
+Keep each section concise. Preserve exact file paths, function names, and error messages."""
+"""Instructions when a previous summary exists: merge the new messages into it."""
+
+TURN_PREFIX_SUMMARIZATION_PROMPT = """\
+This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.
+
+Summarize the prefix to provide context for the retained suffix:
+
+## Original Request
+[What did the user ask for in this turn?]
+
+## Early Progress
+- [Key decisions and work done in the prefix]
+
+## Context for Suffix
+- [Information needed to understand the retained recent work]
+
+Be concise. Focus on what's needed to understand the kept suffix."""
+"""Instructions for the early part of a turn that was cut in two (a split turn)."""
+
+BRANCH_SUMMARY_PROMPT = """\
+Create a structured summary of this conversation branch for context when returning later.
+
+Use this EXACT format:
+
+## Goal
+[What was the user trying to accomplish in this branch?]
+
+## Constraints & Preferences
+- [Any constraints, preferences, or requirements mentioned]
+- [Or "(none)" if none were mentioned]
+
+## Progress
+### Done
+- [x] [Completed tasks/changes]
+
+### In Progress
+- [ ] [Work that was started but not finished]
+
+### Blocked
+- [Issues preventing progress, if any]
+
+## Key Decisions
+- **[Decision]**: [Brief rationale]
+
+## Next Steps
+1. [What should happen next to continue this work]
+
+Keep each section concise. Preserve exact file paths, function names, and error messages."""
+"""Instructions for summarizing a branch that is being left."""
+
+BRANCH_SUMMARY_PREAMBLE = """\
+The user explored a different conversation branch before returning here.
+Summary of that exploration:
+
+"""
+"""Put before a branch summary's text (the model reads it as context)."""
+
+NO_PRIOR_HISTORY = "No prior history."
+"""The history summary pi uses for a split turn with nothing before it."""
+
+SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+"""Joins the history summary and the turn-prefix summary of a split turn."""
+
+NO_CONTENT_TO_SUMMARIZE = "No content to summarize"
+"""pi's branch summary when the branch has no message."""
+
+NO_SUMMARY_GENERATED = "No summary generated"
+"""pi's fallback branch summary text (never reached in pi, since the preamble is not empty)."""
+
+ADDITIONAL_FOCUS = "\n\nAdditional focus: "
+"""Put between the instructions and a user's custom instructions."""
+
+SUMMARY_MAX_TOKENS_FACTOR = 0.8
+"""A history summary may use ``floor(0.8 * reserve_tokens)`` output tokens."""
+
+TURN_PREFIX_MAX_TOKENS_FACTOR = 0.5
+"""A turn-prefix summary may use ``floor(0.5 * reserve_tokens)`` output tokens."""
+
+BRANCH_SUMMARY_MAX_TOKENS = 2048
+"""A branch summary may use 2048 output tokens."""
+
+TOOL_RESULT_MAX_CHARS = 2000
+"""Tool results are cut to this many characters (UTF-16 units) in a serialized conversation."""

@@ -1,0 +1,138 @@
+"""When to compact automatically: context overflow errors and the threshold (pi-design §4.3).
+
+The agent calls :func:`compaction_trigger` after a run (and before a prompt) and runs the
+compaction, the events and the retry itself; this module only decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .entries import as_dict, as_dicts
+from .settings import CompactionSettings, should_compact
+from .tokens import Estimator, branch_context_tokens, estimate_tokens
+
+# pi-ai's utils/overflow.ts (0.73.1): error texts by which providers say "the prompt is too long"
+_OVERFLOW_PATTERNS = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"prompt is too long",
+        r"request_too_large",
+        r"input is too long for requested model",
+        r"exceeds the context window",
+        r"input token count.*exceeds the maximum",
+        r"maximum prompt length is \d+",
+        r"reduce the length of the messages",
+        r"maximum context length is \d+ tokens",
+        r"exceeds the limit of \d+",
+        r"exceeds the available context size",
+        r"greater than the context length",
+        r"context window exceeds limit",
+        r"exceeded model token limit",
+        r"too large for model with \d+ maximum context length",
+        r"model_context_window_exceeded",
+        r"prompt too long; exceeded (?:max )?context length",
+        r"context[_ ]length[_ ]exceeded",
+        r"too many tokens",
+        r"token limit exceeded",
+        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+    )
+)
+# texts that match an overflow pattern but mean throttling (e.g. Bedrock's "Too many tokens, please wait")
+_NON_OVERFLOW_PATTERNS = tuple(
+    re.compile(p, re.IGNORECASE) for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
+)
+
+
+def is_context_overflow(message: Any, context_window: int | None = None) -> bool:
+    """True when an assistant message says the context did not fit (pi-ai's ``isContextOverflow``).
+
+    An error whose text matches a provider's overflow message (and not a rate-limit text);
+    with ``context_window``, also a "successful" reply whose input exceeded the window
+    (providers that accept an overflow silently) and a ``length`` stop with no output and a
+    full window (providers that truncate the input).
+    """
+    m = as_dict(message)
+    stop = m.get("stopReason")
+    error = m.get("errorMessage")
+    if stop == "error" and isinstance(error, str) and error:
+        if not any(p.search(error) for p in _NON_OVERFLOW_PATTERNS) and any(p.search(error) for p in _OVERFLOW_PATTERNS):
+            return True
+    usage = m.get("usage") or {}
+    inputs = (usage.get("input") or 0) + (usage.get("cacheRead") or 0)
+    if context_window and stop == "stop" and inputs > context_window:
+        return True
+    if context_window and stop == "length" and (usage.get("output") or 0) == 0 and inputs >= context_window * 0.99:
+        return True
+    return False
+
+
+class CompactionTrigger(BaseModel):
+    """Why automatic compaction should run now.
+
+    ``overflow``: the model refused the context (compact, then retry the request);
+    ``threshold``: the context is nearly full (compact; the user continues). ``entry_id``
+    is the assistant message that was judged; ``context_tokens`` the size that was compared
+    (``None`` for an overflow).
+    """
+
+    reason: Literal["overflow", "threshold"]
+    entry_id: str
+    context_tokens: int | None = None
+
+
+def compaction_trigger(
+    branch: Sequence[Any],
+    *,
+    context_window: int,
+    settings: CompactionSettings | None = None,
+    model: tuple[str, str] | None = None,
+    skip_aborted: bool = True,
+    estimator: Estimator = estimate_tokens,
+) -> CompactionTrigger | None:
+    """Decide, as pi's ``_checkCompaction`` does, whether the branch needs compacting now.
+
+    ``branch`` is the current branch, root first; the last assistant message on it is the one
+    judged. ``model`` is the current ``(provider, model_id)``: an overflow error from another
+    model does not count (``None``: do not check). ``skip_aborted=False`` is pi's check
+    before a prompt, which also judges an aborted reply.
+
+    Differences from pi: a message is stale (ignored) when the latest compaction on the
+    branch comes after it *in the tree*, not when its clock time is earlier (pi compares the
+    provider's timestamp with the compaction's wall-clock time). The threshold is checked
+    against the last usage reported after the latest compaction plus :func:`estimate_tokens`
+    of everything that followed it (pi: the reply's own usage, or for an error reply the
+    last usage plus chars/4).
+    """
+    s = settings or CompactionSettings()
+    if not s.enabled:
+        return None
+    entries = as_dicts(branch)
+    at = -1
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            at = i
+            break
+    if at < 0:
+        return None
+    entry = entries[at]
+    message = entry["message"]
+    if skip_aborted and message.get("stopReason") == "aborted":
+        return None
+    if any(e.get("type") == "compaction" for e in entries[at + 1 :]):
+        return None  # the reply predates the latest compaction
+    same_model = model is None or (message.get("provider") == model[0] and message.get("model") == model[1])
+    if same_model and is_context_overflow(message, context_window):
+        return CompactionTrigger(reason="overflow", entry_id=entry["id"])
+    estimate = branch_context_tokens(entries, estimator)
+    if estimate.last_usage_index is None:
+        return None  # no usage reported since the last compaction: nothing reliable to compare
+    if should_compact(estimate.tokens, context_window, s):
+        return CompactionTrigger(reason="threshold", entry_id=entry["id"], context_tokens=estimate.tokens)
+    return None
