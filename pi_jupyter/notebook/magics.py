@@ -54,6 +54,8 @@ SUBCOMMANDS = """\
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   skills                     the skills found for this project, with their warnings
+  ext [load MODULE | remove NAME]
+                             list, load or remove extensions of the current session's agent
 """
 
 
@@ -413,6 +415,39 @@ class PiMagics(Magics, PiConfig):
             return None
         agent.abort()
         print("aborting; the partial answer is kept as 'aborted'")
+        return None
+
+    def _cmd_ext(self, rest: list[str]) -> Any:
+        from ..agent.extensions import HOOKS
+
+        agent = self._agent()
+        if rest and rest[0] == "load":
+            if len(rest) != 2:
+                raise UsageError("%pi ext load: give one module name, e.g. pi_jupyter.extensions.audit")
+            try:
+                ext = agent.extensions.add(rest[1])
+            except ImportError as exc:
+                raise UsageError(f"%pi ext load: cannot import {rest[1]!r}: {exc}") from None
+            except TypeError as exc:
+                raise UsageError(f"%pi ext load: {exc}") from None
+            print(f"loaded extension {agent.extensions.names()[-1]}")
+            return ext
+        if rest and rest[0] == "remove":
+            if len(rest) != 2:
+                raise UsageError("%pi ext remove: give the extension's name (%pi ext lists them)")
+            try:
+                agent.extensions.remove(rest[1])
+            except KeyError as exc:
+                raise UsageError(f"%pi ext remove: {exc.args[0]}") from None
+            print(f"removed extension {rest[1]}")
+            return None
+        if rest:
+            raise UsageError("%pi ext: use %pi ext, %pi ext load MODULE, or %pi ext remove NAME")
+        if not len(agent.extensions):
+            print("no extensions (load one with %pi ext load MODULE, e.g. pi_jupyter.extensions.dataframes)")
+        for name, ext in zip(agent.extensions.names(), agent.extensions, strict=True):
+            hooks = [h for h in HOOKS if callable(getattr(ext, h, None))]
+            print(f"{name}: {', '.join(hooks)}")
         return None
 
     def _cmd_skills(self, rest: list[str]) -> Any:

@@ -102,6 +102,7 @@ class NotebookState:
             tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout},
             policy=policy,
         )
+        agent.extensions.load_entry_points()
         log = collections.deque(maxlen=LOG_LIMIT)
         self.logs[session.path or f"memory:{session.id}"] = log
 

@@ -1,0 +1,181 @@
+"""Extensions: hooks, state in custom entries, errors as events, and what reaches the wire."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pandas as pd
+from wire.helpers import wire_model
+from wire.server import openai_reply, tool_call
+
+from pi_jupyter import Agent, AgentSettings, Session
+from pi_jupyter.agent import ToolDecision, ToolResult
+from pi_jupyter.agent.agent import RetrySettings
+from pi_jupyter.agent.extensions import CANCEL, HANDLED
+from pi_jupyter.extensions.audit import AuditExtension
+from pi_jupyter.extensions.dataframes import DataFramesExtension
+
+KEY = "sk-test-extension-0123456789abcdef"
+
+
+def agent_on(wire, tmp_path, namespace=None, extensions=(), tools=("read",)) -> Agent:
+    return Agent(
+        Session.create(tmp_path),
+        model=wire_model(wire),
+        api_key=KEY,
+        tools=list(tools),
+        cwd=str(tmp_path),
+        tool_extra={"namespace": namespace} if namespace is not None else None,
+        extensions=extensions,
+        settings=AgentSettings(retry=RetrySettings(enabled=False)),
+    )
+
+
+def test_audit_never_reaches_the_model_and_the_dataframe_note_does(wire, tmp_path):
+    (tmp_path / "notes.txt").write_text("sensitive-looking audit target\n")
+    frames = {"sales": pd.DataFrame({"region": ["n", "s"], "revenue": [1.5, 2.5]}), "x": 3}
+    wire.queue(
+        "openai",
+        openai_reply(tool_calls=[tool_call("read", {"path": "notes.txt"}, id="call_1")]),
+        openai_reply("I read it."),
+        openai_reply("Second answer."),
+    )
+    agent = agent_on(wire, tmp_path, frames, [AuditExtension(), DataFramesExtension()])
+    asyncio.run(agent.prompt("Read notes.txt"))
+    asyncio.run(agent.prompt("And now?"))
+
+    bodies = [json.dumps(r.body) for r in wire.requests]
+    assert "`sales`: 2 rows" in bodies[0] and "revenue: float64)" in bodies[0] and "`x`" not in bodies[0]
+    assert all('"audit"' not in b and "durationMs" not in b and "toolCallId" not in b for b in bodies)
+    # the note is sent once: the frames did not change before the second prompt
+    assert sum(b.count("Data frames in the notebook") for b in bodies[2:3]) == 1
+
+    s = Session.open(agent.session.path)
+    audits = [e for e in s.raw_entries() if e["type"] == "custom" and e["customType"] == "audit"]
+    assert len(audits) == 1 and audits[0]["data"]["calls"][0]["tool"] == "read"
+    assert audits[0]["data"]["calls"][0]["args"] == {"path": "notes.txt"}
+    notes = [e for e in s.raw_entries() if e["type"] == "custom_message" and e["customType"] == "dataframes"]
+    assert len(notes) == 1 and notes[0]["display"] is True
+
+    # state comes back from the session's entries in a new process-like setup
+    again = Agent(Session.open(agent.session.path), model=wire_model(wire), api_key=KEY)
+    audit = again.extensions.add(AuditExtension())
+    assert audit.total_calls == 1
+
+
+def test_a_failing_hook_is_an_extension_error_event_and_the_run_goes_on(wire, tmp_path):
+    class Broken:
+        name = "broken"
+
+        def before_prompt(self, text, ctx):
+            raise RuntimeError("boom")
+
+        def on_event(self, event, ctx):
+            if event.type == "turn_end":
+                raise ValueError("bad turn")
+
+    wire.queue("openai", openai_reply("fine"))
+    agent = agent_on(wire, tmp_path, extensions=[Broken()])
+    events = []
+    agent.subscribe(events.append)
+    result = asyncio.run(agent.prompt("hello"))
+    assert result.text == "fine"
+    errors = [(e.extension_path, e.event, e.error) for e in events if e.type == "extension_error"]
+    assert ("broken", "before_prompt", "RuntimeError: boom") in errors
+    assert ("broken", "on_event", "ValueError: bad turn") in errors
+    assert [m.role for m in Session.open(agent.session.path).context().messages] == ["user", "assistant"]
+
+
+def test_input_context_and_tool_hooks(wire, tmp_path):
+    seen_contexts = []
+
+    class Rules:
+        name = "rules"
+
+        def on_input(self, text, ctx):
+            if text == "/ping":
+                return HANDLED
+            return text.replace("colour", "color")
+
+        def transform_context(self, messages, ctx):
+            seen_contexts.append(len(messages))
+            note = type(messages[0])(content="(pruned)") if messages[0].role == "user" else messages[0]
+            return [note, *messages[1:]] if len(messages) > 2 else messages
+
+        def before_tool_call(self, call, ctx):
+            if call.args.get("path", "").endswith(".env"):
+                return ToolDecision(block=True, reason="secrets files are off limits")
+            return None
+
+        def after_tool_call(self, call, ctx):
+            return ToolResult.text(call.result.text_content.upper())
+
+    (tmp_path / "a.txt").write_text("hello file\n")
+    wire.queue(
+        "openai",
+        openai_reply(tool_calls=[tool_call("read", {"path": "a.txt"}, id="c1"), tool_call("read", {"path": ".env"}, id="c2")]),
+        openai_reply("done"),
+        openai_reply("second"),
+    )
+    agent = agent_on(wire, tmp_path, extensions=[Rules()])
+    assert asyncio.run(agent.prompt("/ping")).messages == []
+    assert wire.requests == []  # handled: no model call
+    asyncio.run(agent.prompt("What colour?"))
+    first = wire.requests[0].body["messages"]
+    assert "What color?" in json.dumps(first)
+    tool_msgs = [m for m in wire.requests[1].body["messages"] if m["role"] == "tool"]
+    assert tool_msgs[0]["content"].startswith("HELLO FILE")
+    assert tool_msgs[1]["content"] == "secrets files are off limits"  # a blocked call never ran, so no after-hook
+    asyncio.run(agent.prompt("again"))
+    assert "(pruned)" in json.dumps(wire.requests[2].body["messages"])
+    assert seen_contexts  # called before every model call
+
+
+def test_before_compact_can_cancel_or_supply_the_summary(tmp_path):
+    class Keeper:
+        name = "keeper"
+        mode = "supply"
+
+        def before_compact(self, request, ctx):
+            return CANCEL if self.mode == "cancel" else "## Goal\n- summary written by the extension"
+
+    keeper = Keeper()
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off", extensions=[keeper])
+    for i in range(4):
+        asyncio.run(agent.prompt(f"turn {i} " + "words " * 200))
+    keeper.mode = "cancel"
+    before = open(agent.session.path, "rb").read()
+    try:
+        asyncio.run(agent.compact(keep_recent_tokens=100))
+        raise AssertionError("expected the compaction to be cancelled")
+    except Exception as exc:  # noqa: BLE001
+        assert "cancelled by an extension" in str(exc)
+    assert open(agent.session.path, "rb").read() == before
+    keeper.mode = "supply"
+    result = asyncio.run(agent.compact(keep_recent_tokens=100))
+    assert result.summary.startswith("## Goal")
+    entry = [e for e in agent.session.raw_entries() if e["type"] == "compaction"][-1]
+    assert entry["fromHook"] is True and "written by the extension" in entry["summary"]
+
+
+def test_send_message_and_entry_point_registration(tmp_path, monkeypatch):
+    dist = tmp_path / "site" / "demo_ext-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-ext\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pi_jupyter.extensions]\ngreeter = demo_ext_mod:Greeter\n")
+    (tmp_path / "site" / "demo_ext_mod.py").write_text(
+        "class Greeter:\n"
+        "    name = 'greeter'\n"
+        "    def setup(self, ctx):\n"
+        "        ctx.send_message('greeting', 'The user prefers short answers.', display=False)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    agent = Agent(Session.create(tmp_path / "s"), model="offline/echo", thinking="off")
+    assert agent.extensions.load_entry_points() == ["greeter"]
+    asyncio.run(agent.prompt("hi"))
+    ctx = Session.open(agent.session.path).context()
+    assert [m.role for m in ctx.messages] == ["custom", "user", "assistant"]
+    assert ctx.messages[0].display is False and "short answers" in ctx.llm()[0].content[0].text
+    sys.modules.pop("demo_ext_mod", None)
