@@ -92,12 +92,25 @@ class MessageUpdateEvent(AgentEvent):
     message: AssistantMessage
     assistant_message_event: AssistantEvent
 
+    @classmethod
+    def fast(cls, message: AssistantMessage, event: AssistantEvent) -> MessageUpdateEvent:
+        """Build without validation: this is the per-delta hot path (about 1 µs instead of 20)."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "__dict__", {"type": "message_update", "message": message, "assistant_message_event": event})
+        object.__setattr__(obj, "__pydantic_fields_set__", _UPDATE_FIELDS)
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj
+
     def to_dict(self, delta_only: bool = False) -> dict[str, Any]:
         ev = self.assistant_message_event.to_dict()
         if delta_only:
             ev.pop("partial", None)
             return {"type": self.type, "assistantMessageEvent": ev}
         return {"type": self.type, "message": self.message.to_dict(), "assistantMessageEvent": ev}
+
+
+_UPDATE_FIELDS = frozenset({"message", "assistant_message_event"})
 
 
 class MessageEndEvent(AgentEvent):

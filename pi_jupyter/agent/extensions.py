@@ -244,7 +244,7 @@ class ExtensionManager:
 
     def on_event(self, event: Any) -> None:
         """Hand ``event`` to every ``on_event`` hook (extension errors are not re-dispatched)."""
-        if isinstance(event, ExtensionErrorEvent):
+        if not self._items or isinstance(event, ExtensionErrorEvent):
             return
         for name, fn, ctx in self._with("on_event"):
             self._call_sync(name, "on_event", fn, event, ctx)

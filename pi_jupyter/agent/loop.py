@@ -206,7 +206,7 @@ async def _stream_assistant(history: list[Any], config: LoopConfig, emit: Callab
                 final = done
                 break
             if started:
-                emit(MessageUpdateEvent.model_construct(type="message_update", message=event.partial, assistant_message_event=event))
+                emit(MessageUpdateEvent.fast(event.partial, event))
     except Exception as exc:  # noqa: BLE001 - a provider broke its no-raise contract
         final = _error_message(model, "aborted" if signal.aborted else "error", f"{type(exc).__name__}: {exc}", partial)
     if final is None:
