@@ -27,6 +27,10 @@ def __getattr__(name: str) -> Any:
         from .agent.tools import tool
 
         return tool
+    if name in ("current_agent", "current_session"):
+        from . import notebook
+
+        return getattr(notebook, name)
     raise AttributeError(f"module 'pi_jupyter' has no attribute {name!r}")
 
 
@@ -44,4 +48,14 @@ def unload_ipython_extension(shell: Any) -> None:
     unload(shell)
 
 
-__all__ = ["Agent", "AgentSettings", "RunResult", "Session", "__version__", "load_ipython_extension", "tool"]
+__all__ = [
+    "Agent",
+    "AgentSettings",
+    "RunResult",
+    "Session",
+    "__version__",
+    "current_agent",
+    "current_session",
+    "load_ipython_extension",
+    "tool",
+]

@@ -53,10 +53,14 @@ def test_parse_streaming_json(text, expected):
     assert acc.parse() == expected
 
 
+SAFE_INTS = st.integers(min_value=-(2**53), max_value=2**53)
+
+
 @given(
     st.dictionaries(
         st.text(min_size=1, max_size=8),
-        st.one_of(st.text(max_size=20), st.integers(), st.booleans(), st.none(), st.lists(st.integers(), max_size=3)),
+        # integers a JSON number holds exactly in JavaScript (the SDKs' tool arguments are JS numbers too)
+        st.one_of(st.text(max_size=20), SAFE_INTS, st.booleans(), st.none(), st.lists(SAFE_INTS, max_size=3)),
         max_size=4,
     )
 )

@@ -1,4 +1,4 @@
-"""``pi-jupyter``: look at session files from a shell (also ``python -m pi_jupyter``).
+"""``pi-jupyter``: the command line (also ``python -m pi_jupyter``).
 
 Each subcommand is a module of this package with ``NAME``, ``HELP``, ``add_arguments(parser)``
 and ``run(args) -> int``; adding one is adding a module and its name to :data:`COMMANDS`.
@@ -29,10 +29,11 @@ COMMANDS: tuple[str, ...] = (
 """Modules of ``pi_jupyter.cli`` that provide a subcommand, in the order ``--help`` lists them."""
 
 _DESCRIPTION = """\
-Look at pi-compatible session files (JSONL session trees).
+pi-jupyter from a shell; context, tree and info look at pi-compatible session files
+(JSONL session trees).
 
-Files are opened read-only: looking never rewrites a file, not even to migrate an old
-version (the migration happens in memory only).
+context, tree and info open files read-only: looking never rewrites a file, not even to
+migrate an old version (the migration happens in memory only).
 
 exit status: 0 the file is sound, 1 problems were reported but the file loaded,
 2 the file cannot be used (the reason is printed on stderr)."""

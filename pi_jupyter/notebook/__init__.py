@@ -22,3 +22,19 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.magics_manager.magics["cell"].pop("pi", None)
         shell.magics_manager.magics["line"].pop("pi", None)
         shell._pi_magics = None
+
+
+def current_agent() -> Any:
+    """The :class:`~pi_jupyter.Agent` that ``%%pi`` cells in this kernel use now."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    magics = getattr(shell, "_pi_magics", None) if shell is not None else None
+    if magics is None:
+        raise RuntimeError("pi_jupyter is not loaded in this kernel: run %load_ext pi_jupyter first")
+    return magics.state.agent_for()
+
+
+def current_session() -> Any:
+    """The :class:`~pi_jupyter.Session` that ``%%pi`` cells in this kernel use now."""
+    return current_agent().session

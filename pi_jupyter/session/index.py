@@ -1,22 +1,75 @@
 """The in-memory tree of a session: entries by id, children, labels, and the leaf.
 
-Entries are the dicts read from the file. Lookups by id and children are O(1), a path walk
-is O(depth) and guarded against parent cycles, and adding an entry is O(1).
+Entries are the dicts read from the file, kept as read. Beside them the index keeps, per
+line, the position of its parent and a small kind code, so that a path walk and a context
+rebuild touch plain integers instead of 100k dicts: lookups by id are O(1), a path walk is
+O(depth) and guarded against parent cycles, adding an entry is O(1), and checking the
+structure of a well-formed file (every parent written before its children, no repeated id)
+costs nothing beyond reading it.
+
+How odd files are read, entry by entry as pi reads them, except where pi hangs:
+
+* **Duplicate ids** (pi's deferred flush can write a file's lines twice): the later line
+  stands for the id, as in pi's ``byId`` map; the earlier line stays in :attr:`order`.
+  pi's ``getTree`` shows such an entry twice; :meth:`EntryIndex.tree` shows it once.
+* **Orphans** (a parent id not in the file): the path walk ends there, so the context starts
+  at the orphan, as in pi; the tree shows it as a root, as pi does.
+* **Self-parents**: treated as roots, by the tree (as pi) and by the path walk (pi's walk
+  never ends on them).
+* **Parent cycles** (A -> B -> A): the entries are unreachable from any root, as in pi's
+  tree; walking their path raises :class:`~pi_jupyter.session.CycleError` (pi's walk never
+  ends). All four are listed in the load report by :meth:`EntryIndex.check_structure`.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.text import ms_from_iso
 from .entries import ENTRY_TYPES
+from .jsonl import paused_gc
 from .report import CycleError, LoadReport
 
 RawEntry = dict[str, Any]
 
 CHECKOUT_TYPE = "pi_jupyter.checkout"
 """``customType`` of the marker entry that persists a checkout (see ``Session.checkout``)."""
+
+CELL_TYPE = "pi_jupyter.cell"
+"""``customType`` of the record of one notebook cell's run (see ``pi_jupyter.notebook.cells``)."""
+
+TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE})
+"""``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
+
+# kind codes, one byte per line; the first five are the ones a context rebuild looks at
+K_OTHER = 0
+K_MESSAGE = 1
+K_ASSISTANT = 2  # unused: whether a message is an assistant's is looked up when needed
+K_CUSTOM_MESSAGE = 3
+K_BRANCH_SUMMARY = 4
+K_COMPACTION = 5
+K_THINKING = 6
+K_MODEL = 7
+K_LABEL = 8
+K_SESSION_INFO = 9
+K_CUSTOM = 10
+
+_KINDS = {
+    "message": K_MESSAGE,
+    "custom_message": K_CUSTOM_MESSAGE,
+    "branch_summary": K_BRANCH_SUMMARY,
+    "compaction": K_COMPACTION,
+    "thinking_level_change": K_THINKING,
+    "model_change": K_MODEL,
+    "label": K_LABEL,
+    "session_info": K_SESSION_INFO,
+    "custom": K_CUSTOM,
+}
+assert set(_KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
+_MISSING: Any = object()
 
 
 @dataclass(slots=True)
@@ -45,94 +98,205 @@ class TreeNode:
         return entry_from_dict(self.entry)
 
 
+def _is_assistant(entry: RawEntry) -> bool:
+    message = entry.get("message")
+    return type(message) is dict and message.get("role") == "assistant"
+
+
+def _parent_key(entry: RawEntry) -> str | None:
+    parent = entry.get("parentId")
+    return parent if type(parent) is str and parent else None
+
+
 class EntryIndex:
     """Entries of one session file in file order, indexed for tree queries."""
 
     def __init__(self) -> None:
         self.by_id: dict[str, RawEntry] = {}
         self.order: list[RawEntry] = []
-        self.children: dict[str | None, list[str]] = {}
         self.labels: dict[str, tuple[str, str]] = {}
-        self.line_of: dict[str, int] = {}
         self.leaf: str | None = None
         self.name: str | None = None
-        self.has_assistant = False
+        self._pos: dict[str, int] = {}  # id -> position in order of the line that stands for it
+        self._parent: list[int] = []  # per line: position of its parent, -1 for none
+        self._kind = bytearray()  # per line: a K_* code
+        self._lines: list[int] = []  # per line: its 1-based line number in the file (0: not from a file)
+        self._children: dict[str | None, list[str]] | None = None  # built on first use
+        self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
+        self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
 
     def __len__(self) -> int:
         return len(self.by_id)
 
+    @property
+    def has_assistant(self) -> bool:
+        """True when some message entry holds an assistant message."""
+        return any(e.get("type") == "message" and _is_assistant(e) for e in self.order)
+
+    # -- building ------------------------------------------------------------------------
+
     def add(self, entry: RawEntry, line: int = 0, report: LoadReport | None = None) -> bool:
         """Index one entry (file order). Returns False when it is not an entry at all."""
-        eid = entry.get("id")
-        if not isinstance(eid, str) or not isinstance(entry.get("type"), str):
-            if report is not None:
-                report.add(line, "not_an_entry", "a JSON object without a string 'id' and 'type'; ignored", "error")
-            return False
-        previous = self.by_id.get(eid)
-        parent = entry.get("parentId")
-        key = parent if isinstance(parent, str) and parent else None
-        if previous is not None:
-            if report is not None:
-                report.add(
-                    line,
-                    "duplicate_id",
-                    f"id {eid!r} was already used on line {self.line_of.get(eid, '?')}; the later line wins, as in pi",
-                    "warning",
-                    eid,
-                )
-            old_parent = previous.get("parentId")
-            old_key = old_parent if isinstance(old_parent, str) and old_parent else None
-            siblings = self.children.get(old_key)
-            if siblings is not None and eid in siblings:
-                siblings.remove(eid)
-        elif report is not None and entry["type"] not in ENTRY_TYPES:
-            report.add(
-                line,
-                "unknown_type",
-                f"entry type {entry['type']!r} is not known to this version; kept as a tree node that adds nothing to the context",
-                "info",
-                eid,
-            )
-        self.by_id[eid] = entry
-        self.order.append(entry)
-        self.line_of[eid] = line
-        self.children.setdefault(key, []).append(eid)
-        kind = entry["type"]
-        # a checkout marker stands for "the leaf is my parent": it is a dead-end child of the
-        # target, so the branch (and pi's context, which walks through it) is the target's
-        self.leaf = key if kind == "custom" and entry.get("customType") == CHECKOUT_TYPE else eid
-        if kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                self.has_assistant = True
-        elif kind == "label":
-            target = entry.get("targetId")
-            label = entry.get("label")
-            if isinstance(target, str):
-                if label:
-                    self.labels[target] = (label, entry.get("timestamp", ""))
+        return self.extend((entry,), (line,), report, bulk=False) == 1
+
+    def extend(self, entries: Iterable[RawEntry], lines: Iterable[int], report: LoadReport | None = None, *, bulk: bool = True) -> int:
+        """Index many entries in file order (the bulk path of opening a file). Returns how many were entries.
+
+        ``bulk`` pauses the garbage collector while the index grows (see :func:`~.jsonl.paused_gc`).
+        """
+        by_id = self.by_id
+        order = self.order
+        pos = self._pos
+        parents = self._parent
+        kinds = self._kind
+        line_list = self._lines
+        children = self._children
+        kind_of = _KINDS
+        n = len(order)
+        added = 0
+        leaf = self.leaf
+        with paused_gc() if bulk else contextlib.nullcontext():
+            for entry, line in zip(entries, lines):  # noqa: B905 - iterables, checked by the callers
+                eid = entry.get("id")
+                etype = entry.get("type")
+                if etype == "session":
+                    if report is not None:
+                        report.add(
+                            line,
+                            "duplicate_header",
+                            "a second session header (pi's deferred flush writes one); ignored, as pi does",
+                            "warning",
+                        )
+                    continue
+                if type(eid) is not str or type(etype) is not str:
+                    if report is not None:
+                        report.add(line, "not_an_entry", "a JSON object without a string 'id' and 'type'; ignored", "error")
+                    continue
+                parent = entry.get("parentId")
+                if type(parent) is not str or not parent:
+                    parent = None
+                previous = pos.get(eid)
+                if previous is not None:
+                    self._irregular = self._stale = True
+                    if report is not None:
+                        report.add(
+                            line,
+                            "duplicate_id",
+                            f"id {eid!r} was already used on line {self._lines[previous]}; the later line wins, as in pi",
+                            "warning",
+                            eid,
+                        )
+                    if children is not None:
+                        siblings = children.get(self._child_key(order[previous]))
+                        if siblings is not None and eid in siblings:
+                            siblings.remove(eid)
+                elif report is not None and etype not in kind_of:
+                    report.add(
+                        line,
+                        "unknown_type",
+                        f"entry type {etype!r} is not known to this version; kept as a tree node that adds nothing to the context",
+                        "info",
+                        eid,
+                    )
+                if parent is None:
+                    parent_pos = -1
+                elif parent == eid:
+                    parent_pos = -1
+                    self._irregular = True
                 else:
-                    self.labels.pop(target, None)
-        elif kind == "session_info":
-            name = entry.get("name")
-            self.name = name.strip() or None if isinstance(name, str) else None
-        return True
+                    parent_pos = pos.get(parent, -1)
+                    if parent_pos < 0:
+                        self._irregular = self._stale = True
+                by_id[eid] = entry
+                pos[eid] = n
+                order.append(entry)
+                parents.append(parent_pos)
+                line_list.append(line)
+                n += 1
+                added += 1
+                kind = kind_of.get(etype, K_OTHER)
+                leaf = eid
+                if kind == K_MESSAGE:
+                    pass  # the most common kind first; whether it is an assistant message is looked up when needed
+                elif kind == K_LABEL:
+                    target = entry.get("targetId")
+                    label = entry.get("label")
+                    if type(target) is str:
+                        if label:
+                            self.labels[target] = (label, entry.get("timestamp", ""))
+                        else:
+                            self.labels.pop(target, None)
+                elif kind == K_SESSION_INFO:
+                    name = entry.get("name")
+                    self.name = (name.strip() or None) if isinstance(name, str) else None
+                elif kind == K_CUSTOM and entry.get("customType") in TRANSPARENT_TYPES:
+                    # a checkout marker stands for "the leaf is my parent": it is a dead-end child
+                    # of the target, so the branch (and pi's context, which walks through it) is the target's
+                    leaf = parent
+                kinds.append(kind)
+                if children is not None:
+                    children.setdefault(None if parent == eid else parent, []).append(eid)
+        if added:
+            self.leaf = leaf
+        return added
+
+    def _child_key(self, entry: RawEntry) -> str | None:
+        parent = _parent_key(entry)
+        return None if parent == entry.get("id") else parent
+
+    def _resolve_parents(self) -> None:
+        """Point every line at the line that now stands for its parent id (after repeats or forward parents)."""
+        pos = self._pos
+        out: list[int] = []
+        for entry in self.order:
+            parent = _parent_key(entry)
+            out.append(-1 if parent is None or parent == entry["id"] else pos.get(parent, -1))
+        self._parent = out
+        self._stale = False
+
+    @property
+    def children(self) -> dict[str | None, list[str]]:
+        """Parent id (``None``: roots) -> child ids in file order; self-parented entries are roots."""
+        if self._children is None:
+            children: dict[str | None, list[str]] = {}
+            pos = self._pos
+            with paused_gc():
+                for i, entry in enumerate(self.order):
+                    eid = entry["id"]
+                    if pos[eid] != i:
+                        continue  # an earlier line of a repeated id
+                    children.setdefault(self._child_key(entry), []).append(eid)
+            self._children = children
+        return self._children
+
+    @property
+    def line_of(self) -> dict[str, int]:
+        """Entry id -> the line number that stands for it (built on each call; for reports)."""
+        lines = self._lines
+        return {eid: lines[p] for eid, p in self._pos.items()}
+
+    def line(self, entry_id: str) -> int:
+        """The 1-based line number of an entry (0 when unknown or not from a file)."""
+        p = self._pos.get(entry_id)
+        return self._lines[p] if p is not None else 0
 
     # -- structure checks ----------------------------------------------------------------
 
     def check_structure(self, report: LoadReport) -> None:
-        """Report orphans, self-parents and parent cycles (one O(n) pass)."""
-        roots: list[str] = list(self.children.get(None, ()))
+        """Report orphans, self-parents and parent cycles (free when every parent came first)."""
+        if not self._irregular:
+            return
+        children = self.children
+        roots: list[str] = list(children.get(None, ()))
         for eid, entry in self.by_id.items():
-            parent = entry.get("parentId")
-            if not isinstance(parent, str) or not parent:
+            parent = _parent_key(entry)
+            if parent is None:
                 continue
             if parent == eid:
-                report.add(self.line_of.get(eid, 0), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
-                roots.append(eid)
+                report.add(self.line(eid), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
             elif parent not in self.by_id:
                 report.add(
-                    self.line_of.get(eid, 0),
+                    self.line(eid),
                     "orphan",
                     f"entry {eid!r} names parent {parent!r}, which is not in the file; its branch starts there",
                     "warning",
@@ -142,7 +306,7 @@ class EntryIndex:
         reached = set(roots)
         stack = list(roots)
         while stack:
-            for child in self.children.get(stack.pop(), ()):
+            for child in children.get(stack.pop(), ()):
                 if child not in reached:
                     reached.add(child)
                     stack.append(child)
@@ -158,12 +322,12 @@ class EntryIndex:
             while cur is not None and cur not in done and cur not in seen:
                 seen[cur] = len(walk)
                 walk.append(cur)
-                parent = self.by_id[cur].get("parentId")
-                cur = parent if isinstance(parent, str) and parent in self.by_id else None
+                parent = _parent_key(self.by_id[cur])
+                cur = parent if parent is not None and parent in self.by_id else None
             if cur is not None and cur in seen:
                 loop = walk[seen[cur] :]
                 report.add(
-                    self.line_of.get(loop[0], 0),
+                    self.line(loop[0]),
                     "cycle",
                     f"parent cycle {' -> '.join(loop)} -> {loop[0]}; these entries and their descendants "
                     "are unreachable from any root (walking their path raises CycleError)",
@@ -174,21 +338,32 @@ class EntryIndex:
 
     # -- queries -------------------------------------------------------------------------
 
-    def path(self, leaf_id: str | None) -> list[RawEntry]:
-        """Entries from the root to ``leaf_id`` (inclusive), root first. Raises :class:`CycleError`."""
-        out: list[RawEntry] = []
-        cur = self.by_id.get(leaf_id) if leaf_id else None
-        limit = len(self.by_id)
-        while cur is not None:
-            out.append(cur)
-            if len(out) > limit:
-                raise CycleError(leaf_id or "", [e["id"] for e in out[-min(len(out), 16) :]])
-            parent = cur.get("parentId")
-            if not parent or parent == cur["id"]:
+    def path_positions(self, leaf_id: str | None) -> list[int]:
+        """Positions (in :attr:`order`) from the root to ``leaf_id``, root first. Raises :class:`CycleError`."""
+        start = self._pos.get(leaf_id, -1) if leaf_id else -1
+        if start < 0:
+            return []
+        if self._stale:
+            self._resolve_parents()
+        parents = self._parent
+        out: list[int] = []
+        add = out.append
+        i = start
+        for _ in range(len(parents)):
+            add(i)
+            i = parents[i]
+            if i < 0:
                 break
-            cur = self.by_id.get(parent)
+        else:
+            order = self.order
+            raise CycleError(leaf_id or "", [order[j]["id"] for j in out[-16:]])
         out.reverse()
         return out
+
+    def path(self, leaf_id: str | None) -> list[RawEntry]:
+        """Entries from the root to ``leaf_id`` (inclusive), root first. Raises :class:`CycleError`."""
+        order = self.order
+        return [order[i] for i in self.path_positions(leaf_id)]
 
     def child_ids(self, entry_id: str | None) -> list[str]:
         """Ids of the direct children of ``entry_id`` (``None``: the roots), in file order."""
@@ -196,32 +371,31 @@ class EntryIndex:
 
     def tree(self) -> list[TreeNode]:
         """The whole tree as pi's ``getTree`` builds it: roots in file order, children by time."""
+        labels = self.labels
+        pos = self._pos
         nodes: dict[str, TreeNode] = {}
-        for eid, entry in self.by_id.items():
-            label = self.labels.get(eid)
-            nodes[eid] = TreeNode(entry, [], label[0] if label else None, label[1] if label else None)
         roots: list[TreeNode] = []
-        placed: set[str] = set()
-        for entry in self.order:
-            eid = entry["id"]
-            if eid in placed or self.by_id.get(eid) is not entry:
-                continue  # an earlier duplicate; the later line stands for the id
-            placed.add(eid)
-            node = nodes[eid]
-            parent = entry.get("parentId")
-            if parent is None or parent == eid:
-                roots.append(node)
-            else:
-                parent_node = nodes.get(parent) if isinstance(parent, str) else None
+        with paused_gc():
+            for eid, entry in self.by_id.items():
+                label = labels.get(eid)
+                nodes[eid] = TreeNode(entry, [], label[0], label[1]) if label else TreeNode(entry, [])
+            for i, entry in enumerate(self.order):
+                eid = entry["id"]
+                if pos[eid] != i:
+                    continue  # an earlier line of a repeated id; the later line stands for it
+                node = nodes[eid]
+                parent = entry.get("parentId")
+                if parent is None or parent == eid:
+                    roots.append(node)
+                    continue
+                parent_node = nodes.get(parent) if type(parent) is str else None
                 if parent_node is not None:
                     parent_node.children.append(node)
                 else:
                     roots.append(node)
-        # placement above follows file order for the first occurrence: use file order of the
-        # surviving line, as pi does when ids are unique
-        for node in nodes.values():
-            if len(node.children) > 1:
-                node.children.sort(key=_time_key)
+            for node in nodes.values():
+                if len(node.children) > 1:
+                    node.children.sort(key=_time_key)
         return roots
 
 
@@ -234,21 +408,78 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
     """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
 
     ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
-    unknown leaf id falls back to the last entry in the file, as pi does.
+    unknown leaf id falls back to the last entry in the file, as pi does. This works on the
+    index's per-line kind codes, so a 100k-deep branch is rebuilt in milliseconds.
     """
     if explicit_none:
         return {"messages": [], "thinkingLevel": "off", "model": None}
-    leaf = index.by_id.get(leaf_id) if leaf_id else None
-    if leaf is None:
-        leaf = index.order[-1] if index.order else None
-    if leaf is None:
-        return {"messages": [], "thinkingLevel": "off", "model": None}
-    path = index.path(leaf["id"])
-    return context_from_path(path)
+    order = index.order
+    if not leaf_id or leaf_id not in index.by_id:
+        if not order:
+            return {"messages": [], "thinkingLevel": "off", "model": None}
+        leaf_id = order[-1]["id"]
+    positions = index.path_positions(leaf_id)
+    kinds = index._kind
+    thinking_at = model_at = compaction_at = -1
+    # the last thinking change, model source and compaction on the path win: look backwards
+    for j in range(len(positions) - 1, -1, -1):
+        kind = kinds[positions[j]]
+        if kind == K_THINKING:
+            if thinking_at < 0:
+                thinking_at = j
+        elif kind == K_MODEL or (kind == K_MESSAGE and model_at < 0 and _is_assistant(order[positions[j]])):
+            if model_at < 0:
+                model_at = j
+        elif kind == K_COMPACTION:
+            if compaction_at < 0:
+                compaction_at = j
+        else:
+            continue
+        if thinking_at >= 0 and model_at >= 0 and compaction_at >= 0:
+            break
+    thinking: Any = "off" if thinking_at < 0 else order[positions[thinking_at]].get("thinkingLevel")
+    model: dict[str, Any] | None = None
+    if model_at >= 0:
+        source = order[positions[model_at]]
+        if kinds[positions[model_at]] == K_MODEL:
+            model = _model_ref(source, "provider", "modelId")
+        else:
+            model = _model_ref(source["message"], "provider", "model")
+    messages: list[dict[str, Any]] = []
+    if compaction_at >= 0:
+        compaction = order[positions[compaction_at]]
+        messages.append(_compaction_summary(compaction))
+        first_kept = compaction.get("firstKeptEntryId", _MISSING)
+        kept_from = compaction_at
+        for j in range(compaction_at):
+            if order[positions[j]]["id"] == first_kept:
+                kept_from = j
+                break
+        _emit_positions(order, kinds, positions[kept_from:compaction_at], messages)
+        _emit_positions(order, kinds, positions[compaction_at + 1 :], messages)
+    else:
+        _emit_positions(order, kinds, positions, messages)
+    ctx: dict[str, Any] = {"messages": messages}
+    if thinking is not None:
+        ctx["thinkingLevel"] = thinking
+    ctx["model"] = model
+    return ctx
+
+
+def _emit_positions(order: list[RawEntry], kinds: bytearray, positions: list[int], out: list[dict[str, Any]]) -> None:
+    add = out.append
+    for i in positions:
+        kind = kinds[i]
+        if kind == K_MESSAGE:
+            message = order[i].get("message", _MISSING)
+            if message is not _MISSING:
+                add(message)
+        elif kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
+            _emit(order[i], out)
 
 
 def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
-    """The context for a root-first path of raw entries (the core of :func:`build_context`)."""
+    """The context for a root-first path of raw entries (what :func:`build_context` computes from the index)."""
     thinking: Any = "off"
     model: dict[str, Any] | None = None
     compaction: RawEntry | None = None
@@ -258,21 +489,17 @@ def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
         if kind == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
-                model = _model_ref(message.get("provider"), message.get("model"))
+                model = _model_ref(message, "provider", "model")
         elif kind == "thinking_level_change":
             thinking = entry.get("thinkingLevel")
         elif kind == "model_change":
-            model = _model_ref(entry.get("provider"), entry.get("modelId"))
+            model = _model_ref(entry, "provider", "modelId")
         elif kind == "compaction":
             compaction, compaction_at = entry, i
     messages: list[dict[str, Any]] = []
     if compaction is not None:
-        summary: dict[str, Any] = {"role": "compactionSummary", "summary": compaction.get("summary")}
-        if "tokensBefore" in compaction:
-            summary["tokensBefore"] = compaction["tokensBefore"]
-        summary["timestamp"] = ms_from_iso(compaction.get("timestamp"))
-        messages.append(summary)
-        first_kept = compaction.get("firstKeptEntryId")
+        messages.append(_compaction_summary(compaction))
+        first_kept = compaction.get("firstKeptEntryId", _MISSING)
         keeping = False
         for entry in path[:compaction_at]:
             if entry.get("id") == first_kept:
@@ -291,13 +518,24 @@ def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
     return ctx
 
 
-def _model_ref(provider: Any, model_id: Any) -> dict[str, Any]:
+def _model_ref(source: RawEntry, provider_key: str, model_key: str) -> dict[str, Any]:
+    # pi builds {provider, modelId} from the fields; an absent field is left out of the JSON
     ref: dict[str, Any] = {}
-    if provider is not None:
-        ref["provider"] = provider
-    if model_id is not None:
-        ref["modelId"] = model_id
+    if provider_key in source:
+        ref["provider"] = source[provider_key]
+    if model_key in source:
+        ref["modelId"] = source[model_key]
     return ref
+
+
+def _compaction_summary(compaction: RawEntry) -> dict[str, Any]:
+    summary: dict[str, Any] = {"role": "compactionSummary"}
+    if "summary" in compaction:
+        summary["summary"] = compaction["summary"]
+    if "tokensBefore" in compaction:
+        summary["tokensBefore"] = compaction["tokensBefore"]
+    summary["timestamp"] = ms_from_iso(compaction.get("timestamp"))
+    return summary
 
 
 def _emit(entry: RawEntry, out: list[dict[str, Any]]) -> None:

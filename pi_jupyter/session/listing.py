@@ -8,6 +8,7 @@ that for ``/resume`` but the file mtime for ``--continue``; here they agree.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -51,23 +52,30 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     try:
         with open(p, "rb") as fh:
             data = strip_bom(fh.read())
-        stat = os.stat(p)
+        mtime = os.stat(p).st_mtime
     except OSError:
         return None
     report = LoadReport(path=p)
     chunk = parse_lines(data, report)
-    if not chunk.objects:
+    if not chunk.objs:
         return None
-    header = chunk.objects[0].obj
+    header = chunk.objs[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         return None
+    problems = len([q for q in report.problems if q.severity != "info"])
+    return info_from_entries(p, header, chunk.objs[1:], problems=problems, mtime=mtime)
+
+
+def info_from_entries(
+    path: str, header: dict[str, Any], entries: Iterable[dict[str, Any]], *, problems: int = 0, mtime: float | None = None
+) -> SessionInfo:
+    """pi's ``SessionInfo`` fields computed from a header and the entries in file order."""
     message_count = 0
     first = ""
     texts: list[str] = []
     name: str | None = None
     last_ms: int | None = None
-    for parsed in chunk.objects[1:]:
-        entry = parsed.obj
+    for entry in entries:
         kind = entry.get("type")
         if kind == "session_info":
             raw = entry.get("name")
@@ -96,11 +104,13 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         modified = _dt(last_ms)
     elif created_ms is not None:
         modified = _dt(created_ms)
+    elif mtime is not None:
+        modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
     else:
-        modified = datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
+        modified = datetime.now(timezone.utc)
     parent = header.get("parentSession")
     return SessionInfo(
-        path=os.path.abspath(p),
+        path=os.path.abspath(path),
         id=header["id"],
         cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
         name=name,
@@ -110,7 +120,7 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         message_count=message_count,
         first_message=first or "(no messages)",
         all_messages_text=" ".join(texts),
-        problems=len([p for p in report.problems if p.severity != "info"]),
+        problems=problems,
     )
 
 
@@ -140,4 +150,4 @@ def _dt(ms: int) -> datetime:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
-__all__: list[Any] = ["SessionInfo", "list_all_sessions", "list_sessions", "session_info"]
+__all__: list[Any] = ["SessionInfo", "info_from_entries", "list_all_sessions", "list_sessions", "session_info"]

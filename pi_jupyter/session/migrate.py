@@ -8,30 +8,53 @@ against each other; here they are checked, and a v1 header's ``branchedFrom`` be
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from .entries import CURRENT_VERSION
 
 
-def needs_migration(header: dict[str, Any]) -> bool:
-    """True when the header's version (1 when absent) is older than the current one."""
+def _version(header: dict[str, Any]) -> float | None:
+    """The header's version as JavaScript compares it (``header.version ?? 1``); ``None`` when not a number."""
     version = header.get("version")
-    return not isinstance(version, (int, float)) or version < CURRENT_VERSION
+    if version is None:
+        return 1.0
+    if isinstance(version, bool):
+        return float(version)
+    if isinstance(version, (int, float)):
+        return float(version)
+    if isinstance(version, str):
+        try:
+            return float(version.strip() or 0)
+        except ValueError:
+            return None
+    return None
+
+
+def needs_migration(header: dict[str, Any]) -> bool:
+    """True when the header's version (1 when absent) is older than the current one.
+
+    A version that is not a number (``"abc"``) is left alone rather than guessed at: the
+    v1 -> v2 step assigns new ids to every entry, which must never happen by mistake.
+    """
+    version = _version(header)
+    return version is not None and version < CURRENT_VERSION
 
 
 def migrate(header: dict[str, Any], entries: list[dict[str, Any]], new_id: Callable[[set[str]], str] | None = None) -> bool:
     """Bring ``header`` and ``entries`` (file order, header excluded) to version 3 in place.
 
-    Returns True when anything changed. ``new_id`` makes v1 ids deterministic in tests.
+    Returns True when anything changed. v1 entries get ids derived from the header's id and
+    their position (pi draws random ones), so migrating the same file twice, for example
+    each time a read-only viewer opens it, gives the same ids; ``new_id(used_ids)`` replaces
+    that scheme. As in pi, a repeated header line among ``entries`` keeps its place (v1 compactions
+    count it when they name their kept entry by index) and gets no id.
     """
-    version = header.get("version")
-    if not isinstance(version, (int, float)):
-        version = 1
-    if version >= CURRENT_VERSION:
+    version = _version(header)
+    if version is None or version >= CURRENT_VERSION:
         return False
-    make_id = new_id or _short_id
+    make_id = new_id or _stable_ids(str(header.get("id", "")))
     if version < 2:
         header["version"] = 2
         if "branchedFrom" in header and "parentSession" not in header and isinstance(header["branchedFrom"], str):
@@ -40,27 +63,35 @@ def migrate(header: dict[str, Any], entries: list[dict[str, Any]], new_id: Calla
         prev: str | None = None
         # v1 compactions name their kept entry by its index in the file, where the header is 0
         file_list: list[dict[str, Any]] = [header, *entries]
-        for entry in entries:
+        for i, entry in enumerate(entries):
+            if entry.get("type") == "session":
+                entry["version"] = 2
+                continue
             eid = make_id(used)
             used.add(eid)
             entry["id"] = eid
             entry["parentId"] = prev
             prev = eid
-        for entry in entries:
-            if entry.get("type") == "compaction" and "firstKeptEntryIndex" in entry:
-                idx = entry.pop("firstKeptEntryIndex")
-                if isinstance(idx, int) and not isinstance(idx, bool) and 0 <= idx < len(file_list):
-                    target = file_list[idx]
-                    if target is not header and target.get("type") != "session":
-                        entry["firstKeptEntryId"] = target["id"]
+            if entry.get("type") == "compaction":
+                idx = entry.get("firstKeptEntryIndex")
+                if isinstance(idx, (int, float)) and not isinstance(idx, bool):
+                    del entry["firstKeptEntryIndex"]
+                    # like pi, only an entry at or before the compaction has its id yet
+                    if (isinstance(idx, int) or idx.is_integer()) and 0 <= idx <= i + 1:
+                        target = file_list[int(idx)]
+                        if target.get("type") != "session":
+                            entry["firstKeptEntryId"] = target["id"]
         # pi's v1 -> v2 sets ids on the entry objects, which puts id/parentId after the other
         # keys; reorder to the v2+ layout so files look like any other pi file
         for i, entry in enumerate(entries):
-            entries[i] = _reordered(entry)
+            if entry.get("type") != "session":
+                entries[i] = _reordered(entry)
     if version < 3:
         header["version"] = 3
         for entry in entries:
-            if entry.get("type") == "message":
+            if entry.get("type") == "session":
+                entry["version"] = 3
+            elif entry.get("type") == "message":
                 message = entry.get("message")
                 if isinstance(message, dict) and message.get("role") == "hookMessage":
                     message["role"] = "custom"
@@ -73,9 +104,15 @@ def _reordered(entry: dict[str, Any]) -> dict[str, Any]:
     return head
 
 
-def _short_id(used: set[str]) -> str:
-    for _ in range(100):
-        candidate = uuid.uuid4().hex[:8]
-        if candidate not in used:
-            return candidate
-    return str(uuid.uuid4())
+def _stable_ids(seed: str) -> Callable[[set[str]], str]:
+    """Successive 8-hex-digit ids (pi's format) that depend only on ``seed`` and the position."""
+    state = {"n": 0}
+
+    def make(used: set[str]) -> str:
+        while True:
+            state["n"] += 1
+            candidate = hashlib.blake2b(f"{seed}\0{state['n']}".encode(), digest_size=4).hexdigest()
+            if candidate not in used:
+                return candidate
+
+    return make

@@ -5,11 +5,32 @@ with line numbers, and the lines stay in the file byte for byte. Writing appends
 entry under an advisory lock, starts on a fresh line after a torn tail, and replaces the file
 only for a migration, atomically. The leaf is persisted the way pi reads it: pi resumes at the
 last line, so a checkout appends a small ``custom`` marker whose parent is the target.
+
+Appending, step by step: take an exclusive ``flock`` on the file; read and index whatever
+other writers appended since we last looked (they do not move our leaf); choose the new id
+(unique among everything read, so two writers never collide); write the line with one
+``write`` call on an ``O_APPEND`` descriptor (preceded by a newline if the file ended in a
+torn line); fsync as the durability setting says; release the lock. Two pi-jupyter
+processes on one file are therefore serialized, never interleave half lines, and each keeps
+appending below its own leaf, so each one's entries form its own branch.
+
+When pi and pi-jupyter write one file at once: pi takes no lock, but each of its appends is
+also a single ``write`` of a whole line on an ``O_APPEND`` descriptor, so lines do not mix.
+We read pi's lines before each of our appends; pi does not read ours until it reopens the
+file, and it keeps appending below its own leaf, so the two programs grow separate
+branches, both readable afterwards by either. pi's ids are checked only against what pi has
+read (a collision with one of ours is unlikely: 8 random hex digits; the later line would
+win, as in pi). If pi appends after a torn line it glues its line to the fragment; both are
+then one malformed line, reported here and skipped by pi. pi rewrites a whole file only to
+migrate an old version or to replace a file without a valid header; if the file shrinks or
+is replaced while we have it open, our next append fails with :class:`SessionChangedError`
+instead of writing into a file that changed under us.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,7 +41,8 @@ from ..messages import WireModel, as_message, now_iso
 from .context import SessionContext
 from .entries import CURRENT_VERSION, Entry, SessionHeader, entry_from_dict
 from .index import CHECKOUT_TYPE, EntryIndex, RawEntry, TreeNode, build_context
-from .jsonl import dumps, parse_lines, strip_bom
+from .jsonl import dumps, parse_lines, paused_gc, settle_gc, strip_bom
+from .listing import SessionInfo
 from .lock import exclusive, fsync_dir, write_atomic
 from .migrate import migrate, needs_migration
 from .paths import default_session_dir, new_session_id, session_file_name
@@ -30,6 +52,7 @@ Durability = Literal["entry", "turn", "never"]
 """When appends are forced to disk: after every entry, after each assistant message, or never."""
 
 _CURRENT: Any = object()
+_SETTLE_GC_ENTRIES = 5000  # files at least this long get their objects moved to the oldest GC generation
 
 
 class Session:
@@ -39,10 +62,19 @@ class Session:
     or :meth:`fork_from`. Every ``append_*`` method adds a child of the current leaf and moves
     the leaf to it, as pi does, and returns the new entry's id.
 
-    Files are written at once: :meth:`create` writes the header immediately, so a notebook
-    user sees the file (and keeps the prompt) even if the kernel dies before the first reply.
-    pi instead waits for the first assistant message; see the README for what that means when
-    pi continues a file that has no reply yet.
+    Files are written at once: :meth:`create` writes the header immediately, and every
+    append goes to disk before the method returns (never a second header), so a notebook
+    user keeps the prompt even if the kernel dies before the first reply. pi instead keeps a
+    new session in memory until the first assistant message. When pi continues a file of
+    ours that has no assistant message yet, its deferred flush appends the file's existing
+    lines a second time (header included) before its own; such a file still opens here: the
+    repeated header and ids are reported as warnings, the later copy of each id stands for
+    it (as in pi), and the context is the same as pi's.
+
+    Durability (``durability=``): ``"turn"`` (the default) fsyncs after each assistant
+    message, compaction and branch summary, so a crash loses at most the turn in progress;
+    ``"entry"`` fsyncs every entry; ``"never"`` leaves it to the operating system. Closing
+    a session (or :meth:`sync`) fsyncs what is pending unless the setting is ``"never"``.
     """
 
     def __init__(
@@ -70,6 +102,7 @@ class Session:
         self._end = end
         self._next_line = next_line
         self._needs_newline = needs_newline
+        self._tail_start = -1  # byte offset of an incomplete last line, re-read whole on catch-up
         self._fd: int | None = None
         self._lock = threading.RLock()
         self._listeners: list[Callable[[RawEntry], None]] = []
@@ -99,6 +132,10 @@ class Session:
         raises :class:`SessionFileError` and is left untouched. A version 1 or 2 file is
         migrated to version 3 and written back atomically (not when ``readonly``).
         ``create=True`` starts a new session at ``path`` when no file is there.
+
+        Reading is fast (about 1 s for 100k entries, 150 MB): the garbage collector is paused
+        while the file is parsed, and the new objects of a large file are then moved to its
+        oldest generation, so the next few collections do not walk them all again.
         """
         p = os.path.abspath(os.fspath(path))
         if not os.path.exists(p):
@@ -109,45 +146,47 @@ class Session:
             raise SessionFileError(p, "is a folder, not a session file")
         with open(p, "rb") as fh:
             data = fh.read()
-        return cls._from_bytes(p, data, readonly=readonly, durability=durability)
+        with paused_gc():
+            session = cls._from_bytes(p, data, readonly=readonly, durability=durability)
+            del data
+            if len(session._index.order) >= _SETTLE_GC_ENTRIES:
+                settle_gc()  # before the collector runs again, or its next young collection walks them all
+        return session
 
     @classmethod
     def _from_bytes(cls, path: str, data: bytes, *, readonly: bool, durability: Durability) -> Session:
         report = LoadReport(path=path)
         body = strip_bom(data)
         offset = len(data) - len(body)
-        if not body.strip():
+        if not body or body.isspace():
             raise SessionFileError(path, "the file is empty: a session file starts with a header line")
         chunk = parse_lines(body, report)
-        if not chunk.objects:
+        if not chunk.objs:
             first = report.problems[0] if report.problems else None
-            raise SessionFileError(path, "no line could be read as JSON: this is not a session file", first.line if first else None)
-        head = chunk.objects[0]
-        if head.obj.get("type") != "session" or not isinstance(head.obj.get("id"), str):
+            raise SessionFileError(
+                path, "no line could be read as a JSON object: this is not a session file", first.line if first else None
+            )
+        header = chunk.objs[0]
+        if header.get("type") != "session" or not isinstance(header.get("id"), str):
+            kind = header.get("type")
+            what = f"a {kind!r} entry" if isinstance(kind, str) else "an object without a 'type'"
             raise SessionFileError(
                 path,
-                f"the first JSON line is a {head.obj.get('type')!r} entry, not a session header "
-                "(type 'session' with a string id)",
-                head.line,
+                f"the first JSON line is {what}, not a session header (type 'session' with a string id)",
+                chunk.lines[0],
             )
-        header = head.obj
-        entries: list[RawEntry] = []
-        lines: list[int] = []
-        for parsed in chunk.objects[1:]:
-            if parsed.obj.get("type") == "session":
-                report.add(parsed.line, "duplicate_header", "a second session header; ignored, as pi does", "warning")
-                continue
-            entries.append(parsed.obj)
-            lines.append(parsed.line)
+        entries = chunk.objs[1:]
+        lines = chunk.lines[1:]
         migrated = False
         if needs_migration(header):
             old = header.get("version", 1)
             migrated = migrate(header, entries)
             report.add(0, "migrated", f"migrated from version {old} to {CURRENT_VERSION}", "info")
+        all_entries, all_lines = entries, lines  # repeated headers are reported and skipped by the index
         index = EntryIndex()
-        for entry, line in zip(entries, lines):
-            index.add(entry, line, report)
+        index.extend(entries, lines, report)
         index.check_structure(report)
+        report.problems.sort(key=lambda problem: problem.line)  # stable: file-wide notes first, then by line
         session = cls(
             header,
             index,
@@ -159,39 +198,41 @@ class Session:
             next_line=chunk.next_line,
             needs_newline=not chunk.ends_with_newline,
         )
+        if chunk.tail_start >= 0:
+            session._tail_start = offset + chunk.tail_start
         if migrated and not readonly:
-            session._rewrite_migrated(data, offset, header, entries, lines)
+            session._rewrite_migrated(data, offset, header, chunk.lines[0], all_entries, all_lines)
         return session
 
-    def _rewrite_migrated(self, data: bytes, offset: int, header: RawEntry, entries: list[RawEntry], lines: list[int]) -> None:
+    def _rewrite_migrated(
+        self, data: bytes, offset: int, header: RawEntry, header_line: int, entries: list[RawEntry], lines: list[int]
+    ) -> None:
         """Write the migrated file atomically, keeping every unreadable line where it was."""
         assert self._path is not None
-        by_line = dict(zip(lines, entries))
+        by_line = dict(zip(lines, entries, strict=True))
+        by_line[header_line] = header
         out: list[bytes] = []
-        header_done = False
         pieces = data[offset:].split(b"\n")
         trailing = data.endswith(b"\n")
         if trailing:
             pieces.pop()
         for lineno, raw in enumerate(pieces, start=1):
             entry = by_line.get(lineno)
-            if entry is not None:
-                out.append(dumps(entry))
-            elif not header_done and raw.strip() and _is_header_line(raw):
-                out.append(dumps(header))
-                header_done = True
-            else:
-                out.append(raw)
+            out.append(dumps(entry) if entry is not None else raw)
         blob = data[:offset] + b"\n".join(out) + (b"\n" if trailing else b"")
         with self._lock:
             fd = self._open_fd()
-            with exclusive(fd, self._path):
-                size = os.fstat(fd).st_size
-                if size != len(data):
-                    raise SessionChangedError(f"{self._path}: changed while it was being migrated; not rewritten")
-                write_atomic(self._path, blob)
-            self._close_fd()
+            try:
+                with exclusive(fd, self._path):
+                    size = os.fstat(fd).st_size
+                    if size != len(data):
+                        raise SessionChangedError(f"{self._path}: changed while it was being migrated; not rewritten")
+                    write_atomic(self._path, blob)
+            finally:
+                self._close_fd()
         self._end = len(blob)
+        if self._tail_start >= 0:
+            self._tail_start = len(blob) - (len(data) - self._tail_start)
 
     @classmethod
     def create(
@@ -241,7 +282,9 @@ class Session:
         return cls(header, EntryIndex(), path=None, report=LoadReport(), durability="never")
 
     @classmethod
-    def continue_recent(cls, dir: str | os.PathLike[str] | None = None, *, cwd: str | None = None, durability: Durability = "turn") -> Session:
+    def continue_recent(
+        cls, dir: str | os.PathLike[str] | None = None, *, cwd: str | None = None, durability: Durability = "turn"
+    ) -> Session:
         """Open the most recently active session in ``dir`` (default: pi's folder for ``cwd``), or start one."""
         from .listing import list_sessions
 
@@ -252,14 +295,14 @@ class Session:
         return cls.create(folder, cwd=cwd, durability=durability)
 
     @staticmethod
-    def list(dir: str | os.PathLike[str] | None = None, *, cwd: str | None = None) -> list[Any]:
+    def list(dir: str | os.PathLike[str] | None = None, *, cwd: str | None = None) -> list[SessionInfo]:
         """Info on every session in ``dir`` (default: pi's folder for ``cwd``), most recent first."""
         from .listing import list_sessions
 
         return list_sessions(Path(dir) if dir is not None else default_session_dir(cwd))
 
     @staticmethod
-    def list_all() -> list[Any]:
+    def list_all() -> list[SessionInfo]:
         """Info on every session of every project under pi's sessions folder, most recent first."""
         from .listing import list_all_sessions
 
@@ -384,6 +427,22 @@ class Session:
         """Every entry dict in file order (the fast path for large sessions)."""
         return list(self._index.order)
 
+    def info(self) -> SessionInfo:
+        """This session's listing info (pi's ``SessionInfo`` fields: name, counts, first message, times)."""
+        from .listing import info_from_entries
+
+        mtime = None
+        if self._path is not None:
+            try:
+                mtime = os.stat(self._path).st_mtime
+            except OSError:
+                mtime = None
+        order = self._index.order
+        by_id = self._index.by_id
+        entries = (e for e in order if by_id.get(e["id"]) is e)
+        problems = len([p for p in self._report.problems if p.severity != "info"])
+        return info_from_entries(self._path or "", self._header, entries, problems=problems, mtime=mtime)
+
     def label_of(self, entry_id: str) -> str | None:
         """The label of an entry, if it has one."""
         label = self._index.labels.get(entry_id)
@@ -436,6 +495,37 @@ class Session:
         """The whole tree in pi's order: roots in file order, children oldest first, labels resolved."""
         return self._index.tree()
 
+    def graph(self, **opts: Any) -> Any:
+        """The session tree as a ``graphviz.Digraph`` (a ``SessionGraph``) that displays itself.
+
+        One node per turn (``full=True``: per entry); long linear runs are folded into one
+        node saying how many turns it holds, and at most ``max_nodes`` (250) are drawn. The
+        current leaf and its path, branch points, labels, compactions, branch summaries,
+        notebook cells, errors, aborts and model changes are marked; tooltips preview each
+        node's text with its tokens and cost. Displayed with a system ``dot``, else
+        ``graphviz-pure``, else as a text tree. Options: ``full``, ``fold``, ``fold_min``,
+        ``keep_recent``, ``max_nodes``, ``expand``, ``rankdir``, ``preview_chars``,
+        ``backend``, ``header`` (see :class:`pi_jupyter.views.GraphOptions`). ``.model`` holds the nodes
+        by key, ``.text()`` the text tree, ``.svg()`` the SVG.
+        """
+        from ..views import build_graph
+
+        return build_graph(self, **opts)
+
+    def compare(self, *refs: str, **opts: Any) -> Any:
+        """Compare branches: ``compare("baseline", "variant")`` (ids, id prefixes, labels or cell ids).
+
+        Returns a :class:`pi_jupyter.views.Comparison`: the common ancestor, and per branch
+        the turns, tool calls, tokens, cost, duration, stop reasons and final answer. It
+        displays as an HTML table with a figure of tokens and cost per turn; ``to_frame()``
+        gives a pandas DataFrame, ``diff()`` a side-by-side diff of the final answers,
+        ``figure()`` the SVG figure. One ref is compared with the current leaf; with none,
+        the most recent tips of the tree are compared.
+        """
+        from ..views import compare
+
+        return compare(self, *refs, **opts)
+
     def context(self, leaf: str | None = _CURRENT) -> SessionContext:
         """The rebuilt context of the branch ending at ``leaf`` (default: the current leaf).
 
@@ -457,19 +547,39 @@ class Session:
         Compaction and branch summaries are entries of their own: use :meth:`append_compaction`
         and :meth:`branch_with_summary`.
         """
-        model = as_message(message)
-        role = getattr(model, "role", None)
+        if isinstance(message, dict):
+            # a pi-shaped dict is stored as given (no validation: the hot path of a large import)
+            data = message
+            role = message.get("role")
+            custom = (message.get("customType", ""), message.get("content", ""), message.get("display"), message.get("details"))
+        else:
+            model = as_message(message)
+            role = getattr(model, "role", None)
+            data = None
+            custom = (
+                getattr(model, "custom_type", ""),
+                getattr(model, "content", ""),
+                getattr(model, "display", None),
+                getattr(model, "details", None),
+            )
         if role in ("compactionSummary", "branchSummary"):
             raise SessionError(f"a {role} message is not stored as a message; use append_compaction or branch_with_summary")
         if role == "custom":
-            return self.append_custom_message(model.custom_type, model.content, display=model.display, details=model.details)
-        data = message if isinstance(message, dict) else model.to_dict()
+            return self.append_custom_message(custom[0], custom[1], display=custom[2], details=custom[3])
+        if data is None:
+            data = model.to_dict()
         return self._append(lambda eid, parent, ts: {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": data})
 
     def append_thinking_level_change(self, level: str) -> str:
         """Record that the thinking level is ``level`` from here on."""
         return self._append(
-            lambda eid, parent, ts: {"type": "thinking_level_change", "id": eid, "parentId": parent, "timestamp": ts, "thinkingLevel": level}
+            lambda eid, parent, ts: {
+                "type": "thinking_level_change",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": ts,
+                "thinkingLevel": level,
+            }
         )
 
     def append_model_change(self, provider: str, model_id: str) -> str:
@@ -558,7 +668,9 @@ class Session:
         if not isinstance(name, str) or not name.strip():
             raise SessionError("a session name cannot be empty")
         trimmed = name.strip()
-        return self._append(lambda eid, parent, ts: {"type": "session_info", "id": eid, "parentId": parent, "timestamp": ts, "name": trimmed})
+        return self._append(
+            lambda eid, parent, ts: {"type": "session_info", "id": eid, "parentId": parent, "timestamp": ts, "name": trimmed}
+        )
 
     def branch_with_summary(self, from_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None) -> str:
         """Move the leaf to ``from_id`` and attach a ``branch_summary`` there (pi's ``branchWithSummary``)."""
@@ -658,8 +770,10 @@ class Session:
                 view = view[os.write(fd, view) :]
             self._end += len(line)
             self._needs_newline = False
+            self._tail_start = -1
             if self._durability == "entry" or (self._durability == "turn" and _ends_turn(entry)):
                 os.fsync(fd)
+                self._dirty = False
             else:
                 self._dirty = True
         self._index.add(entry, self._next_line)
@@ -668,8 +782,23 @@ class Session:
         return entry
 
     def _catch_up(self, fd: int) -> None:
-        """Index what other writers appended since we last looked (called under the lock)."""
-        size = os.fstat(fd).st_size
+        """Index what other writers appended since we last looked (called under the lock).
+
+        When our view ended in a torn line, that line is read again whole: a writer that does
+        not check for a torn tail (pi) glues its line onto the fragment, and a fresh reader
+        sees one malformed line there, so we must too.
+        """
+        stat = os.fstat(fd)
+        size = stat.st_size
+        try:
+            current = os.stat(self._path).st_ino if self._path else stat.st_ino
+        except FileNotFoundError:
+            current = None
+        if current != stat.st_ino:
+            raise SessionChangedError(
+                f"{self._path}: the file was replaced, moved or deleted since it was opened (another program "
+                "rewrote it?); nothing was appended; open it again"
+            )
         if size == self._end:
             return
         if size < self._end:
@@ -677,22 +806,17 @@ class Session:
                 f"{self._path}: the file shrank from {self._end} to {size} bytes since it was read "
                 "(another program rewrote it); nothing was appended"
             )
-        data = os.pread(fd, size - self._end, self._end)
-        start_line = self._next_line
-        if self._needs_newline:
-            # our view ended mid-line; the rest of that line comes first (no new line number)
-            start_line -= 1
-        chunk = parse_lines(data, self._report, start_line)
+        start = self._tail_start if self._needs_newline and self._tail_start >= 0 else self._end
+        data = os.pread(fd, size - start, start)
+        chunk = parse_lines(data, self._report, self._next_line)
         leaf = self._index.leaf
-        for parsed in chunk.objects:
-            if parsed.obj.get("type") == "session":
-                self._report.add(parsed.line, "duplicate_header", "a second session header (written by another program); ignored", "warning")
-                continue
-            self._index.add(parsed.obj, parsed.line, self._report)
+        entries, lines = chunk.objs, chunk.lines  # repeated headers are reported and skipped by the index
+        self._index.extend(entries, lines, self._report)
         self._index.leaf = leaf  # other writers' entries do not move our leaf
         self._end = size
         self._next_line = chunk.next_line
         self._needs_newline = not chunk.ends_with_newline
+        self._tail_start = start + chunk.tail_start if chunk.tail_start >= 0 else -1
 
     def refresh(self) -> int:
         """Read entries other writers appended since the file was opened; returns how many were new."""
@@ -706,9 +830,10 @@ class Session:
         return len(self._index) - before
 
     def _new_id(self) -> str:
+        # pi's ids: 8 lowercase hex digits (randomUUID().slice(0, 8)), unique in the file
         by_id = self._index.by_id
         for _ in range(100):
-            candidate = uuid.uuid4().hex[:8]
+            candidate = secrets.token_hex(4)
             if candidate not in by_id:
                 return candidate
         return str(uuid.uuid4())
@@ -734,14 +859,35 @@ class Session:
 
         As pi's ``createBranchedSession``: label entries on the path are dropped and the labels
         of entries on it are re-created at its end; the header names this file as
-        ``parentSession``. The new file is written at once (atomically) into ``dir`` (default:
-        this session's folder). An in-memory session forks into an in-memory session.
+        ``parentSession``. Unlike pi, an entry whose parent was a dropped label is re-attached
+        to the entry before it (pi leaves it an orphan, so the fork's context would start there),
+        and a compaction that keeps history from a dropped label keeps it from the next entry.
+        The new file is written at once (atomically) into ``dir`` (default: this session's
+        folder). An in-memory session forks into an in-memory session.
         """
         leaf = self._index.leaf if entry_id is _CURRENT else (self.resolve(entry_id) if entry_id is not None else None)
         path_entries = self._index.path(leaf)
         if not path_entries:
             raise EntryNotFoundError(str(entry_id), self._path)
-        kept = [e for e in path_entries if e.get("type") != "label"]
+        kept: list[RawEntry] = []
+        previous: str | None = None
+        dropped: list[str] = []  # labels since the last kept entry
+        moved: dict[str, str] = {}  # a dropped label -> the next entry kept after it
+        for e in path_entries:
+            if e.get("type") == "label":
+                dropped.append(e["id"])
+                continue
+            moved.update((label_id, e["id"]) for label_id in dropped)
+            dropped.clear()
+            if e.get("parentId") != previous and e is not path_entries[0]:
+                # pi copies the path verbatim, so an entry whose parent was a dropped label
+                # becomes an orphan and the fork's context starts there; re-attach it instead
+                e = {**e, "parentId": previous}
+            if e.get("type") == "compaction" and e.get("firstKeptEntryId") in moved:
+                # likewise a compaction that keeps history from a label on: keep it from the next entry
+                e = {**e, "firstKeptEntryId": moved[e["firstKeptEntryId"]]}
+            kept.append(e)
+            previous = e["id"]
         ids = {e["id"] for e in kept}
         parent = kept[-1]["id"] if kept else None
         labels: list[RawEntry] = []
@@ -818,13 +964,3 @@ def _fresh_id(used: set[str]) -> str:
         if candidate not in used:
             return candidate
     return str(uuid.uuid4())
-
-
-def _is_header_line(raw: bytes) -> bool:
-    import orjson
-
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and obj.get("type") == "session"

@@ -212,7 +212,8 @@ class Lab:
     def open_notebook(self, name: str, timeout: float = 60) -> None:
         """Open ``name`` (relative to the served folder) and wait until its kernel is connected and idle."""
         self.path = name
-        self.page.goto(f"{self.server.url}/lab/tree/{name}?token={self.server.token}")
+        # ?reset: start from an empty workspace, so notebooks an earlier test opened are not restored
+        self.page.goto(f"{self.server.url}/lab/tree/{name}?reset&token={self.server.token}")
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
         self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
         self.wait_for_kernel(timeout)
@@ -260,7 +261,7 @@ class Lab:
 
     def cell(self, index: int) -> Any:
         """A locator for the cell at ``index``."""
-        return self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(index)
+        return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
 
     def output_text(self, index: int) -> str:
         """The text of the cell's output area ("" when it has none)."""
@@ -274,6 +275,14 @@ class Lab:
         while time.monotonic() < deadline:
             out = self.output_text(index)
             if text in out:
+                # stream output arrives in pieces: return once it has stopped changing
+                settle = time.monotonic() + 5
+                while time.monotonic() < settle:
+                    time.sleep(0.3)
+                    again = self.output_text(index)
+                    if again == out:
+                        break
+                    out = again
                 return out
             if "Traceback" in out or "Error" in out.split("\n")[0]:
                 raise AssertionError(f"cell {index} failed:\n{out}")

@@ -43,9 +43,7 @@ from pi_jupyter.session.migrate import migrate
 
 pytestmark = pytest.mark.interop
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"  # shared/ lies beside the checkout
-if not FIXTURES.exists():
-    FIXTURES = Path("/work/shared/fixtures/pi")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi"  # pi's recorded sessions, kept in the repo
 FIXTURE_FILES = sorted(FIXTURES.glob("*.jsonl"))
 KEEPS = [0, 1, 50, 200, 1000, 3000, 5000, 8000, 20000, 50000, 100000, 10**9]
 KNOWN_FIXES = {"pi-10.12a", "pi-10.12b", "pi-10.13a"}

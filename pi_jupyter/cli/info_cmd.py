@@ -1,0 +1,139 @@
+"""``pi-jupyter info FILE [--json]``: what a session is, and every problem found reading it."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from ..messages import iso_from_ms
+from ..session import Session
+from .common import open_session, safe_stdout, status, write_json
+
+NAME = "info"
+HELP = "print the session's id, times, counts, models, token and cost totals, and its load report"
+DESCRIPTION = """\
+Print what the session is (id, file, cwd, name, parent session, created/modified, entry
+and message counts, leaf, models used, token and cost totals over every branch) and its
+load report: every problem found while reading, with its line number. The file is opened
+read-only; an old version is migrated in memory only."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``info``."""
+    parser.add_argument("file", metavar="FILE", help="a session file (.jsonl)")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+
+
+def _number(value: Any) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _version_text(session: Session, version: Any) -> str:
+    migrated = next((p for p in session.load_report.problems if p.kind == "migrated"), None)
+    if migrated is None:
+        return str(version)
+    return f"{version} ({migrated.message}, in memory only: the file is unchanged)"
+
+
+def _iso(when: datetime) -> str:
+    return iso_from_ms(round(when.timestamp() * 1000))
+
+
+def session_summary(session: Session) -> dict[str, Any]:
+    """The facts ``info`` prints, as a JSON-ready dict."""
+    info = session.info()
+    header = session.header
+    entry_types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
+    models: dict[str, None] = {}
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    cost = 0.0
+    for entry in session.raw_entries():
+        if session.raw_entry(entry["id"]) is not entry:
+            continue  # an earlier line of a repeated id
+        kind = entry.get("type", "?")
+        entry_types[kind] += 1
+        if kind == "model_change":
+            models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
+        if kind != "message" or not isinstance(entry.get("message"), dict):
+            continue
+        message = entry["message"]
+        role = str(message.get("role", "?"))
+        roles[role] += 1
+        if role != "assistant":
+            continue
+        models[f"{message.get('provider')}/{message.get('model')}"] = None
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            for key in tokens:
+                tokens[key] += int(_number(usage.get(key)))
+            costs = usage.get("cost")
+            if isinstance(costs, dict):
+                cost += _number(costs.get("total"))
+    leaf = session.leaf_id
+    try:
+        depth = len(session.branch_ids())
+    except Exception:  # noqa: BLE001 - a cycle is already in the load report
+        depth = 0
+    return {
+        "id": info.id,
+        "path": info.path,
+        "version": header.version,
+        "cwd": info.cwd,
+        "name": info.name,
+        "parentSession": info.parent_session_path,
+        "created": _iso(info.created) if info.created else None,
+        "modified": _iso(info.modified),
+        "entries": len(session),
+        "entryTypes": dict(entry_types),
+        "messages": info.message_count,
+        "messageRoles": dict(roles),
+        "firstMessage": info.first_message,
+        "leaf": leaf,
+        "branchLength": depth,
+        "labels": session.labels,
+        "models": list(models),
+        "tokens": tokens,
+        "cost": round(cost, 6),
+        "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the info and the load report; the exit status follows the load report."""
+    session = open_session(args.file)
+    summary = session_summary(session)
+    if args.json:
+        write_json(summary)
+        return status(session)
+    safe_stdout()
+    rows = [
+        ("id", summary["id"]),
+        ("file", summary["path"]),
+        ("version", _version_text(session, summary["version"])),
+        ("cwd", summary["cwd"] or "(none)"),
+        ("name", summary["name"] or "(none)"),
+        ("parent session", summary["parentSession"] or "(none)"),
+        ("created", summary["created"] or "(unknown)"),
+        ("modified", summary["modified"]),
+        ("entries", f"{summary['entries']}  " + ", ".join(f"{k} {v}" for k, v in sorted(summary["entryTypes"].items()))),
+        ("messages", f"{summary['messages']}  " + ", ".join(f"{k} {v}" for k, v in sorted(summary["messageRoles"].items()))),
+        ("first message", summary["firstMessage"].replace("\n", " ")[:100]),
+        ("leaf", f"{summary['leaf'] or 'null (before the first entry)'} (branch of {summary['branchLength']} entries)"),
+        ("labels", ", ".join(f"{k}={v!r}" for k, v in summary["labels"].items()) or "(none)"),
+        ("models", ", ".join(summary["models"]) or "(none)"),
+        ("tokens", ", ".join(f"{k} {v}" for k, v in summary["tokens"].items())),
+        ("cost", f"${summary['cost']:.4f}"),
+    ]
+    for key, value in rows:
+        print(f"{key + ':':16}{value}")
+    report = session.load_report
+    if not report.problems:
+        print("load report:    no problems")
+    else:
+        print(f"load report:    {len(report.problems)} problem(s)")
+        for problem in report.problems:
+            print(f"  {problem}")
+    return status(session)

@@ -1,0 +1,154 @@
+"""Plain-text renderings of entries and messages for a terminal (raw dicts in, strings out)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms, message_from_dict
+from ..messages.content import text_of
+
+TOOL_OUTPUT_CHARS = 1200
+"""Tool results and shell output longer than this are cut in the text rendering."""
+
+
+def one_line(text: Any, width: int = 72) -> str:
+    """``text`` on one line (whitespace runs, including U+2028, become one space), cut to ``width``."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… [{len(text) - limit} more characters]"
+
+
+def _blocks_text(content: Any, *, tool_output: bool = False) -> str:
+    if isinstance(content, str):
+        return cut(content) if tool_output else content
+    parts: list[str] = []
+    for block in content or ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = str(block.get("text", ""))
+            parts.append(cut(text) if tool_output else text)
+        elif kind == "image":
+            size = len(str(block.get("data", ""))) * 3 // 4
+            parts.append(f"[image {block.get('mimeType', '?')}, {size // 1024} KB]")
+        elif kind == "thinking":
+            thinking = str(block.get("thinking", ""))
+            parts.append("[thinking, redacted]" if block.get("redacted") else f"[thinking] {thinking}")
+        elif kind == "toolCall":
+            args = json.dumps(block.get("arguments", {}), ensure_ascii=False)
+            parts.append(f"→ {block.get('name', '?')}({cut(args, 400)})  [{block.get('id', '')}]")
+        else:
+            parts.append(f"[{kind} block]")
+    return "\n".join(parts)
+
+
+def _when(message: dict[str, Any]) -> str:
+    ts = message.get("timestamp")
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        try:
+            return iso_from_ms(int(ts))
+        except (OverflowError, OSError, ValueError):
+            return ""
+    return ""
+
+
+def message_heading(message: dict[str, Any]) -> str:
+    """``user``, ``assistant openai/gpt-5 (toolUse)``, ``toolResult bash [call_1] error``, ..."""
+    role = message.get("role", "?")
+    if role == "assistant":
+        head = f"assistant {message.get('provider', '?')}/{message.get('model', '?')} ({message.get('stopReason', '?')})"
+    elif role == "toolResult":
+        head = f"toolResult {message.get('toolName', '?')} [{message.get('toolCallId', '')}]"
+        if message.get("isError"):
+            head += " error"
+    elif role == "custom":
+        head = f"custom {message.get('customType', '?')}"
+    elif role == "bashExecution":
+        head = "bashExecution" + (" (not sent to the model)" if message.get("excludeFromContext") else "")
+    else:
+        head = str(role)
+    when = _when(message)
+    return f"{head}  {when}" if when else head
+
+
+def message_body(message: dict[str, Any]) -> str:
+    """The readable content of one message (long tool output cut)."""
+    role = message.get("role")
+    if role in ("user", "custom"):
+        return _blocks_text(message.get("content"))
+    if role == "assistant":
+        body = _blocks_text(message.get("content"))
+        if message.get("errorMessage"):
+            body += ("\n" if body else "") + f"[error] {message['errorMessage']}"
+        return body
+    if role == "toolResult":
+        return _blocks_text(message.get("content"), tool_output=True)
+    if role == "bashExecution":
+        typed = message_from_dict(message)
+        if isinstance(typed, BashExecutionMessage):
+            return cut(bash_execution_to_text(typed))
+    if role in ("compactionSummary", "branchSummary"):
+        return str(message.get("summary", ""))
+    return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
+
+
+def render_messages(messages: list[dict[str, Any]]) -> str:
+    """A transcript: a rule with the role, then the content, for every message."""
+    out: list[str] = []
+    for i, message in enumerate(messages, start=1):
+        heading = f"── {i}. {message_heading(message)} "
+        out.append(heading + "─" * max(3, 78 - len(heading)))
+        body = message_body(message)
+        if body:
+            out.append(body)
+    return "\n".join(out)
+
+
+def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
+    """What one entry is, on one line (for the tree)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return "message (empty)"
+        role = message.get("role", "?")
+        if role == "assistant":
+            text = text_of(message.get("content"), " ")
+            calls = [b.get("name", "?") for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "toolCall"]
+            extra = f" → {', '.join(calls)}" if calls else ""
+            if message.get("stopReason") in ("error", "aborted"):
+                extra += f" [{message.get('stopReason')}]"
+            return f"assistant: {one_line(text, width)}{extra}" if text else f"assistant:{extra or ' (no text)'}"
+        if role == "toolResult":
+            flag = " [error]" if message.get("isError") else ""
+            return f"{message.get('toolName', 'tool')} result{flag}: {one_line(text_of(message.get('content'), ' '), width)}"
+        if role == "bashExecution":
+            code = message.get("exitCode")
+            return f"$ {one_line(message.get('command', ''), width)}" + (f" (exit {code})" if code not in (None, 0) else "")
+        return f"{role}: {one_line(text_of(message.get('content'), ' '), width)}"
+    if kind == "thinking_level_change":
+        return f"thinking level: {entry.get('thinkingLevel')}"
+    if kind == "model_change":
+        return f"model: {entry.get('provider')}/{entry.get('modelId')}"
+    if kind == "compaction":
+        return f"compaction ({entry.get('tokensBefore', '?')} tokens before): {one_line(entry.get('summary', ''), width)}"
+    if kind == "branch_summary":
+        return f"branch summary: {one_line(entry.get('summary', ''), width)}"
+    if kind == "custom_message":
+        return f"custom message {entry.get('customType')}: {one_line(text_of(entry.get('content'), ' '), width)}"
+    if kind == "custom":
+        return f"custom {entry.get('customType')}"
+    if kind == "label":
+        label = entry.get("label")
+        return f"label {entry.get('targetId')} = {label!r}" if label else f"label {entry.get('targetId')} cleared"
+    if kind == "session_info":
+        return f"session name: {entry.get('name')!r}"
+    return f"{kind} (unknown entry type)"

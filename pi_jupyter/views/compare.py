@@ -1,0 +1,496 @@
+"""``Session.compare()``: branches side by side, from their common ancestor on.
+
+Each ref (an entry id, an id prefix, a label, or a notebook cell id: the end of that cell's
+latest run) names the end of a branch; a ref naming a prompt stands for its whole turn. The
+comparison finds the deepest entry all branches share and, per branch, counts what came
+after it: turns, tool calls, tokens, cost, duration (the sum of each turn's time, from its
+prompt to its last entry) and stop reasons; the final answer is the last assistant text on
+the whole branch. It displays as an HTML table with a figure and the final answers side by
+side (a word diff for two branches).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from ..session.report import EntryNotFoundError, SessionError
+from . import digest
+from .digest import RawEntry
+from .figure import PALETTE, SvgFigure, per_turn_chart
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+ANSWER_PREVIEW = 600
+
+
+class TurnStats(BaseModel):
+    """One turn on a branch (after the common ancestor)."""
+
+    entry_id: str
+    """The turn's first entry (its prompt, for a whole turn)."""
+    prompt: str = ""
+    """A preview of the prompt ("" for the rest of a turn that began before the branches parted)."""
+    tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    tool_calls: int = 0
+    duration_s: float | None = None
+    stop_reason: str | None = None
+
+
+class BranchStats(BaseModel):
+    """What one branch did after the common ancestor."""
+
+    ref: str
+    """The ref as given."""
+    leaf_id: str
+    """The entry it resolved to (the branch's end)."""
+    name: str
+    """How tables and the figure name it: its label, cell, or ref."""
+    label: str | None = None
+    cell_id: str | None = None
+    entry_ids: list[str] = Field(default_factory=list)
+    """Entries after the common ancestor, root first (checkout markers and cell records left out)."""
+    turns: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+    duration_s: float | None = None
+    stop_reasons: dict[str, int] = Field(default_factory=dict)
+    """Stop reason -> how many assistant messages ended that way."""
+    final_stop_reason: str | None = None
+    final_answer: str = ""
+    models: list[str] = Field(default_factory=list)
+    per_turn: list[TurnStats] = Field(default_factory=list)
+
+
+class AnswerDiff(BaseModel):
+    """Two final answers side by side, words removed in red on the left and added in green on the right."""
+
+    a_name: str
+    b_name: str
+    a: str
+    b: str
+
+    @property
+    def ratio(self) -> float:
+        """Similarity of the two answers from 0 to 1 (difflib's ratio over words)."""
+        return difflib.SequenceMatcher(None, self.a.split(), self.b.split(), autojunk=False).ratio()
+
+    def unified(self) -> str:
+        """A unified diff of the answers, line by line."""
+        lines = difflib.unified_diff(self.a.splitlines(), self.b.splitlines(), self.a_name, self.b_name, lineterm="")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.unified() or f"the final answers of {self.a_name} and {self.b_name} are the same"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        left, right = _word_diff_html(self.a, self.b)
+        cell = "vertical-align:top;padding:6px 8px;white-space:pre-wrap;word-break:break-word;border:1px solid #d0d7de;width:50%"
+        return (
+            '<table class="pi-answer-diff" style="border-collapse:collapse;width:100%;table-layout:fixed">'
+            f'<tr><th style="text-align:left;padding:4px 8px">{html.escape(self.a_name)}</th>'
+            f'<th style="text-align:left;padding:4px 8px">{html.escape(self.b_name)}</th></tr>'
+            f'<tr><td style="{cell}">{left}</td><td style="{cell}">{right}</td></tr>'
+            f'<tr><td colspan="2" style="padding:2px 8px;color:#57606a;font-size:90%">similarity {self.ratio:.0%}</td></tr></table>'
+        )
+
+
+class Comparison(BaseModel):
+    """Branches compared from their common ancestor: a table, a figure and the final answers.
+
+    ``to_frame()`` is a pandas DataFrame (one row per branch), ``table()`` that frame when
+    pandas is installed and an HTML table otherwise, ``diff()`` the final answers of two
+    branches side by side, ``figure()`` tokens and cost per turn as an SVG.
+    """
+
+    session_id: str = ""
+    ancestor_id: str | None = None
+    """The deepest entry every branch holds (``None``: they share nothing)."""
+    ancestor_preview: str = ""
+    branches: list[BranchStats] = Field(default_factory=list)
+
+    def branch(self, ref: str | int) -> BranchStats:
+        """A branch by position, ref, name, label, leaf id or cell id."""
+        if isinstance(ref, int):
+            return self.branches[ref]
+        for b in self.branches:
+            if ref in (b.ref, b.name, b.label, b.leaf_id, b.cell_id):
+                return b
+        raise KeyError(f"no branch {ref!r} in this comparison (branches: {', '.join(b.name for b in self.branches)})")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per branch (the columns of :meth:`to_frame`)."""
+        return [
+            {
+                "branch": b.name,
+                "leaf": b.leaf_id,
+                "label": b.label,
+                "cell": b.cell_id,
+                "turns": b.turns,
+                "tool_calls": b.tool_calls,
+                "tool_errors": b.tool_errors,
+                "tokens": b.tokens,
+                "input_tokens": b.input_tokens,
+                "output_tokens": b.output_tokens,
+                "cost": b.cost,
+                "duration_s": b.duration_s,
+                "stop_reasons": ", ".join(f"{k} {v}" for k, v in sorted(b.stop_reasons.items())),
+                "final_stop_reason": b.final_stop_reason,
+                "final_answer": b.final_answer,
+            }
+            for b in self.branches
+        ]
+
+    def to_frame(self) -> Any:
+        """The comparison as a pandas DataFrame indexed by branch name (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Comparison.to_frame() needs pandas (pip install pandas); table() gives an HTML table without it") from None
+        return pd.DataFrame(self.rows()).set_index("branch")
+
+    def table(self) -> Any:
+        """A pandas DataFrame when pandas is installed, else an object that displays as an HTML table."""
+        try:
+            return self.to_frame()
+        except ImportError:
+            return HtmlTable(self.table_html())
+
+    def diff(self, a: str | int = 0, b: str | int = 1) -> AnswerDiff:
+        """The final answers of branches ``a`` and ``b`` (positions, refs or names) side by side."""
+        first, second = self.branch(a), self.branch(b)
+        return AnswerDiff(a_name=first.name, b_name=second.name, a=first.final_answer, b=second.final_answer)
+
+    def figure(self) -> SvgFigure:
+        """Tokens and cost per turn along each branch, as an inline SVG."""
+        return per_turn_chart(
+            [b.name for b in self.branches],
+            [[t.tokens for t in b.per_turn] for b in self.branches],
+            [[t.cost for t in b.per_turn] for b in self.branches],
+        )
+
+    def table_html(self) -> str:
+        """The numbers as an HTML table (branches as columns for up to four, else as rows)."""
+        metrics: list[tuple[str, Any]] = [
+            ("leaf", lambda b: f"<code>{html.escape(b.leaf_id)}</code>"),
+            ("turns", lambda b: f"{b.turns:,}"),
+            ("tool calls", lambda b: f"{b.tool_calls:,}" + (f" ({b.tool_errors} failed)" if b.tool_errors else "")),
+            ("tokens", lambda b: f"{b.tokens:,}"),
+            ("input / output", lambda b: f"{b.input_tokens:,} / {b.output_tokens:,}"),
+            ("cost", lambda b: digest.cost_text(b.cost)),
+            ("duration", lambda b: _seconds(b.duration_s)),
+            ("stop reasons", lambda b: html.escape(", ".join(f"{k} ×{v}" for k, v in sorted(b.stop_reasons.items())) or "–")),
+            ("final stop", lambda b: html.escape(b.final_stop_reason or "–")),
+            ("final answer", lambda b: html.escape(digest.clip(b.final_answer, 160)) or "<i>none</i>"),
+        ]
+        th = "text-align:left;padding:3px 8px;border-bottom:1px solid #d0d7de"
+        td = "text-align:left;padding:3px 8px;vertical-align:top;border-bottom:1px solid #eaeef2"
+        parts = ['<table class="pi-compare-table" style="border-collapse:collapse">']
+        if len(self.branches) <= 4:
+            parts.append(f'<tr><th style="{th}"></th>')
+            for i, b in enumerate(self.branches):
+                parts.append(f'<th style="{th};color:{PALETTE[i % len(PALETTE)]}">{html.escape(b.name)}</th>')
+            parts.append("</tr>")
+            for title, fn in metrics:
+                cells = "".join(f'<td style="{td}">{fn(b)}</td>' for b in self.branches)
+                parts.append(f'<tr><th style="{th}">{title}</th>{cells}</tr>')
+        else:
+            heads = "".join(f'<th style="{th}">{t}</th>' for t, _ in metrics)
+            parts.append(f'<tr><th style="{th}">branch</th>{heads}</tr>')
+            for i, b in enumerate(self.branches):
+                name = f'<th style="{th};color:{PALETTE[i % len(PALETTE)]}">{html.escape(b.name)}</th>'
+                parts.append("<tr>" + name + "".join(f'<td style="{td}">{fn(b)}</td>' for _, fn in metrics) + "</tr>")
+        parts.append("</table>")
+        return "".join(parts)
+
+    def _repr_html_(self) -> str:
+        if self.ancestor_id is None:
+            head = "The branches share no entry."
+        else:
+            head = f"Common ancestor <code>{html.escape(self.ancestor_id)}</code>"
+            if self.ancestor_preview:
+                head += f": {html.escape(self.ancestor_preview)}"
+        parts = [
+            '<div class="pi-comparison">',
+            f'<div style="margin:4px 0">{head}</div>',
+            self.table_html(),
+            f'<div style="margin:8px 0">{self.figure().svg}</div>',
+        ]
+        if len(self.branches) == 2:
+            parts.append(self.diff()._repr_html_())
+        else:
+            parts.append(_answers_html(self.branches))
+        parts.append("</div>")
+        return "".join(parts)
+
+    def __str__(self) -> str:
+        lines = [f"common ancestor: {self.ancestor_id or '(none)'}" + (f"  {self.ancestor_preview}" if self.ancestor_preview else "")]
+        for b in self.branches:
+            lines.append(
+                f"{b.name}: {b.turns} turns, {b.tool_calls} tool calls, {b.tokens:,} tokens, {digest.cost_text(b.cost)}, "
+                f"{_seconds(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
+            )
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+class HtmlTable:
+    """An HTML table that displays itself (what :meth:`Comparison.table` gives without pandas)."""
+
+    def __init__(self, markup: str) -> None:
+        self.markup = markup
+
+    def _repr_html_(self) -> str:
+        return self.markup
+
+    def __str__(self) -> str:
+        return re.sub(r"<[^>]+>", " ", self.markup)
+
+
+# ------------------------------------------------------------------------------ building
+
+
+def compare(session: Session, *refs: str, limit: int = 12) -> Comparison:
+    """Compare the branches ending at ``refs`` (see :meth:`Session.compare`).
+
+    One ref compares it with the current leaf; none compares the ``limit`` most recent tips.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 2:
+        raise ValueError(f"Session.compare(): limit must be an integer of at least 2, got {limit!r}")
+    entries = session.raw_entries()
+    if not refs:
+        names = _recent_tips(entries, limit)
+        if len(names) < 2:
+            raise SessionError("Session.compare(): the tree has fewer than two branches; give refs to compare")
+    else:
+        names = list(refs)
+        if len(names) == 1:
+            if session.leaf_id is None:
+                raise SessionError("Session.compare(): one ref is compared with the current leaf, and there is none")
+            names.append(session.leaf_id)
+    ends = digest.cell_ends(entries)
+    cells = digest.cell_records(entries)
+    leaves = [_resolve(session, ref, ends) for ref in names]
+    paths = [session.raw_branch(leaf) for leaf in leaves]
+    ancestor_at = _common_prefix(paths)
+    shared = [e for e in paths[0][:ancestor_at] if not digest.is_transparent(e)]
+    ancestor = shared[-1] if shared else None  # a marker or cell record stands for its parent
+    labels = session.labels
+    branches = [_branch(ref, leaf, path, ancestor_at, labels, cells) for ref, leaf, path in zip(names, leaves, paths, strict=True)]
+    _unique_names(branches)
+    return Comparison(
+        session_id=session.id,
+        ancestor_id=ancestor["id"] if ancestor is not None else None,
+        ancestor_preview=digest.preview(digest.entry_text(ancestor), 80) if ancestor is not None else "",
+        branches=branches,
+    )
+
+
+def _resolve(session: Session, ref: Any, ends: dict[str, str]) -> str:
+    if not isinstance(ref, str) or not ref:
+        raise TypeError(f"Session.compare(): refs are entry ids, labels or cell ids (strings), got {ref!r}")
+    try:
+        eid = session.resolve(ref)
+    except EntryNotFoundError:
+        if ref not in ends:
+            raise EntryNotFoundError(ref, session.path) from None
+        eid = ends[ref]
+    entry = session.raw_entry(eid)
+    while digest.is_transparent(entry):
+        parent = entry.get("parentId")
+        if not isinstance(parent, str) or parent not in session:
+            break
+        eid, entry = parent, session.raw_entry(parent)
+    return _turn_end(session, eid) if digest.is_head(entry) else eid
+
+
+def _turn_end(session: Session, eid: str) -> str:
+    """A prompt stands for its whole turn: follow its only line of replies to the turn's end."""
+    cur = eid
+    for _ in range(100_000):
+        kids = [k for k in session.child_ids(cur) if not digest.is_transparent(session.raw_entry(k))]
+        if len(kids) != 1:
+            return cur
+        nxt = session.raw_entry(kids[0])
+        if digest.is_head(nxt) or digest.is_meta(nxt) or nxt.get("type") in digest.SOLO_TYPES:
+            return cur
+        cur = kids[0]
+    return cur
+
+
+def _recent_tips(entries: list[RawEntry], limit: int) -> list[str]:
+    """Ids of the most recent tips (messages with no child but markers and labels), oldest first."""
+    has_child: set[str] = set()
+    for entry in entries:
+        parent = entry.get("parentId")
+        if isinstance(parent, str) and not digest.is_transparent(entry) and entry.get("type") != "label":
+            has_child.add(parent)
+    tips = [e["id"] for e in entries if e["id"] not in has_child and digest.message(e) is not None]
+    return list(dict.fromkeys(tips))[-limit:]
+
+
+def _common_prefix(paths: list[list[RawEntry]]) -> int:
+    shortest = min(len(p) for p in paths)
+    n = 0
+    while n < shortest and all(p[n]["id"] == paths[0][n]["id"] for p in paths):
+        n += 1
+    return n
+
+
+def _branch(
+    ref: str,
+    leaf: str,
+    path: list[RawEntry],
+    ancestor_at: int,
+    labels: dict[str, str],
+    cells: dict[str, tuple[str, int | None]],
+) -> BranchStats:
+    after = [e for e in path[ancestor_at:] if not digest.is_transparent(e)]
+    label = labels.get(leaf)
+    cell = cells.get(leaf)
+    if cell is None:
+        cell = next((cells[e["id"]] for e in reversed(after) if e["id"] in cells), None)
+    name = label or (f"In [{cell[1]}] {ref}" if cell is not None and cell[1] is not None and ref == leaf else ref)
+    stats = BranchStats(ref=ref, leaf_id=leaf, name=name, label=label, cell_id=cell[0] if cell else None)
+    stats.entry_ids = [e["id"] for e in after]
+    stops: Counter[str] = Counter()
+    turn: TurnStats | None = None
+    turn_start: int | None = None
+    turn_end: int | None = None
+    durations: list[float] = []
+
+    def close() -> None:
+        if turn is not None:
+            if turn_start is not None and turn_end is not None:
+                turn.duration_s = max(0.0, (turn_end - turn_start) / 1000)
+                durations.append(turn.duration_s)
+            stats.per_turn.append(turn)
+
+    before = path[ancestor_at - 1] if ancestor_at > 0 else None
+    for entry in after:
+        ms = digest.entry_ms(entry)
+        if digest.is_head(entry):
+            close()
+            turn = TurnStats(entry_id=entry["id"], prompt=digest.preview(digest.entry_text(entry), 80))
+            turn_start, turn_end = ms, ms
+            stats.turns += 1
+        elif turn is None and digest.message(entry) is not None:
+            # the rest of a turn that began before the branches parted (a retry, a continue)
+            turn = TurnStats(entry_id=entry["id"])
+            turn_start = digest.entry_ms(before) if before is not None else ms
+            turn_end = ms
+        elif turn is not None and ms is not None:
+            turn_end = ms
+        if entry.get("type") == "model_change":
+            stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
+        msg = digest.message(entry)
+        if msg is None:
+            continue
+        r = msg.get("role")
+        if r == "assistant":
+            tokens, cost, parts = digest.usage(msg)
+            calls = len(digest.tool_calls(msg))
+            stats.tokens += tokens
+            stats.cost += cost
+            stats.input_tokens += parts["input"]
+            stats.output_tokens += parts["output"]
+            stats.cache_read_tokens += parts["cacheRead"]
+            stats.cache_write_tokens += parts["cacheWrite"]
+            stats.tool_calls += calls
+            stop = str(msg.get("stopReason") or "stop")
+            stops[stop] += 1
+            model = digest.model_ref(msg.get("provider"), msg.get("model"))
+            if model not in stats.models:
+                stats.models.append(model)
+            if turn is not None:
+                turn.tokens += tokens
+                turn.cost += cost
+                turn.input_tokens += parts["input"]
+                turn.output_tokens += parts["output"]
+                turn.tool_calls += calls
+                turn.stop_reason = stop
+        elif r == "toolResult" and msg.get("isError"):
+            stats.tool_errors += 1
+    close()
+    stats.duration_s = sum(durations) if durations else None
+    stats.stop_reasons = dict(stops)
+    for entry in reversed(path):
+        msg = digest.message(entry)
+        if msg is not None and msg.get("role") == "assistant":
+            stats.final_stop_reason = str(msg.get("stopReason") or "stop")
+            stats.final_answer = digest.content_text(msg.get("content"))
+            if stats.final_stop_reason == "error" and not stats.final_answer:
+                stats.final_answer = f"(error: {msg.get('errorMessage') or 'unknown'})"
+            break
+    return stats
+
+
+def _unique_names(branches: list[BranchStats]) -> None:
+    seen: Counter[str] = Counter(b.name for b in branches)
+    for b in branches:
+        if seen[b.name] > 1:
+            b.name = f"{b.name} ({b.leaf_id[:8]})"
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value < 60:
+        return f"{value:.1f} s"
+    return f"{int(value // 60)} min {value % 60:.0f} s"
+
+
+_WORD = re.compile(r"\s+|[^\s]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _word_diff_html(a: str, b: str) -> tuple[str, str]:
+    wa, wb = _words(a), _words(b)
+    left: list[str] = []
+    right: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
+        old, new = html.escape("".join(wa[i1:i2])), html.escape("".join(wb[j1:j2]))
+        if op == "equal":
+            left.append(old)
+            right.append(new)
+            continue
+        if old:
+            left.append(f'<del style="background:#ffebe9;color:#82071e;text-decoration:line-through">{old}</del>')
+        if new:
+            right.append(f'<ins style="background:#dafbe1;color:#116329;text-decoration:none">{new}</ins>')
+    return "".join(left), "".join(right)
+
+
+def _answers_html(branches: list[BranchStats]) -> str:
+    cells = []
+    for i, b in enumerate(branches):
+        color = PALETTE[i % len(PALETTE)]
+        text = html.escape(digest.clip(b.final_answer, ANSWER_PREVIEW)) or "<i>no answer</i>"
+        cells.append(
+            '<div style="flex:1 1 220px;min-width:200px;border:1px solid #d0d7de;padding:6px 8px;white-space:pre-wrap">'
+            f'<div style="font-weight:bold;color:{color}">{html.escape(b.name)}</div>{text}</div>'
+        )
+    return '<div class="pi-answers" style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cells) + "</div>"

@@ -1,0 +1,470 @@
+"""``Session.graph()``: the session tree as a ``graphviz.Digraph`` that displays itself anywhere.
+
+One node per turn by default (a user message with the assistant replies and tool results it
+caused), one per entry with ``mode="full"``; long linear runs are folded into a node that
+says how many turns it holds, and the picture stays under ``max_nodes`` (see
+:mod:`pi_jupyter.views.layout`). The current leaf and the path to it, branch points, labels,
+compactions (tokens before and after), branch summaries, the notebook cell of each turn,
+errors, aborts and model changes are drawn; each node's tooltip previews its text with its
+token count and cost.
+
+Every node carries ``id``, ``class`` and its key as the SVG ``<title>``, so a click in the
+SVG maps back to entries (:attr:`GraphModel.nodes`). Displaying the graph uses a system
+``dot``, else ``graphviz-pure``, else a text tree with one line on how to get the picture.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..session.report import CycleError
+from . import digest
+from .layout import plan
+from .nodes import GraphNode, describe
+from .render import INSTALL_HINT, RenderResult, render_svg
+from .text_tree import TextTree, stat_parts, text_tree
+from .units import build_units
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+
+class GraphOptions(BaseModel):
+    """Options of :meth:`Session.graph` (all keyword arguments)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["turns", "full"] = "turns"
+    """``turns``: one node per turn; ``full``: one node per entry."""
+    fold: bool = True
+    """Fold long linear runs into one node."""
+    fold_min: int = Field(3, ge=2)
+    """The shortest run that is folded."""
+    keep_recent: int = Field(3, ge=0)
+    """Units before the current leaf that are never folded."""
+    max_nodes: int = Field(250, ge=10)
+    """Upper bound on drawn nodes; beyond it branches off the current path are collapsed."""
+    expand: frozenset[str] = frozenset()
+    """Keys of folded nodes to open (``fold:…``, ``sub:…``, ``more:…``), or entry ids to keep visible."""
+    rankdir: Literal["TB", "LR"] = "TB"
+    """``TB``: time runs down the page; ``LR``: left to right."""
+    preview_chars: int = Field(44, ge=8, le=400)
+    """Characters of text shown per line in a node."""
+    backend: Literal["auto", "dot", "graphviz-pure", "text"] | None = None
+    """Who draws when the graph is displayed (default: ``PI_JUPYTER_RENDERER``, else ``auto``)."""
+    header: bool = True
+    """Draw the session's name and sizes above the tree (the TreeView shows them in its status line)."""
+
+
+def parse_options(where: str, options: dict[str, Any]) -> GraphOptions:
+    """Validate graph options, with an error that names the call and the option."""
+    opts = dict(options)
+    if "full" in opts:
+        full = opts.pop("full")
+        if full:
+            opts["mode"] = "full"
+    if isinstance(opts.get("expand"), str):
+        opts["expand"] = [opts["expand"]]
+    try:
+        return GraphOptions.model_validate(opts)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            name = ".".join(str(p) for p in err["loc"]) or "options"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown option {name!r} (options: full, {', '.join(GraphOptions.model_fields)})")
+            else:
+                problems.append(f"{name}: {err['msg']} (got {err.get('input')!r})")
+        raise ValueError(f"{where}: " + "; ".join(problems)) from None
+
+
+@dataclass
+class GraphModel:
+    """What the graph shows, before Graphviz: nodes by key, edges, the leaf and the path."""
+
+    nodes: dict[str, GraphNode]
+    roots: list[str]
+    edges: list[tuple[str, str]]
+    leaf: str | None
+    """Key of the node holding the current leaf (``None``: the leaf is before the first entry)."""
+    path: list[str]
+    """Keys of the nodes from a root to the leaf's node."""
+    options: GraphOptions
+    title: str = ""
+    entry_count: int = 0
+    turn_count: int = 0
+    tip_count: int = 0
+    folded_runs: int = 0
+    collapsed_branches: int = 0
+    merged_branches: int = 0
+    by_entry: dict[str, str] = field(default_factory=dict)
+    """Entry id -> key of the node that shows it (folded entries included)."""
+    problem: str | None = None
+
+    def node_of(self, entry_id: str) -> GraphNode | None:
+        """The drawn node that holds ``entry_id`` (a fold, when it is folded away)."""
+        key = self.by_entry.get(entry_id)
+        return self.nodes.get(key) if key is not None else None
+
+    def header(self) -> str:
+        """One line about the session: name, sizes, leaf, what was folded."""
+        return " · ".join([self.title, *self.facts()])
+
+    def facts(self) -> list[str]:
+        """Sizes, the leaf, and what was folded (the header without the title)."""
+        parts = [f"{self.entry_count:,} entries", f"{self.turn_count:,} turns", f"{self.tip_count:,} tips"]
+        leaf = self.nodes.get(self.leaf) if self.leaf else None
+        parts.append(f"leaf {leaf.last_id if leaf is not None else '(before the first entry)'}")
+        folded = []
+        if self.folded_runs:
+            folded.append(f"{self.folded_runs} runs folded")
+        if self.collapsed_branches:
+            folded.append(f"{self.collapsed_branches} branches collapsed")
+        if self.merged_branches:
+            folded.append(f"{self.merged_branches} branches merged")
+        if folded:
+            parts.append(", ".join(folded))
+        if self.problem:
+            parts.append(self.problem)
+        return parts
+
+    def text(self, hint: str | None = None) -> str:
+        """The graph as a text tree (``*``: on the current path, ``▶``: the leaf)."""
+        return text_tree(self.nodes, self.roots, header=self.header(), hint=hint)
+
+    def dot_body(self) -> list[str]:
+        """The node and edge statements of the DOT source."""
+        lines: list[str] = []
+        for i, node in enumerate(self.nodes.values()):
+            lines.append(_node_statement(i, node, self.options))
+        path_edges = set(zip(self.path, self.path[1:], strict=False))
+        for tail, head in self.edges:
+            if (tail, head) in path_edges:
+                lines.append(f'\t{_q(tail)} -> {_q(head)} [class="pi-edge pi-path" color="#1f6feb" penwidth=2.4]\n')
+            else:
+                lines.append(f'\t{_q(tail)} -> {_q(head)} [class="pi-edge"]\n')
+        return lines
+
+    def graph_attrs(self) -> dict[str, str]:
+        """Graph-level attributes (layout direction, spacing, the header as the graph label)."""
+        return {
+            "rankdir": self.options.rankdir,
+            "nodesep": "0.22",
+            "ranksep": "0.30",
+            "ordering": "out",
+            "bgcolor": "white",
+            "fontname": "Helvetica",
+            "fontsize": "11",
+            "labelloc": "t",
+            "labeljust": "l",
+        }
+
+
+def build_model(session: Session, options: GraphOptions) -> GraphModel:
+    """Build the :class:`GraphModel` of ``session`` (pure Python; no Graphviz needed)."""
+    roots = session.tree()
+    entries = session.raw_entries()
+    cells = digest.cell_records(entries)
+    leaf_id = _visible_leaf(session)
+    problem = None
+    try:
+        path_ids = set(session.branch_ids(leaf_id)) if leaf_id is not None else set()
+    except CycleError as exc:
+        path_ids, problem = set(), f"the leaf's path has a parent cycle ({exc})"
+    full = options.mode == "full"
+    units = build_units(roots, full=full, leaf_id=leaf_id, labels=session.labels, path_ids=path_ids, cells=cells)
+    layout = plan(
+        units,
+        fold=options.fold,
+        fold_min=options.fold_min,
+        keep_recent=options.keep_recent,
+        max_nodes=options.max_nodes,
+        expand=set(options.expand),
+    )
+
+    def path_of(entry_id: str) -> list[dict[str, Any]]:
+        return session.raw_branch(entry_id)
+
+    nodes: dict[str, GraphNode] = {}
+    for shown in layout.nodes:
+        nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+    edges: list[tuple[str, str]] = []
+    for shown in layout.nodes:
+        node = nodes[shown.key]
+        node.parent = shown.parent.key if shown.parent is not None else None
+        node.children = [c.key for c in shown.children]
+        edges.extend((shown.key, c.key) for c in shown.children)
+    by_entry = {}
+    for unit in units.units:
+        key = layout.by_unit[id(unit)].key
+        for entry in unit.entries:
+            by_entry[entry["id"]] = key
+    path: list[str] = []
+    for unit in units.path:
+        key = layout.by_unit[id(unit)].key
+        if not path or path[-1] != key:
+            path.append(key)
+    leaf = layout.by_unit[id(units.leaf_unit)].key if units.leaf_unit is not None else None
+    name = session.name or (session.path.rsplit("/", 1)[-1] if session.path else "in-memory session")
+    return GraphModel(
+        nodes=nodes,
+        roots=[r.key for r in layout.roots],
+        edges=edges,
+        leaf=leaf,
+        path=path,
+        options=options,
+        title=name,
+        entry_count=sum(1 for e in entries if not digest.is_transparent(e)),
+        turn_count=sum(u.turns for u in units.units),
+        tip_count=sum(1 for u in units.units if not u.children),
+        folded_runs=layout.folded_runs,
+        collapsed_branches=layout.collapsed_branches,
+        merged_branches=layout.merged,
+        by_entry=by_entry,
+        problem=problem,
+    )
+
+
+def _visible_leaf(session: Session) -> str | None:
+    """The leaf, or the first ancestor of it that is drawn (a checkout marker or cell record stands for its parent)."""
+    leaf = session.leaf_id
+    for _ in range(64):
+        if leaf is None or leaf not in session:
+            return leaf
+        entry = session.raw_entry(leaf)
+        if not digest.is_transparent(entry):
+            return leaf
+        parent = entry.get("parentId")
+        leaf = parent if isinstance(parent, str) and parent else None
+    return leaf
+
+
+def build_graph(session: Session, **options: Any) -> Any:
+    """The :class:`SessionGraph` (a ``graphviz.Digraph``) of ``session``; see :meth:`Session.graph`."""
+    opts = parse_options("Session.graph()", options)
+    model = build_model(session, opts)
+    try:
+        cls = session_graph_class()
+    except ImportError:
+        return TextTree(model.text("The graphviz Python package is missing: pip install graphviz. " + INSTALL_HINT), "no graphviz package")
+    return cls.from_model(model)
+
+
+# ------------------------------------------------------------------------------ DOT text
+
+
+def _q(value: str) -> str:
+    """A DOT double-quoted string (escString attributes: backslashes and newlines escaped).
+
+    Node names are keys without backslashes or control characters (see ``units.node_key``),
+    so this quotes them exactly too.
+    """
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "") + '"'
+
+
+def _h(text: str) -> str:
+    """Text for a Graphviz HTML-like label (Graphviz expands ``\\N`` even there, and reads ``\\\\`` as one backslash)."""
+    return html.escape(digest.one_line(text), quote=True).replace("\\", "\\\\")
+
+
+_KIND_STYLE: dict[str, tuple[str, str, str, str]] = {
+    # kind: (shape, style, fillcolor, color)
+    "turn": ("box", "rounded,filled", "#ffffff", "#8c959f"),
+    "continuation": ("box", "rounded,filled,dashed", "#ffffff", "#8c959f"),
+    "compaction": ("note", "filled", "#ddf4ff", "#0969da"),
+    "branch_summary": ("note", "filled", "#fbefff", "#8250df"),
+    "start": ("box", "rounded,filled", "#f6f8fa", "#afb8c1"),
+    "meta": ("box", "rounded,filled", "#f6f8fa", "#afb8c1"),
+    "fold": ("box", "rounded,filled,dashed", "#f6f8fa", "#6e7781"),
+    "sub": ("box3d", "filled,dashed", "#f6f8fa", "#6e7781"),
+    "more": ("box3d", "filled,dashed", "#f6f8fa", "#6e7781"),
+}
+
+
+def node_classes(node: GraphNode) -> list[str]:
+    """CSS classes of a node in the SVG (the TreeView styles and finds nodes by them)."""
+    classes = ["pi-node", f"pi-{node.kind.replace('_', '-')}"]
+    if node.on_path:
+        classes.append("pi-path")
+    if node.is_leaf:
+        classes.append("pi-leaf")
+    if node.labels:
+        classes.append("pi-labelled")
+    if node.folded:
+        classes.append("pi-folded")
+    if len(node.children) > 1:
+        classes.append("pi-branch-point")
+    if node.status in ("error", "aborted"):
+        classes.append(f"pi-{node.status}")
+    if node.models:
+        classes.append("pi-model-change")
+    return classes
+
+
+def _node_statement(index: int, node: GraphNode, options: GraphOptions) -> str:
+    shape, style, fill, color = _KIND_STYLE.get(node.kind, _KIND_STYLE["turn"])
+    penwidth = "1.1"
+    if node.labels:
+        fill = "#dafbe1"
+    if node.status == "aborted" or (node.aborts and not node.errors):
+        fill, color = "#fff1e5", "#bc4c00"
+    if node.status == "error" or node.errors:
+        fill, color = "#ffebe9", "#cf222e"
+    if node.on_path:
+        color, penwidth = "#1f6feb", "2.0"
+    if node.is_leaf:
+        fill, penwidth = "#fff8c5", "3.2"
+    attrs = [
+        f'id="pi-n{index}"',
+        f'class="{" ".join(node_classes(node))}"',
+        f"label=<{_label(node, options)}>",
+        f"tooltip={_q(node.tooltip)}",
+        f'shape="{shape}"',
+        f'style="{style}"',
+        f'fillcolor="{fill}"',
+        f'color="{color}"',
+        f"penwidth={penwidth}",
+    ]
+    if node.kind in ("start", "meta"):
+        attrs.append("fontsize=9")
+    return f"\t{_q(node.key)} [{' '.join(attrs)}]\n"
+
+
+def _label(node: GraphNode, options: GraphOptions) -> str:
+    rows: list[str] = []
+    badges: list[str] = []
+    if node.is_leaf:
+        badges.append('<FONT COLOR="#0550ae"><B>▶ current</B></FONT>')
+    for label in node.labels[:3]:
+        badges.append(f'<FONT COLOR="#1a7f37"><B>[{_h(digest.clip(label, 24))}]</B></FONT>')
+    if len(node.labels) > 3:
+        badges.append(f'<FONT COLOR="#1a7f37">+{len(node.labels) - 3}</FONT>')
+    if len(node.children) > 1:
+        badges.append(f'<FONT COLOR="#57606a">◆ {len(node.children)} branches</FONT>')
+    if badges:
+        rows.append("  ".join(badges))
+    rows.append(f"<B>{_h(node.title)}</B>")
+    if node.answer:
+        rows.append(_h(node.answer))
+    if node.summary and node.kind in ("fold",):
+        rows.append(_h(node.summary))
+    small = stat_parts(node)
+    if small:
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#57606a">{_h(" · ".join(small))}</FONT>')
+    if node.status == "error" or node.errors:
+        what = node.error or "error"
+        count = f"{node.errors} errors: " if node.errors > 1 else "error: "
+        what = digest.clip(digest.one_line(what), options.preview_chars - 8)
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#cf222e"><B>✖ {_h(count + what)}</B></FONT>')
+    if node.aborts or node.status == "aborted":
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#bc4c00"><B>■ aborted{f" ×{node.aborts}" if node.aborts > 1 else ""}</B></FONT>')
+    elif node.status == "length":
+        rows.append('<FONT POINT-SIZE="8" COLOR="#bc4c00">cut at max tokens</FONT>')
+    if node.models:
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#8250df">⇄ model {_h(digest.clip(node.models[-1], options.preview_chars))}</FONT>')
+    return '<BR ALIGN="LEFT"/>'.join(rows) + '<BR ALIGN="LEFT"/>'
+
+
+# ------------------------------------------------------------------------------ the Digraph
+
+_CLASS: Any = None
+
+
+def session_graph_class() -> Any:
+    """The ``SessionGraph`` class (a ``graphviz.Digraph`` subclass), created on first use."""
+    global _CLASS
+    if _CLASS is not None:
+        return _CLASS
+    import graphviz
+
+    class SessionGraph(graphviz.Digraph):
+        """A ``graphviz.Digraph`` of a session that displays itself with whatever can draw here.
+
+        Display (or :meth:`svg`) uses a system ``dot``, else ``graphviz-pure``, else shows
+        :meth:`text` with a line on how to get the picture. ``model`` holds the nodes by key
+        (:class:`~pi_jupyter.views.GraphNode`), the edges, the leaf and the path; the usual
+        ``source``, ``pipe`` and ``render`` of ``graphviz.Digraph`` work as ever.
+        """
+
+        model: GraphModel | None = None
+        backend: str | None = None
+
+        @classmethod
+        def from_model(cls, model: GraphModel) -> SessionGraph:
+            """The Digraph for a :class:`GraphModel`."""
+            graph = cls(
+                name="session",
+                graph_attr=model.graph_attrs(),
+                node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.10,0.05"},
+                edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
+            )
+            if model.options.header:
+                graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}>\n")
+            graph.body.extend(model.dot_body())
+            graph.model = model
+            graph.backend = model.options.backend
+            return graph
+
+        @property
+        def nodes(self) -> dict[str, GraphNode]:
+            """The drawn nodes by key."""
+            return self.model.nodes if self.model is not None else {}
+
+        @property
+        def edges(self) -> list[tuple[str, str]]:
+            """``(parent key, child key)`` pairs."""
+            return self.model.edges if self.model is not None else []
+
+        def render_result(self, backend: str | None = None) -> RenderResult:
+            """Lay the graph out as SVG (see :func:`~pi_jupyter.views.render_svg`); never raises for a missing program."""
+            return render_svg(self.source, backend=backend or self.backend)
+
+        def svg(self, backend: str | None = None) -> str:
+            """The SVG text; raises ``RuntimeError`` naming the reason when nothing here can draw."""
+            result = self.render_result(backend)
+            if result.svg is None:
+                raise RuntimeError(f"cannot draw the session graph: {result.problem}. {INSTALL_HINT}")
+            return result.svg
+
+        def text(self, hint: str | None = None) -> str:
+            """The graph as a text tree."""
+            return self.model.text(hint) if self.model is not None else self.source
+
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, Any]:
+            result = self.render_result()
+            if result.svg is not None:
+                data = {"image/svg+xml": result.svg, "text/html": _html_wrap(result.svg), "text/plain": repr(self)}
+            else:
+                note = INSTALL_HINT if result.backend == "text" and (self.backend or "") != "text" else None
+                text = self.text(note)
+                data = {"text/plain": text, "text/html": TextTree(text)._repr_html_()}
+            if include is not None:
+                data = {k: v for k, v in data.items() if k in set(include)}
+            if exclude:
+                data = {k: v for k, v in data.items() if k not in set(exclude)}
+            return data
+
+        def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+            p.text(repr(self))
+
+        def __repr__(self) -> str:
+            if self.model is None:
+                return super().__repr__()
+            m = self.model
+            return (
+                f"<SessionGraph {m.title!r}: {len(m.nodes)} nodes for {m.entry_count:,} entries "
+                f"({m.options.mode} mode), leaf {m.nodes[m.leaf].last_id if m.leaf else None}; "
+                "display it, or .svg() / .text() / .source>"
+            )
+
+    _CLASS = SessionGraph
+    return _CLASS
+
+
+def _html_wrap(svg: str) -> str:
+    # inline SVG keeps the tooltips, which an <img> of the same SVG loses
+    return f'<div class="pi-session-graph" style="max-width:100%;overflow:auto">{svg}</div>'

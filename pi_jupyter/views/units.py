@@ -1,0 +1,243 @@
+"""Cut a session tree into units: turns (the default) or single entries (full mode).
+
+A *turn* is a user message with the assistant replies and tool results it caused. Settings
+entries (model and thinking changes, labels, names) join the turn they lead into, or the turn
+they follow when nothing follows them on one line. Compactions and branch summaries are units
+of their own. A unit is always a linear run of entries: it ends where the tree branches, at
+the current leaf, and before the next turn, so the units form a tree with the session's shape.
+Checkout markers and cell records (dead-end ``custom`` children) are never units; their
+children, if another program appended any, hang from their parent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..session.index import TreeNode
+from . import digest
+from .digest import RawEntry
+
+
+@dataclass(slots=True, eq=False)
+class Unit:
+    """A linear run of entries drawn as one node (before folding)."""
+
+    key: str
+    """The id of its first entry (also the node name in the DOT source)."""
+    entries: list[RawEntry]
+    parent: Unit | None = None
+    children: list[Unit] = field(default_factory=list)
+    head: RawEntry | None = None
+    """The entry that started the turn (a user message), if any."""
+    kind: str = "turn"
+    """``turn``, ``continuation``, ``compaction``, ``branch_summary``, ``start`` or ``meta``."""
+    labels: list[str] = field(default_factory=list)
+    on_path: bool = False
+    is_leaf: bool = False
+    status: str = "ok"
+    """``ok``, ``error``, ``aborted`` or ``length`` (the worst stop reason in the unit)."""
+    error: str | None = None
+    tokens: int = 0
+    cost: float = 0.0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    models: list[str] = field(default_factory=list)
+    """Models set by ``model_change`` entries in this unit, in order."""
+    cell: tuple[str, int | None] | None = None
+    turns: int = 0
+    """Turns this unit holds (1 for a turn, 0 for a compaction or a settings-only unit)."""
+    has_label_entry: bool = False
+
+
+@dataclass(slots=True)
+class UnitTree:
+    """The units of one session, with what the graph needs to know about the whole."""
+
+    roots: list[Unit]
+    units: list[Unit]
+    """Every unit, parents before children."""
+    by_entry: dict[str, Unit]
+    leaf_unit: Unit | None
+    path: list[Unit]
+    """Units from the root to the leaf unit."""
+
+
+def build_units(
+    roots: list[TreeNode],
+    *,
+    full: bool,
+    leaf_id: str | None,
+    labels: dict[str, str],
+    path_ids: set[str],
+    cells: dict[str, tuple[str, int | None]],
+) -> UnitTree:
+    """Cut the tree (``Session.tree()``) into units and annotate each one."""
+    out_roots: list[Unit] = []
+    units: list[Unit] = []
+    stack: list[tuple[TreeNode, Unit | None]] = [(n, None) for n in reversed(_visible(roots))]
+    while stack:
+        start, parent = stack.pop()
+        unit = Unit(key=node_key(start.id), entries=[], parent=parent)
+        (parent.children if parent is not None else out_roots).append(unit)
+        units.append(unit)
+        cur = start
+        prelude = True  # only settings entries so far
+        while True:
+            entry = cur.entry
+            unit.entries.append(entry)
+            if unit.head is None and digest.is_head(entry):
+                unit.head = entry
+            if prelude and not digest.is_meta(entry):
+                prelude = False
+            kids = _visible(cur.children)
+            if full or len(kids) != 1 or entry["id"] == leaf_id or entry.get("type") in digest.SOLO_TYPES:
+                break
+            nxt = kids[0]
+            if _starts_unit(nxt, unit, prelude, leaf_id):
+                break
+            cur = nxt
+        for kid in reversed(kids):
+            stack.append((kid, unit))
+    by_entry: dict[str, Unit] = {}
+    leaf_unit: Unit | None = None
+    for unit in units:
+        _annotate(unit, labels, path_ids, cells, leaf_id)
+        for entry in unit.entries:
+            by_entry[entry["id"]] = unit
+        if unit.is_leaf:
+            leaf_unit = unit
+    path: list[Unit] = []
+    cur_unit = leaf_unit
+    while cur_unit is not None:
+        path.append(cur_unit)
+        cur_unit = cur_unit.parent
+    path.reverse()
+    return UnitTree(out_roots, units, by_entry, leaf_unit, path)
+
+
+_UNSAFE = re.compile(r"[\\\x00-\x1f\x7f]")
+
+
+def node_key(entry_id: str) -> str:
+    """The Graphviz node name for a unit starting at ``entry_id``: the id itself when Graphviz keeps it intact.
+
+    DOT names cannot hold every string (a backslash before the closing quote, control
+    characters); such ids get ``id:`` and their UTF-8 bytes in hex.
+    """
+    return entry_id if not _UNSAFE.search(entry_id) else "id:" + entry_id.encode("utf-8", "surrogatepass").hex()
+
+
+def _visible(nodes: list[TreeNode]) -> list[TreeNode]:
+    """``nodes`` with transparent entries replaced by their own (visible) children, in order."""
+    if not any(digest.is_transparent(n.entry) for n in nodes):
+        return nodes
+    out: list[TreeNode] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if digest.is_transparent(node.entry):
+            stack.extend(reversed(node.children))
+        else:
+            out.append(node)
+    return out
+
+
+def _starts_unit(node: TreeNode, unit: Unit, prelude: bool, leaf_id: str | None) -> bool:
+    entry = node.entry
+    if entry.get("type") in digest.SOLO_TYPES:
+        return True
+    if digest.is_head(entry):
+        return not prelude
+    if digest.is_meta(entry):
+        return not prelude and _leads_to_head(node, leaf_id)
+    return False  # assistant replies and tool results continue the turn
+
+
+def _leads_to_head(node: TreeNode, leaf_id: str | None) -> bool:
+    """True when a chain of settings entries starting at ``node`` runs, unbranched, into a new turn."""
+    cur = node
+    for _ in range(10_000):
+        if cur.id == leaf_id:
+            return False
+        kids = _visible(cur.children)
+        if len(kids) != 1:
+            return False
+        nxt = kids[0].entry
+        if digest.is_head(nxt):
+            return True
+        if not digest.is_meta(nxt):
+            return False
+        cur = kids[0]
+    return False
+
+
+_STATUS_RANK = {"ok": 0, "length": 1, "aborted": 2, "error": 3}
+
+
+def _annotate(
+    unit: Unit,
+    labels: dict[str, str],
+    path_ids: set[str],
+    cells: dict[str, tuple[str, int | None]],
+    leaf_id: str | None,
+) -> None:
+    first = unit.entries[0]
+    kind = first.get("type")
+    conversation = False
+    for entry in unit.entries:
+        eid = entry["id"]
+        label = labels.get(eid)
+        if label:
+            unit.labels.append(label)
+        if eid == leaf_id:
+            unit.is_leaf = True
+        if unit.cell is None:
+            unit.cell = cells.get(eid)
+        etype = entry.get("type")
+        if etype == "model_change":
+            unit.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
+        elif etype == "label":
+            unit.has_label_entry = True
+        elif etype == "custom_message":
+            conversation = True
+        msg = digest.message(entry)
+        if msg is None:
+            continue
+        conversation = True
+        r = msg.get("role")
+        if r == "assistant":
+            tokens, cost, _ = digest.usage(msg)
+            unit.tokens += tokens
+            unit.cost += cost
+            unit.tool_calls += len(digest.tool_calls(msg))
+            stop = msg.get("stopReason")
+            status = stop if stop in ("error", "aborted", "length") else "ok"
+            if _STATUS_RANK[status] > _STATUS_RANK[unit.status]:
+                unit.status = status
+                if status == "error":
+                    unit.error = str(msg.get("errorMessage") or "error")
+        elif r == "toolResult" and msg.get("isError"):
+            unit.tool_errors += 1
+    unit.on_path = first["id"] in path_ids
+    if kind == "compaction":
+        unit.kind = "compaction"
+    elif kind == "branch_summary":
+        unit.kind = "branch_summary"
+    elif unit.head is not None:
+        unit.kind = "turn"
+        unit.turns = 1
+    elif conversation:
+        unit.kind = "continuation"
+    else:
+        unit.kind = "start" if unit.parent is None else "meta"
+
+
+def last_assistant(unit_entries: list[RawEntry]) -> dict[str, Any] | None:
+    """The last assistant message among ``unit_entries``."""
+    for entry in reversed(unit_entries):
+        msg = digest.message(entry)
+        if msg is not None and msg.get("role") == "assistant":
+            return msg
+    return None

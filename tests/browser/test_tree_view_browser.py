@@ -1,0 +1,194 @@
+"""TreeView in a real JupyterLab, a real ipykernel, an offline Agent and headless Chromium.
+
+The notebook builds a small branched session with the offline model and shows
+``TreeView(agent, runner=KernelRunner())``. In the page: a click on a node fills the side
+panel with that turn's messages; "Check out" moves the leaf there (checked in the SVG and in
+the kernel: the session's leaf and the agent's rebuilt context); search finds a label; the
+keyboard zooms; "Fork" writes a new session file and the view redraws on it; a prompt run
+from another cell adds a node without any click (the debounced redraw). Screenshots, light
+and dark, go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+SETUP = """
+import os
+from pi_jupyter import Agent
+from pi_jupyter.session import Session
+from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.runner import KernelRunner
+
+path = os.path.abspath("tree_browser.jsonl")
+if os.path.exists(path):
+    os.remove(path)
+s = Session.create(path=path)
+agent = Agent(s, model="offline/echo")
+first = await agent.prompt("What is in the data?")
+second = await agent.prompt("Plot the second column")
+await agent.checkout(first.entry_ids[-1])
+third = await agent.prompt("Try a log scale instead")
+s.label(first.entry_ids[-1], "baseline")
+view = TreeView(agent, runner=KernelRunner())
+print("setup ok", len(view.nodes), second.entry_ids[-1], "setup-end")
+view
+"""
+
+CHECK_CHECKOUT = """
+print("LEAF", s.leaf_id == second.entry_ids[-1], len(agent.messages), len(s.context().messages))
+"""
+
+CHECK_FORK = """
+fork = view.last_fork
+print("FORK", fork is not None and os.path.exists(fork.path), view.session is fork, view.agent is not agent, os.path.basename(fork.path))
+"""
+
+LARGE = """
+from pi_jupyter.views import sample_session
+big = TreeView(sample_session(2000, seed=1))
+print("LARGE", len(big.nodes), sum(n["folded"] for n in big.nodes.values()))
+big
+"""
+
+PROMPT_AFTER_FORK = """
+await view.agent.prompt("Now on the forked file")
+print("PROMPTED", view.agent.session.path == view.last_fork.path)
+"""
+
+
+def _append_and_run(lab, source: str) -> None:
+    """Add a code cell at the end with ``source`` and run it."""
+    lab.page.evaluate(
+        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
+        " nb.activeCellIndex = nb.widgets.length - 1;"
+        " await app.commands.execute('notebook:insert-cell-below');"
+        " nb.activeCell.model.sharedModel.setSource(src);"
+        " await app.commands.execute('notebook:run-cell'); }",
+        source,
+    )
+
+
+def _node(root, text: str):
+    return root.locator("svg g.node", has_text=text)
+
+
+def _scale(root) -> float:
+    transform = root.locator(".pitv-stage").get_attribute("style") or ""
+    m = re.search(r"scale\(([\d.]+)\)", transform)
+    return float(m.group(1)) if m else 0.0
+
+
+def test_tree_view_click_checkout_fork_and_redraw(lab):
+    lab.write_notebook("tree_view.ipynb", [SETUP])
+    lab.open_notebook("tree_view.ipynb")
+    lab.run_cell(0)
+    out = lab.wait_for_output(0, "setup-end")  # stream output can arrive in pieces
+    assert "setup ok 3" in out, out
+    root = lab.page.locator(".pitv-root").first
+    root.wait_for(timeout=30_000)
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node').length === 3", timeout=30_000)
+
+    # what is drawn: the leaf on the "log scale" branch, the label on the first turn
+    leaf = root.locator("svg g.node.pi-leaf")
+    assert leaf.count() == 1 and "Try a log scale instead" in leaf.text_content()
+    assert "[baseline]" in _node(root, "What is in the data?").text_content()
+    assert root.locator("svg g.edge.pi-path").count() == 1
+
+    # click a node: its messages in the side panel
+    target = _node(root, "Plot the second column")
+    assert "pi-path" not in (target.get_attribute("class") or "")
+    target.click()
+    panel = root.locator(".pitv-panel")
+    panel.locator(".pitv-msg.pitv-user", has_text="Plot the second column").wait_for(timeout=15_000)
+    assert "[offline model]" in panel.inner_text()
+    assert panel.locator(".pitv-fact", has_text="tokens").count() == 1
+    assert "pitv-selected" in (target.get_attribute("class") or "")
+    compact = panel.locator("button.pitv-act-compact")
+    assert compact.is_enabled()  # an agent is attached: compaction is offered
+
+    # check out: the leaf moves there, in the picture and in the kernel
+    panel.locator("button.pitv-act-checkout").click()
+    lab.page.wait_for_function(
+        "() => { const g = document.querySelector('.pitv-root svg g.node.pi-leaf');"
+        " return g && g.textContent.includes('Plot the second column'); }",
+        timeout=30_000,
+    )
+    assert "checked out" in root.locator(".pitv-note").inner_text()
+    assert "pitv-selected" in (_node(root, "Plot the second column").get_attribute("class") or "")  # selection survives the redraw
+    _append_and_run(lab, CHECK_CHECKOUT)
+    assert "LEAF True 4 4" in lab.wait_for_output(1, "LEAF")
+    lab.screenshot("tree_view.png", root)
+
+    # search by label, then zoom with the keyboard
+    search = root.locator("input.pitv-search")
+    search.fill("baseline")
+    assert root.locator(".pitv-match-info").inner_text() == "– / 1"
+    assert "pitv-match" in (_node(root, "What is in the data?").get_attribute("class") or "")
+    search.press("Enter")
+    assert root.locator(".pitv-match-info").inner_text() == "1 / 1"
+    before = _scale(root)
+    root.locator(".pitv-viewport").focus()
+    lab.page.keyboard.press("+")
+    assert _scale(root) > before
+    lab.page.keyboard.press("0")
+    search.fill("")
+
+    # fork the checked-out branch into a new file: the view redraws on it
+    _node(root, "Plot the second column").click()
+    panel.locator("button.pitv-act-fork").click()
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node').length === 2", timeout=30_000)
+    # the note and the redraw arrive in separate messages: wait for both
+    lab.page.wait_for_function(
+        "() => (document.querySelector('.pitv-root .pitv-note') || {}).innerText?.includes('forked')", timeout=30_000
+    )
+    _append_and_run(lab, CHECK_FORK)
+    out = lab.wait_for_output(2, "FORK")
+    m = re.search(r"FORK True True True (\S+\.jsonl)", out)
+    assert m, out
+    header = root.locator(".pitv-header").inner_text()
+    assert header.startswith(m.group(1)) and "tree_browser.jsonl" not in header  # the view shows the new file
+
+    # entries written by the agent (another cell, the agent's own loop) redraw the view by themselves
+    _append_and_run(lab, PROMPT_AFTER_FORK)
+    assert "PROMPTED True" in lab.wait_for_output(3, "PROMPTED")
+    _node(root, "Now on the forked file").wait_for(timeout=30_000)
+    assert "pi-leaf" in (_node(root, "Now on the forked file").get_attribute("class") or "")
+    lab.screenshot("tree_view_after_fork.png", root)
+
+    lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
+    lab.page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    time.sleep(0.5)
+    _node(root, "Now on the forked file").click()
+    panel.locator(".pitv-msg.pitv-user", has_text="Now on the forked file").wait_for(timeout=15_000)
+    lab.screenshot("tree_view_dark.png", root)
+    lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
+
+    # a large session: folded, centred on the leaf; a double click opens a fold
+    _append_and_run(lab, LARGE)
+    out = lab.wait_for_output(4, "LARGE")
+    drawn, folded = map(int, re.search(r"LARGE (\d+) (\d+)", out).groups())
+    assert folded > 0 and drawn <= 250
+    big = lab.page.locator(".pitv-root").nth(1)
+    lab.page.wait_for_function(
+        f"() => document.querySelectorAll('.pitv-root')[1].querySelectorAll('svg g.node').length === {drawn}", timeout=30_000
+    )
+    leaf_box = big.locator("svg g.node.pi-leaf").bounding_box()
+    view_box = big.locator(".pitv-viewport").bounding_box()
+    assert view_box["x"] <= leaf_box["x"] + leaf_box["width"] / 2 <= view_box["x"] + view_box["width"]
+    assert view_box["y"] <= leaf_box["y"] + leaf_box["height"] / 2 <= view_box["y"] + view_box["height"]
+    big.locator("svg g.node.pi-leaf").scroll_into_view_if_needed()
+    lab.screenshot("tree_view_large.png", big)
+    fold = big.locator("svg g.node.pi-folded.pi-path").last
+    fold.dblclick()
+    lab.page.wait_for_function(
+        f"() => document.querySelectorAll('.pitv-root')[1].querySelectorAll('svg g.node').length > {drawn}", timeout=30_000
+    )
+
+    errors = [c for c in lab.console if c.startswith("pageerror") or "pitv" in c.lower() or "tree_view" in c.lower()]
+    assert not errors, errors
