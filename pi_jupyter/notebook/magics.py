@@ -108,8 +108,9 @@ class PiMagics(Magics, PiConfig):
     def pi(self, line: str, cell: str) -> Any:
         """Send the cell's text to the agent and show its work live; the cell's value is the result.
 
-        ``{var}`` in the text is replaced by ``var`` from the notebook's namespace (also
-        ``{df.shape}``, ``{x:.2f}``); write ``{{`` and ``}}`` for literal braces.
+        ``{expr}`` in the text is replaced by its value in the notebook's namespace
+        (``{df.shape}``, ``{len(xs)}``, ``{x:.2f}``), as in IPython's ``!`` commands; write
+        ``{{`` and ``}}`` for literal braces. An unknown name is an error, never sent.
 
         Each cell is a node of the session tree: re-running a cell forks from where it
         started, so the new answer is a sibling of the old one (``--continue`` appends after
@@ -292,7 +293,6 @@ class PiMagics(Magics, PiConfig):
 
     def _cmd_new(self, rest: list[str]) -> Any:
         agent = self.state.new_session(" ".join(rest) or None)
-        print(f"new session {agent.session.path}")
         return agent.session
 
     def _cmd_open(self, rest: list[str]) -> Any:
@@ -301,7 +301,6 @@ class PiMagics(Magics, PiConfig):
         session = self.state.find_session(rest[0], create=False)
         agent = self.state.switch(session)
         report = session.load_report
-        print(f"opened {session.path}: {len(session)} entries, leaf {session.leaf_id}")
         if not report.ok:
             print(str(report), file=sys.stderr)
         return agent.session

@@ -15,23 +15,34 @@ class _Formatter(string.Formatter):
     def __init__(self, namespace: Mapping[str, Any]) -> None:
         self.namespace = namespace
 
-    def get_value(self, key: Any, args: Any, kwargs: Any) -> Any:
-        if isinstance(key, int):
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
+        # like IPython's {expr} in !commands: the field is a Python expression in the namespace
+        expr = field_name.strip()
+        if not expr:
             raise PromptFormatError("'{}' with no name in the prompt; write {{}} for literal braces")
-        if key not in self.namespace:
-            raise PromptFormatError(f"{{{key}}} in the prompt: name {key!r} is not defined; write {{{{ and }}}} for literal braces")
-        return self.namespace[key]
+        try:
+            return eval(expr, {"__builtins__": __builtins__}, dict(self.namespace)), expr  # noqa: S307 - the user's own notebook
+        except NameError as exc:
+            raise PromptFormatError(f"{{{expr}}} in the prompt: {exc}; write {{{{ and }}}} for literal braces") from None
+        except SyntaxError:
+            raise PromptFormatError(f"{{{expr}}} in the prompt is not a Python expression; write {{{{ and }}}} for literal braces") from None
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's expression, reported with it
+            raise PromptFormatError(f"{{{expr}}} in the prompt failed: {type(exc).__name__}: {exc}") from None
 
 
 def fill_prompt(text: str, namespace: Mapping[str, Any]) -> str:
-    """Replace ``{name}`` (also ``{df.shape}``, ``{xs[0]}``, ``{x:.2f}``) with values from ``namespace``.
+    """Replace ``{expr}`` (``{name}``, ``{df.shape}``, ``{len(xs)}``, ``{x:.2f}``) with its value in ``namespace``.
 
-    ``{{`` and ``}}`` stay literal braces. An unknown name raises :class:`PromptFormatError`
-    naming it, rather than sending the model a half-filled prompt.
+    As IPython's ``{expr}`` in ``!`` commands, a field is any Python expression evaluated in
+    ``namespace``. ``{{`` and ``}}`` stay literal braces. An unknown name or a failing
+    expression raises :class:`PromptFormatError` naming it, rather than sending the model a
+    half-filled prompt.
     """
     if "{" not in text and "}" not in text:
         return text
     try:
+        if any(field == "" for _, field, _, _ in string.Formatter().parse(text)):
+            raise PromptFormatError("'{}' with no expression in the prompt; write {{}} for literal braces")
         return _Formatter(namespace).format(text)
     except PromptFormatError:
         raise
