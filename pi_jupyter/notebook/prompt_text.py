@@ -25,7 +25,9 @@ class _Formatter(string.Formatter):
         except NameError as exc:
             raise PromptFormatError(f"{{{expr}}} in the prompt: {exc}; write {{{{ and }}}} for literal braces") from None
         except SyntaxError:
-            raise PromptFormatError(f"{{{expr}}} in the prompt is not a Python expression; write {{{{ and }}}} for literal braces") from None
+            raise PromptFormatError(
+                f"{{{expr}}} in the prompt is not a Python expression; write {{{{ and }}}} for literal braces"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - any failure of the user's expression, reported with it
             raise PromptFormatError(f"{{{expr}}} in the prompt failed: {type(exc).__name__}: {exc}") from None
 
