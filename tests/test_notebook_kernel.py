@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -146,3 +147,58 @@ def test_background_run_returns_a_handle_and_a_busy_session_is_refused(kernel, t
     assert done.stdout.strip() == "aborted"
     after = kernel.run("%%pi\nnow free?", cell_id="after")
     assert after.status == "ok", after.error
+
+
+def test_nbclient_runs_the_quickstart_in_order_and_a_rerun_forks(tmp_path):
+    """The README's notebook, run headless as nbclient / papermill run it (they send no cell ids)."""
+    import shutil
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    src = Path(__file__).resolve().parents[1] / "notebooks" / "quickstart.ipynb"
+    shutil.copy(src, tmp_path / "quickstart.ipynb")
+    nb = nbformat.read(tmp_path / "quickstart.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)
+        pi_cells = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("%%pi")]
+        # every %%pi cell finished before the next cell ran: its summary line is its last output
+        for i in pi_cells:
+            assert nb.cells[i].outputs[-1]["data"]["text/plain"].startswith("pi: stop"), nb.cells[i].outputs
+        # run the first %%pi cell again in the same kernel: its new answer is a sibling
+        again = nb.cells[pi_cells[0]]
+        client.execute_cell(again, pi_cells[0])
+        assert "forked" in again.outputs[-1]["data"]["text/plain"]
+    files = list((tmp_path / "pi-sessions").glob("*.jsonl"))
+    assert len(files) == 1
+    s = Session.open(files[0], readonly=True)
+    users = [e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "user"]
+    assert len(users) == 3
+    first, _second, rerun = users
+    assert rerun["parentId"] == first["parentId"]
+    assert s.name == "quickstart"
+
+
+def test_no_key_in_outputs_session_or_log(wire, tmp_path):
+    from wire.server import openai_reply
+
+    key = "sk-proj-SECRETSECRETSECRET0123456789"
+    wire.require_key = key
+    wire.queue("openai", openai_reply("hello from the wire"))
+    k = Kernel(str(tmp_path), env={"OPENAI_API_KEY": key})
+    try:
+        setup = k.run(SETUP.format(dir=str(tmp_path / "sessions")) + f"\n%config PiMagics.base_url = {wire.openai_url!r}")
+        assert setup.status == "ok", setup.error
+        run = k.run("%%pi --model openai/gpt-test\nhi", cell_id="k1")
+        assert run.status == "ok", run.error
+        log = k.run("%pi log 100\n%pi status\nfrom pi_jupyter import current_agent\nprint(repr(current_agent()))")
+        everything = json.dumps([run.outputs, log.outputs])
+        assert "hello from the wire" in everything  # the key was sent: the server requires it
+        session_text = "".join(p.read_text() for p in (tmp_path / "sessions").glob("*.jsonl"))
+        assert key not in everything and key not in session_text
+    finally:
+        k.close()
