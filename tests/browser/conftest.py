@@ -252,10 +252,10 @@ class Lab:
         self.command("runmenu:run-all")
 
     def run_cell(self, index: int) -> None:
-        """Run the cell at ``index`` (made active first)."""
+        """Start running the cell at ``index`` (made active first); returns without waiting for it to finish."""
         self.page.evaluate(
-            "async (i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
-            " await window.jupyterapp.commands.execute('notebook:run-cell'); }",
+            "(i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+            " void window.jupyterapp.commands.execute('notebook:run-cell'); }",
             index,
         )
 

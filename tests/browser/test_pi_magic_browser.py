@@ -1,0 +1,101 @@
+"""``%%pi`` in a real JupyterLab with headless Chromium: the product as a user meets it.
+
+A notebook of real ``%%pi`` cells runs the offline ``typewriter`` model (30 ms per delta):
+the answer streams into the AgentView in many DOM steps; a ``--background`` run is stopped
+with the widget's Stop button and its partial answer is persisted as ``aborted``; after a page
+reload the transcript is still there. Screenshots go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.model = "offline/typewriter"
+%config PiMagics.thinking = "low"
+%pi new browser-demo
+print("setup-end")
+"""
+
+BLOCKING = "%%pi\n" + "Tell me about the loss curve. " + "It diverges after step two hundred. " * 40
+
+BACKGROUND = "%%pi --background --name job\n" + "A long question that takes a while to answer. " * 12
+
+CHECK = """
+res = job.result(timeout=30)
+from pi_jupyter import Session, current_session
+last = Session.open(current_session().path, readonly=True).context().messages[-1]
+print("BG", res.stop_reason, last.stop_reason, bool(last.text), "check-end")
+"""
+
+
+def _append_and_run(lab, source: str) -> None:
+    lab.page.evaluate(
+        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
+        " nb.activeCellIndex = nb.widgets.length - 1;"
+        " await app.commands.execute('notebook:insert-cell-below');"
+        " nb.activeCell.model.sharedModel.setSource(src);"
+        " await app.commands.execute('notebook:run-cell'); }",
+        source,
+    )
+
+
+def _text(view) -> int:
+    return len(view.locator(".piav-body").inner_text())
+
+
+def test_pi_cells_stream_stop_and_survive_a_reload(lab):
+    lab.write_notebook("pi_magic.ipynb", [SETUP, BLOCKING])
+    lab.open_notebook("pi_magic.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+
+    # a blocking cell: the widget grows while the kernel is busy with the cell
+    lab.run_cell(1)
+    view = lab.page.locator(".piav-root").nth(0)
+    view.wait_for(timeout=30_000)
+    lengths: list[int] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        lengths.append(_text(view))
+        if view.get_attribute("data-state") == "done":
+            break
+        time.sleep(0.05)
+    assert view.get_attribute("data-state") == "done", lab.console[-10:]
+    growth = [b for a, b in zip(lengths, lengths[1:], strict=False) if b > a]
+    assert len(growth) >= 5, f"the answer did not stream in steps: {lengths[:50]}"
+    assert "It diverges after step two hundred" in view.inner_text()
+    assert "offline/typewriter" in view.locator(".piav-status").inner_text()
+    lab.wait_for_output(1, "pi: stop")
+    lab.screenshot("pi_cell.png", view)
+
+    # a background run, stopped from the widget
+    _append_and_run(lab, BACKGROUND)
+    bg = lab.page.locator(".piav-root").nth(1)
+    bg.wait_for(timeout=30_000)
+    lab.page.wait_for_function(
+        "() => { const r = document.querySelectorAll('.piav-root')[1];"
+        " return r && r.dataset.state === 'streaming' && r.querySelector('.piav-body').innerText.length > 40; }",
+        timeout=30_000,
+    )
+    lab.screenshot("pi_cell_background.png", bg)
+    bg.locator("button.piav-stop").click()
+    lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
+    _append_and_run(lab, CHECK)
+    out = lab.wait_for_output(3, "check-end")
+    assert "BG aborted aborted True" in out, out
+
+    # reload: the transcript comes back
+    lab.save()
+    lab.reload()
+    lab.page.wait_for_function(
+        "() => { const r = document.querySelector('.piav-root');"
+        " return r && r.innerText.includes('It diverges after step two hundred'); }",
+        timeout=60_000,
+    )
+    lab.screenshot("pi_cell_reloaded.png", lab.page.locator(".piav-root").nth(0))
