@@ -1,0 +1,147 @@
+"""``pi-jupyter rpc``: drive the agent from another program with JSON lines (pi's RPC mode)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+
+from .common import CliError
+from .prompt_cmd import CLI_DEFAULT_TOOLS
+
+NAME = "rpc"
+HELP = "serve the agent over JSON lines on stdin/stdout (pi's RPC mode)"
+DESCRIPTION = """\
+Read commands from stdin, one JSON object per line, and write responses and the event
+stream to stdout, one compact JSON object per line, in pi's RPC shapes (pi --mode rpc).
+
+  -> {"id":"1","type":"prompt","message":"Hello"}
+  <- {"id":"1","type":"response","command":"prompt","success":true}
+  <- {"type":"agent_start"} ... {"type":"agent_end","messages":[...]}
+
+Commands: prompt{message, images?, streamingBehavior?}, steer{message}, follow_up{message},
+abort, new_session{parentSession?}, get_state, get_messages, set_model{provider, modelId},
+set_thinking_level{level}, set_steering_mode{mode}, set_follow_up_mode{mode},
+compact{customInstructions?}, fork{entryId}, switch_session{sessionPath}, get_session_stats,
+set_session_name{name}, get_last_assistant_text, get_fork_messages; and, beyond pi,
+get_tree (the session tree as flat JSON) and checkout{entryId, summarize?,
+customInstructions?, replaceInstructions?, label?} -> {leafId}.
+
+Every command is answered once, with its own id and command name; a failure is
+{"id", "type":"response", "command", "success":false, "error"}. (One exception: should a
+prompt's run crash after its success was sent, a bug rather than a model failure, which
+ends as an assistant message with stopReason "error", a failure with the same id follows.) A line that is not a
+command gets an error response (command "parse" when no type could be read) and the
+server goes on. Commands are handled one at a time, in order; "prompt" is answered when its
+run starts, and the run continues in the background while its events stream. During a
+run, "prompt" needs "streamingBehavior": "steer" or "followUp" (as in pi); "abort" is
+handled at once, never behind other commands, and drops prompts still waiting in the
+queue. new_session, fork, switch_session and compact abort a running run first; the
+aborted answer is kept in the session file. checkout during a run is refused.
+
+Framing is strict: lines end with LF (one trailing CR is removed); U+2028 and U+2029 are
+ordinary characters. Blank lines are ignored. At end of input the server waits for the
+current run to finish (and be saved), then exits 0. SIGTERM/SIGINT abort the run, save it
+and exit 143/130. Anything else the process writes to stdout goes to stderr, so stdout
+carries only protocol lines. Secrets (API keys) are redacted from every line.
+
+The session, model and tool options are those of `pi-jupyter prompt`: without --session the
+session goes to pi's folder for this project; without --model the built-in offline model
+answers (a note on stderr says so). --base-url applies to every model of --model's
+provider (set_model included).
+
+--delta-only leaves the whole partial message out of "message_update" lines (pi repeats it
+in every line, so a long answer costs O(n^2) output); the default keeps pi's shape.
+
+exit status: 0 end of input, 2 bad arguments (unknown model, missing key, unusable file),
+129/130/143 stopped by SIGHUP/SIGINT/SIGTERM."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``rpc``."""
+    parser.add_argument("--session", metavar="FILE", help="session file to continue (created when missing)")
+    parser.add_argument("--no-session", action="store_true", help="keep the session in memory only")
+    parser.add_argument("--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, offline/echo")
+    parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter)")
+    parser.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh")
+    parser.add_argument("--delta-only", action="store_true", help="message_update lines without the whole partial message")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--tools", metavar="LIST", help="comma-separated tool names (default: read,ls,grep,find)")
+    group.add_argument("--no-tools", action="store_true", help="no tools at all")
+
+
+def _open_session(args: argparse.Namespace) -> object:
+    from ..session import Session, SessionError
+
+    if args.session and args.no_session:
+        raise CliError("--session and --no-session exclude each other")
+    try:
+        if args.no_session:
+            return Session.in_memory()
+        if args.session:
+            if os.path.isdir(args.session):
+                raise CliError(f"{args.session}: is a folder, not a session file")
+            return Session.open(args.session, create=True)
+        return Session.create()
+    except (SessionError, OSError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def _take_stdout() -> object:
+    """The protocol stream: the real stdout, kept aside; fd 1 and ``sys.stdout`` then point at stderr.
+
+    A tool, a library or a child process that prints cannot break the protocol this way
+    (pi's output guard does the same).
+    """
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "wb", buffering=1 << 16)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until end of input; see :data:`DESCRIPTION`."""
+    from .. import providers
+    from ..agent.agent import Agent
+    from ..providers.keys import env_key_names
+    from .rpc_server import AgentFactory, Output, RpcServer
+
+    try:
+        model = providers.resolve_model(args.model, base_url=args.base_url) if args.model else None
+    except (providers.ModelNotFoundError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if model is None and args.base_url:
+        raise CliError("--base-url needs --model (the model name the server serves)")
+    if model is not None and providers.api_key_for(model) is None:
+        names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
+        raise CliError(f"no API key for {model.provider}: set {names}, or leave out --model to use the offline model")
+    if args.no_tools:
+        tools: list[str] = []
+    elif args.tools is not None:
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    else:
+        tools = list(CLI_DEFAULT_TOOLS)
+    cwd = os.getcwd()
+    factory = AgentFactory(tools=tools, cwd=cwd, base_url=args.base_url, base_provider=model.provider if model else None)
+    session = _open_session(args)
+    try:
+        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)  # type: ignore[arg-type]
+    except ValueError as exc:
+        session.close()  # type: ignore[attr-defined]
+        raise CliError(str(exc)) from None
+    if model is None and agent.model.provider == "offline":
+        print(f"pi-jupyter: using {agent.model.ref}, the built-in offline model (no --model given)", file=sys.stderr)
+    if agent.session.path:
+        print(f"pi-jupyter: session {agent.session.path}", file=sys.stderr)
+    stream = _take_stdout()
+    output = Output(stream)  # type: ignore[arg-type]
+    server = RpcServer(agent, factory, output, delta_only=args.delta_only)
+    output.on_broken = lambda: server.terminate(0)
+    try:
+        return asyncio.run(server.serve(sys.stdin.fileno()))
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()  # type: ignore[attr-defined]

@@ -1,0 +1,334 @@
+"""The wire side of ``pi-jupyter rpc``: commands (pydantic models), responses, framing, encoding.
+
+pi's RPC protocol (``modes/rpc``, pi-design §9): one JSON object per line in each direction.
+A command is ``{id?, type, ...}``; a response is ``{id, type: "response", command, success,
+data? | error}``. This module knows nothing about agents: it turns bytes into validated
+commands and objects into output lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..messages import ImageContent
+
+CommandId = Union[str, int, float, None]
+"""pi types ids as strings; numbers are accepted too and echoed back as they came."""
+
+
+class Command(BaseModel):
+    """Fields every command has: an optional ``id`` (echoed in the response) and its ``type``."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", populate_by_name=True, frozen=True)
+
+    id: CommandId = None
+    type: str
+
+
+class _MessageCommand(Command):
+    message: str
+    images: list[ImageContent] | None = None
+
+
+class PromptCommand(_MessageCommand):
+    """``prompt{message, images?, streamingBehavior?}``: start a run (answered at once; events follow)."""
+
+    type: Literal["prompt"]
+    streaming_behavior: Literal["steer", "followUp"] | None = Field(default=None, alias="streamingBehavior")
+
+
+class SteerCommand(_MessageCommand):
+    """``steer{message, images?}``: queue a message for the running agent, sent before its next model call."""
+
+    type: Literal["steer"]
+
+
+class FollowUpCommand(_MessageCommand):
+    """``follow_up{message, images?}``: queue a message for when the agent would otherwise stop."""
+
+    type: Literal["follow_up"]
+
+
+class AbortCommand(Command):
+    """``abort``: stop the run going on (handled at once, never behind the queue)."""
+
+    type: Literal["abort"]
+
+
+class NewSessionCommand(Command):
+    """``new_session{parentSession?}``: start a fresh session file beside the current one."""
+
+    type: Literal["new_session"]
+    parent_session: str | None = Field(default=None, alias="parentSession")
+
+
+class GetStateCommand(Command):
+    """``get_state``: model, thinking level, streaming flags, session file, message counts."""
+
+    type: Literal["get_state"]
+
+
+class GetMessagesCommand(Command):
+    """``get_messages``: the agent's messages (the rebuilt context plus this run's)."""
+
+    type: Literal["get_messages"]
+
+
+class SetModelCommand(Command):
+    """``set_model{provider, modelId}``."""
+
+    type: Literal["set_model"]
+    provider: str
+    model_id: str = Field(alias="modelId")
+
+
+class SetThinkingLevelCommand(Command):
+    """``set_thinking_level{level}`` (clamped to what the model supports)."""
+
+    type: Literal["set_thinking_level"]
+    level: str
+
+
+class SetQueueModeCommand(Command):
+    """``set_steering_mode{mode}`` / ``set_follow_up_mode{mode}``: ``all`` or ``one-at-a-time``."""
+
+    type: Literal["set_steering_mode", "set_follow_up_mode"]
+    mode: Literal["all", "one-at-a-time"]
+
+
+class CompactCommand(Command):
+    """``compact{customInstructions?}``: summarize older history into a compaction entry."""
+
+    type: Literal["compact"]
+    custom_instructions: str | None = Field(default=None, alias="customInstructions")
+
+
+class ForkCommand(Command):
+    """``fork{entryId}``: a new session holding the branch up to (not including) a user message."""
+
+    type: Literal["fork"]
+    entry_id: str = Field(alias="entryId")
+
+
+class SwitchSessionCommand(Command):
+    """``switch_session{sessionPath}``: continue another session file."""
+
+    type: Literal["switch_session"]
+    session_path: str = Field(alias="sessionPath")
+
+
+class SetSessionNameCommand(Command):
+    """``set_session_name{name}`` (an empty name is an error)."""
+
+    type: Literal["set_session_name"]
+    name: str
+
+
+class CheckoutCommand(Command):
+    """``checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?}`` (pi-jupyter's own).
+
+    ``entryId`` is an id, a unique id prefix or a label; ``null`` moves before the first entry.
+    """
+
+    type: Literal["checkout"]
+    entry_id: str | None = Field(alias="entryId")
+    summarize: bool = False
+    custom_instructions: str | None = Field(default=None, alias="customInstructions")
+    replace_instructions: bool = Field(default=False, alias="replaceInstructions")
+    label: str | None = None
+
+
+class _Simple(Command):
+    type: Literal["get_session_stats", "get_last_assistant_text", "get_tree", "get_fork_messages"]
+
+
+AnyCommand = Annotated[
+    Union[
+        PromptCommand,
+        SteerCommand,
+        FollowUpCommand,
+        AbortCommand,
+        NewSessionCommand,
+        GetStateCommand,
+        GetMessagesCommand,
+        SetModelCommand,
+        SetThinkingLevelCommand,
+        SetQueueModeCommand,
+        CompactCommand,
+        ForkCommand,
+        SwitchSessionCommand,
+        SetSessionNameCommand,
+        CheckoutCommand,
+        _Simple,
+    ],
+    Field(discriminator="type"),
+]
+"""Every command this server understands."""
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(AnyCommand)
+
+COMMAND_TYPES: tuple[str, ...] = (
+    "prompt",
+    "steer",
+    "follow_up",
+    "abort",
+    "new_session",
+    "get_state",
+    "get_messages",
+    "set_model",
+    "set_thinking_level",
+    "set_steering_mode",
+    "set_follow_up_mode",
+    "compact",
+    "fork",
+    "switch_session",
+    "get_session_stats",
+    "set_session_name",
+    "get_last_assistant_text",
+    "get_fork_messages",
+    "checkout",
+    "get_tree",
+)
+"""The ``type`` values accepted; pi's other commands (bash, export_html, cycle_model, ...) are refused by name."""
+
+
+class BadCommand(Exception):
+    """A line that is not a usable command; ``id`` and ``command`` are what could be read of it."""
+
+    def __init__(self, message: str, id: CommandId = None, command: str = "parse"):
+        super().__init__(message)
+        self.id = id
+        self.command = command
+
+
+_ID_RE = re.compile(r'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)')
+
+
+def _salvage_id(line: str) -> CommandId:
+    """The ``id`` of a line that is not valid JSON, when it can still be read."""
+    match = _ID_RE.search(line)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (str, int, float)) else None
+
+
+def parse_command(line: str) -> Command:
+    """Validate one input line; raises :class:`BadCommand` naming the problem (and the id, if readable)."""
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise BadCommand(f"Failed to parse command: {exc}", _salvage_id(line)) from None
+    if not isinstance(obj, dict):
+        raise BadCommand(f"Failed to parse command: expected a JSON object, got {type(obj).__name__}")
+    raw_id = obj.get("id")
+    cid: CommandId = raw_id if isinstance(raw_id, (str, int, float)) and not isinstance(raw_id, bool) else None
+    kind = obj.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise BadCommand('a command needs a string \'type\' (e.g. {"type": "get_state"})', cid)
+    if raw_id is not None and cid is None:
+        raise BadCommand(f"{kind}: 'id' must be a string or a number", None, kind)
+    if kind not in COMMAND_TYPES:
+        raise BadCommand(f"Unknown command: {kind} (known: {', '.join(COMMAND_TYPES)})", cid, kind)
+    try:
+        return _ADAPTER.validate_python(obj)
+    except ValidationError as exc:
+        raise BadCommand(f"{kind}: {describe_errors(exc)}", cid, kind) from None
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """pydantic's errors as one readable line: ``'message': Field required; 'images.0.data': ...``."""
+    parts: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err.get("loc", ())]
+        # the discriminated union puts the tag first; it says nothing the caller does not know
+        if loc and loc[0] in COMMAND_TYPES:
+            loc = loc[1:]
+        where = ".".join(loc) or "command"
+        parts.append(f"'{where}': {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def success(id: CommandId, command: str, data: Any = None, *, with_data: bool = False) -> dict[str, Any]:
+    """``{id, type: "response", command, success: true, data?}`` (``data`` left out when ``None`` unless ``with_data``)."""
+    out: dict[str, Any] = {}
+    if id is not None:
+        out["id"] = id
+    out.update(type="response", command=command, success=True)
+    if data is not None or with_data:
+        out["data"] = data
+    return out
+
+
+def failure(id: CommandId, command: str, message: str) -> dict[str, Any]:
+    """``{id, type: "response", command, success: false, error}``."""
+    out: dict[str, Any] = {}
+    if id is not None:
+        out["id"] = id
+    out.update(type="response", command=command, success=False, error=message)
+    return out
+
+
+def encode_line(obj: Any) -> str:
+    """One compact JSON line (no newline). Non-ASCII stays as is; U+2028 is fine because framing is LF-only."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_default)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate (JSON.parse accepts them) cannot be UTF-8: escape everything instead
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=_default)
+    return text
+
+
+def _default(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+class LineSplitter:
+    """Strict LF framing over a byte stream: split on ``\\n`` only, strip one trailing ``\\r``.
+
+    Never ``str.splitlines``, which also splits on U+2028, U+2029, ``\\x0b``, ``\\x1c``... that
+    are valid inside JSON strings. Bytes are split before decoding, which is safe because
+    the byte 0x0A never occurs inside a multi-byte UTF-8 sequence.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Add ``chunk``; return the complete lines it finished (without their terminators)."""
+        self._buffer.extend(chunk)
+        lines: list[bytes] = []
+        start = 0
+        while True:
+            end = self._buffer.find(b"\n", start)
+            if end < 0:
+                break
+            lines.append(_strip_cr(bytes(self._buffer[start:end])))
+            start = end + 1
+        if start:
+            del self._buffer[:start]
+        return lines
+
+    def finish(self) -> list[bytes]:
+        """At end of input: the unterminated last line, if there is one (pi handles it too)."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return [_strip_cr(rest)] if rest else []
+
+
+def _strip_cr(line: bytes) -> bytes:
+    return line[:-1] if line.endswith(b"\r") else line

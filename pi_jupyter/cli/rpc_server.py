@@ -1,0 +1,529 @@
+"""The ``pi-jupyter rpc`` server: JSON-lines commands in, responses and the event stream out.
+
+pi's RPC mode (pi-design §9) with the fixes of §10 item 21: every command is answered with
+its own ``id`` and ``command``, commands are handled one at a time in the order they came
+(a queue), and ``abort`` is handled the moment it is read, never behind the queue.
+``prompt`` is answered as soon as its run has started; the run goes on in the background
+while its events stream, so ``steer``, ``follow_up``, ``get_state``... are answered during
+it. A second ``prompt`` during a run needs ``streamingBehavior`` (``"steer"`` or
+``"followUp"``), as in pi. Commands that replace the session (``new_session``, ``fork``,
+``switch_session``) and ``compact`` first abort the run and wait until it is persisted
+(pi drops the aborted message; we keep it). End of input waits for the run to finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+from ..agent.agent import Agent, AgentBusyError, AgentSettings
+from ..agent.redact import redact
+from ..messages import UserMessage
+from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
+from ..providers.keys import env_key_names
+from ..session import Session, SessionError
+from . import rpc_views as views
+from .rpc_protocol import (
+    BadCommand,
+    CheckoutCommand,
+    Command,
+    CompactCommand,
+    FollowUpCommand,
+    ForkCommand,
+    LineSplitter,
+    NewSessionCommand,
+    PromptCommand,
+    SetModelCommand,
+    SetQueueModeCommand,
+    SetSessionNameCommand,
+    SetThinkingLevelCommand,
+    SteerCommand,
+    SwitchSessionCommand,
+    encode_line,
+    failure,
+    parse_command,
+    success,
+)
+
+ALREADY_RUNNING = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+"""pi's answer to a second ``prompt`` without ``streamingBehavior`` while a run is going on."""
+
+
+class CommandError(Exception):
+    """A command that cannot be done; its message is the response's ``error``."""
+
+
+_EXPECTED = (CommandError, SessionError, ValueError, AgentBusyError, ModelNotFoundError, OSError)
+
+
+class Output:
+    """One JSON object per line on the protocol stream, redacted, flushed per line; thread-safe."""
+
+    def __init__(self, stream: IO[bytes], on_broken: Callable[[], None] | None = None) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.on_broken = on_broken
+        """Called once when the reader has gone away (the server sets it to shut down)."""
+        self.closed = False
+
+    def write(self, obj: Any) -> None:
+        """Write ``obj`` as one line; a reader that went away stops the output (and asks for shutdown)."""
+        line = redact(encode_line(obj)).encode("utf-8", "surrogatepass") + b"\n"
+        with self._lock:
+            if self.closed:
+                return
+            try:
+                self._stream.write(line)
+                self._stream.flush()
+            except (OSError, ValueError):
+                self.closed = True
+                if self.on_broken is not None:
+                    self.on_broken()
+
+
+class AgentFactory:
+    """How the server makes an :class:`Agent` for a session: the tools, the working folder, model resolution.
+
+    ``base_url`` (``--base-url``) applies to models of ``base_provider`` (the provider of
+    ``--model``), so ``set_model`` to another model of that provider reaches the same server.
+    """
+
+    def __init__(self, *, tools: list[str], cwd: str, base_url: str | None = None, base_provider: str | None = None) -> None:
+        self.tools = list(tools)
+        self.cwd = cwd
+        self.base_url = base_url
+        self.base_provider = base_provider
+
+    def resolve(self, ref: str) -> Model:
+        """The model for ``provider/id`` (raises ``ModelNotFoundError`` / ``ValueError``)."""
+        provider = ref.split("/", 1)[0]
+        base = self.base_url if self.base_url and provider == self.base_provider else None
+        return resolve_model(ref, base_url=base)
+
+    def model_for(self, session: Session, current: Model) -> Model:
+        """The model to continue ``session`` with: the one recorded on its branch when usable, else ``current``."""
+        recorded = session.context().model
+        if recorded is None or not recorded.provider or not recorded.model_id:
+            return current
+        if (recorded.provider, recorded.model_id) == (current.provider, current.id):
+            return current
+        try:
+            model = self.resolve(f"{recorded.provider}/{recorded.model_id}")
+        except (ModelNotFoundError, ValueError):
+            return current
+        return model if api_key_for(model) is not None else current
+
+    def make(self, session: Session, model: Model | None, thinking: str | None = None, settings: AgentSettings | None = None) -> Agent:
+        """A new agent on ``session`` with this server's tools and working folder (and ``settings``, kept across sessions)."""
+        return Agent(session, model=model, thinking=thinking, tools=list(self.tools), cwd=self.cwd, settings=settings)
+
+
+class RpcServer:
+    """Serve one agent over JSON lines (see the module docstring); :meth:`serve` returns the exit status."""
+
+    def __init__(self, agent: Agent, factory: AgentFactory, output: Output, *, delta_only: bool = False) -> None:
+        self.agent = agent
+        self.factory = factory
+        self.out = output
+        self.delta_only = delta_only
+        self._unsubscribe: Callable[[], None] | None = None
+        self._run_task: asyncio.Task[Any] | None = None
+        self._side_tasks: set[asyncio.Task[Any]] = set()
+        self._queue: asyncio.Queue[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._seq = 0
+        self._abort_seq = 0
+        self._pending: dict[str, list[str]] = {"steering": [], "followUp": []}
+        self._compacting = False
+        self._auto_compacting = False
+        self._exit_code = 0
+        self._terminating = False
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def serve(self, stdin_fd: int) -> int:
+        """Read commands from ``stdin_fd`` until end of input; then wait for the run and return 0."""
+        self._loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._bind(self.agent)
+        for signum, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130), (getattr(signal, "SIGHUP", None), 129)):
+            if signum is not None:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    self._loop.add_signal_handler(signum, self.terminate, code)
+        reader = threading.Thread(target=self._read, args=(stdin_fd,), name="pi-jupyter-rpc-stdin", daemon=True)
+        reader.start()
+        try:
+            await self._work()
+            await self._wait_run()
+            while self._side_tasks:
+                await asyncio.wait(set(self._side_tasks))
+        finally:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+            with contextlib.suppress(SessionError, OSError):
+                self.agent.session.close()
+        return self._exit_code
+
+    def terminate(self, code: int = 0) -> None:
+        """Stop: drop queued commands, abort the run, persist it, exit with ``code`` (signals, a closed stdout)."""
+        if self._terminating or self._queue is None:
+            return
+        self._terminating = True
+        self._exit_code = code
+        self._abort_seq = self._seq + 1
+        task = asyncio.ensure_future(self._stop_run())
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_tasks.discard)
+        self._queue.put_nowait(None)
+
+    def _read(self, fd: int) -> None:
+        splitter = LineSplitter()
+        loop = self._loop
+        assert loop is not None
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
+                    continue
+                except OSError:
+                    chunk = b""
+                lines = splitter.feed(chunk) if chunk else splitter.finish()
+                if lines:
+                    loop.call_soon_threadsafe(self._on_lines, lines)
+                if not chunk:
+                    loop.call_soon_threadsafe(self._on_end)
+                    return
+        except RuntimeError:  # the loop closed while we were reading (after a signal)
+            return
+
+    def _on_lines(self, lines: list[bytes]) -> None:
+        for raw in lines:
+            self._on_line(raw)
+
+    def _on_end(self) -> None:
+        if self._queue is not None:
+            self._queue.put_nowait(None)
+
+    def _on_line(self, raw: bytes) -> None:
+        assert self._queue is not None
+        if self._terminating:
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._queue.put_nowait((0, BadCommand(f"Failed to parse command: not UTF-8 (byte {exc.start} of the line)")))
+            return
+        if not text.strip():
+            return  # blank lines separate nothing and mean nothing
+        self._seq += 1
+        try:
+            command = parse_command(text)
+        except BadCommand as exc:
+            self._queue.put_nowait((self._seq, exc))
+            return
+        if command.type == "abort":
+            # decided now, as the line is read: prompts read before it and not started are dropped
+            self._abort_seq = self._seq
+            task = asyncio.ensure_future(self._abort(command))
+            self._side_tasks.add(task)
+            task.add_done_callback(self._side_tasks.discard)
+            return
+        self._queue.put_nowait((self._seq, command))
+
+    async def _work(self) -> None:
+        assert self._queue is not None
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            if self._terminating:
+                continue
+            seq, command = item
+            if isinstance(command, BadCommand):
+                self.out.write(failure(command.id, command.command, str(command)))
+                continue
+            try:
+                response = await self._handle(seq, command)
+            except _EXPECTED as exc:
+                response = failure(command.id, command.type, _message(exc))
+            except Exception as exc:  # noqa: BLE001 - one command's bug must not stop the server
+                print(redact(f"pi-jupyter rpc: {command.type} failed:\n{traceback.format_exc()}"), file=sys.stderr, flush=True)
+                response = failure(command.id, command.type, _message(exc))
+            if response is not None:
+                self.out.write(response)
+
+    # ------------------------------------------------------------------ events
+
+    def _bind(self, agent: Agent) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.agent = agent
+        self._pending = {"steering": [], "followUp": []}
+        self._unsubscribe = agent.subscribe(self._on_event)
+
+    def _on_event(self, event: Any) -> None:
+        kind = event.type
+        if kind == "message_start" and getattr(event.message, "role", None) == "user":
+            self._delivered(views.user_text(event.message.content))
+        elif kind == "auto_compaction_start":
+            self._auto_compacting = True
+        elif kind == "auto_compaction_end":
+            self._auto_compacting = False
+        self.out.write(event.to_dict(delta_only=self.delta_only))
+
+    def _delivered(self, text: str) -> None:
+        """A queued message reached the model: take it off the pending lists (pi matches by text too)."""
+        for kind in ("steering", "followUp"):
+            queue = self._pending[kind]
+            if text in queue:
+                queue.remove(text)
+                self._queue_update()
+                return
+
+    def _queue_update(self) -> None:
+        self.out.write({"type": "queue_update", "steering": list(self._pending["steering"]), "followUp": list(self._pending["followUp"])})
+
+    # ------------------------------------------------------------------ runs
+
+    def _running(self) -> bool:
+        return (self._run_task is not None and not self._run_task.done()) or self.agent.is_running
+
+    async def _stop_run(self) -> None:
+        """Abort the run going on (if any) and wait until it has ended and been persisted."""
+        task = self._run_task
+        if task is not None and not task.done():
+            # a run task that has not taken its first step has no signal to abort yet
+            while not task.done() and not self.agent.is_running:
+                await asyncio.sleep(0)
+            self.agent.abort()
+            await asyncio.wait({task})
+        else:
+            self.agent.abort()
+
+    async def _wait_run(self) -> None:
+        task = self._run_task
+        if task is not None and not task.done():
+            await asyncio.wait({task})
+
+    async def _abort(self, command: Command) -> None:
+        await self._stop_run()
+        self.out.write(success(command.id, "abort"))
+
+    async def _run(self, command: PromptCommand) -> None:
+        images = list(command.images) if command.images else None
+        try:
+            await self.agent.prompt(command.message, images=images)
+        except Exception as exc:  # noqa: BLE001 - reported to the client, not raised into the loop
+            # the run itself crashed (a bug, not a model failure, which ends as an error message)
+            print(redact(f"pi-jupyter rpc: the run failed:\n{traceback.format_exc()}"), file=sys.stderr, flush=True)
+            self.out.write(failure(command.id, "prompt", _message(exc)))
+
+    def _enqueue(self, kind: str, command: PromptCommand | SteerCommand | FollowUpCommand) -> None:
+        text = command.message
+        if text.startswith("/skill:"):
+            # expanded here, so the text the model gets is the text we track (pi shows it expanded too)
+            text = self.agent.resources.expand_skill_command(text)
+        message: Any = UserMessage.text(text, list(command.images)) if command.images else text
+        if kind == "steering":
+            self.agent.steer(message)
+        else:
+            self.agent.follow_up(message)
+        self._pending[kind].append(text)
+        self._queue_update()
+
+    def _prompt(self, seq: int, command: PromptCommand) -> dict[str, Any]:
+        if seq < self._abort_seq:
+            raise CommandError("aborted before it started (an abort came after this prompt)")
+        if self._running():
+            if command.streaming_behavior is None:
+                raise CommandError(ALREADY_RUNNING)
+            self._enqueue("followUp" if command.streaming_behavior == "followUp" else "steering", command)
+            return success(command.id, "prompt")
+        model = self.agent.model
+        if self.agent.api_key() is None:
+            names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
+            raise CommandError(f"No API key found for {model.provider}: set {names}")
+        self._run_task = asyncio.ensure_future(self._run(command))
+        return success(command.id, "prompt")
+
+    # ------------------------------------------------------------------ commands
+
+    async def _handle(self, seq: int, command: Command) -> dict[str, Any] | None:
+        cid, kind = command.id, command.type
+        agent = self.agent
+        if isinstance(command, PromptCommand):
+            return self._prompt(seq, command)
+        if isinstance(command, SteerCommand):
+            self._enqueue("steering", command)
+            return success(cid, kind)
+        if isinstance(command, FollowUpCommand):
+            self._enqueue("followUp", command)
+            return success(cid, kind)
+        if kind == "get_state":
+            return success(cid, kind, self._state())
+        if kind == "get_messages":
+            return success(cid, kind, {"messages": views.messages_to_pi(agent.messages)})
+        if isinstance(command, SetModelCommand):
+            model = self.factory.resolve(f"{command.provider}/{command.model_id}")
+            if api_key_for(model) is None:
+                names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
+                raise CommandError(f"No API key found for {model.provider}: set {names}")
+            agent.set_model(model)
+            return success(cid, kind, views.model_to_pi(agent.model))
+        if isinstance(command, SetThinkingLevelCommand):
+            agent.set_thinking_level(command.level)
+            return success(cid, kind)
+        if isinstance(command, SetQueueModeCommand):
+            if kind == "set_steering_mode":
+                agent.settings.steering_mode = command.mode
+            else:
+                agent.settings.follow_up_mode = command.mode
+            return success(cid, kind)
+        if isinstance(command, CompactCommand):
+            return success(cid, kind, await self._compact(command))
+        if isinstance(command, NewSessionCommand):
+            await self._new_session(command)
+            return success(cid, kind, {"cancelled": False})
+        if isinstance(command, SwitchSessionCommand):
+            await self._switch_session(command)
+            return success(cid, kind, {"cancelled": False})
+        if isinstance(command, ForkCommand):
+            return success(cid, kind, {"text": await self._fork(command), "cancelled": False})
+        if kind == "get_session_stats":
+            return success(cid, kind, views.session_stats(agent.model, agent.session, agent.messages))
+        if isinstance(command, SetSessionNameCommand):
+            name = command.name.strip()
+            if not name:
+                raise CommandError("Session name cannot be empty")
+            agent.session.set_name(name)
+            return success(cid, kind)
+        if kind == "get_last_assistant_text":
+            return success(cid, kind, {"text": views.last_assistant_text(agent.messages)})
+        if kind == "get_fork_messages":
+            return success(cid, kind, {"messages": views.fork_messages(agent.session)})
+        if kind == "get_tree":
+            return success(cid, kind, views.tree_view(agent.session))
+        if isinstance(command, CheckoutCommand):
+            return success(cid, kind, {"leafId": await self._checkout(command)})
+        raise CommandError(f"Unknown command: {kind}")  # pragma: no cover - parse_command refuses it first
+
+    def _state(self) -> dict[str, Any]:
+        agent = self.agent
+        session = agent.session
+        compaction = agent.settings.compaction
+        state: dict[str, Any] = {
+            "model": views.model_to_pi(agent.model),
+            "thinkingLevel": agent.thinking_level,
+            "isStreaming": self._running(),
+            "isCompacting": self._compacting or self._auto_compacting,
+            "steeringMode": agent.settings.steering_mode,
+            "followUpMode": agent.settings.follow_up_mode,
+        }
+        if session.path:
+            state["sessionFile"] = session.path
+        state["sessionId"] = session.id
+        if session.name:
+            state["sessionName"] = session.name
+        state["autoCompactionEnabled"] = bool(getattr(compaction, "enabled", True))
+        state["messageCount"] = len(agent.messages)
+        state["pendingMessageCount"] = len(self._pending["steering"]) + len(self._pending["followUp"])
+        return state
+
+    async def _compact(self, command: CompactCommand) -> Any:
+        await self._stop_run()
+        self._compacting = True
+        try:
+            result = await self.agent.compact(command.custom_instructions)
+        finally:
+            self._compacting = False
+        for name in ("to_pi", "to_dict"):
+            method = getattr(result, name, None)
+            if method is not None:
+                return method()
+        return result
+
+    async def _checkout(self, command: CheckoutCommand) -> str | None:
+        if self._running():
+            raise CommandError("cannot checkout while the agent is running: send abort first")
+        return await self.agent.checkout(
+            command.entry_id,
+            summarize=command.summarize,
+            instructions=command.custom_instructions,
+            replace_instructions=command.replace_instructions,
+            label=command.label,
+        )
+
+    def _replace(self, session: Session, model: Model, thinking: str | None) -> None:
+        old = self.agent.session
+        try:
+            agent = self.factory.make(session, model, thinking, self.agent.settings)
+        except BaseException:
+            if session is not old:
+                session.close()
+            raise
+        self._bind(agent)
+        if old is not session:
+            with contextlib.suppress(SessionError, OSError):
+                old.close()
+
+    async def _new_session(self, command: NewSessionCommand) -> None:
+        await self._stop_run()
+        current = self.agent.session
+        if current.path is None:
+            session = Session.in_memory(current.cwd or self.factory.cwd)
+        else:
+            session = Session.create(current.session_dir, cwd=self.factory.cwd, parent_session=command.parent_session)
+        self._replace(session, self.agent.model, self.agent.thinking_level)
+
+    async def _switch_session(self, command: SwitchSessionCommand) -> None:
+        path = os.path.abspath(os.path.expanduser(command.session_path))
+        if os.path.isdir(path):
+            raise CommandError(f"{path}: is a folder, not a session file")
+        if not os.path.exists(path):
+            raise CommandError(f"{path}: no such session file")
+        # open first, so a file that cannot be used leaves the run and the session alone
+        session = Session.open(path)
+        current = self.agent.session
+        await self._stop_run()
+        if current.path is not None and os.path.exists(current.path) and os.path.samefile(current.path, path):
+            session.close()
+            session = Session.open(path)  # reread: the stopped run may have appended to this very file
+        self._replace(session, self.factory.model_for(session, self.agent.model), None)
+
+    async def _fork(self, command: ForkCommand) -> str:
+        current = self.agent.session
+        entry_id = current.resolve(command.entry_id)
+        entry = current.raw_entry(entry_id)
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "user":
+            what = f"a {message.get('role')} message" if isinstance(message, dict) else f"a {entry.get('type')} entry"
+            raise CommandError(
+                f"Invalid entry ID for forking: {entry_id} is {what}; fork takes a user message (checkout moves to any entry)"
+            )
+        text = views.user_text(message.get("content"))
+        await self._stop_run()
+        parent = entry.get("parentId")
+        if parent is None:
+            if current.path is None:
+                session = Session.in_memory(current.cwd or self.factory.cwd)
+            else:
+                session = Session.create(current.session_dir, cwd=self.factory.cwd, parent_session=current.path)
+        else:
+            session = current.fork(parent)
+        self._replace(session, self.factory.model_for(session, self.agent.model), None if parent else self.agent.thinking_level)
+        return text
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc)
+    if isinstance(exc, KeyError) and text.startswith(("'", '"')):
+        text = text[1:-1]
+    return text or type(exc).__name__
