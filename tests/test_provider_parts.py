@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
@@ -56,6 +56,7 @@ def test_parse_streaming_json(text, expected):
 SAFE_INTS = st.integers(min_value=-(2**53), max_value=2**53)
 
 
+@settings(deadline=None)  # each example re-parses every prefix; a loaded CI machine is slow
 @given(
     st.dictionaries(
         st.text(min_size=1, max_size=8),

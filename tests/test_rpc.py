@@ -465,6 +465,13 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     assert message_parent(old)["id"] == message_parent(new)["id"] == first_answer["id"]  # two sibling branches
     assert (old["onPath"], new["onPath"], branch_point["onPath"]) == (False, True, True)
     assert not any(n.get("customType") == "pi_jupyter.checkout" for n in tree["nodes"])  # markers are hidden
+    # with a summary of the branch being left (the offline model writes it)
+    summarized = server.data({"id": "cs", "type": "checkout", "entryId": first_answer["id"], "summarize": True})
+    tree = server.data({"id": "t3", "type": "get_tree"})
+    nodes = {n["id"]: n for n in tree["nodes"]}
+    assert tree["leafId"] == summarized["leafId"]
+    summary = [nodes[i] for i in tree["path"] if nodes[i]["type"] == "branch_summary"]
+    assert len(summary) == 1 and summary[0]["parentId"] == first_answer["id"]
     # checkout by label
     assert server.data({"id": "c2", "type": "checkout", "entryId": "after-first"}) == {"leafId": first_answer["id"]}
     assert server.finish() == 0

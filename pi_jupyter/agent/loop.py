@@ -330,7 +330,7 @@ async def _execute(
         if not outcome.finished:
             emit(
                 ToolExecutionUpdateEvent(
-                    tool_call_id=call.id, tool_name=call.name, args=call.arguments, partial_result=partial.model_dump(mode="json")
+                    tool_call_id=call.id, tool_name=call.name, args=call.arguments, partial_result=_result_dict(partial)
                 )
             )
 
@@ -377,9 +377,17 @@ async def _await_tools(outcomes: list[_Outcome], emit: Callable[[Event], None], 
         _finish(outcome, emit)
 
 
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    """A tool result in pi's shape (``{content, details}``), as tool events carry it."""
+    out: dict[str, Any] = {"content": [b.to_dict() for b in result.content]}
+    if result.details is not None:
+        out["details"] = result.details
+    return out
+
+
 def _finish(outcome: _Outcome, emit: Callable[[Event], None]) -> None:
     outcome.finished = True
-    result = {"content": [b.to_dict() for b in outcome.result.content], "details": outcome.result.details}
+    result = _result_dict(outcome.result)
     emit(
         ToolExecutionEndEvent(
             tool_call_id=outcome.call.id,
