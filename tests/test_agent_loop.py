@@ -352,3 +352,27 @@ def test_no_key_becomes_an_error_message_not_an_exception(wire, tmp_path, monkey
     result = asyncio.run(agent.prompt("hi"))
     assert result.stop_reason == "error" and "key" in result.error_message.lower()
     assert [m.role for m in Session.open(session.path).context().messages] == ["user", "assistant"]
+
+
+def test_a_recorded_session_replays_without_a_key_and_divergence_is_named(wire, tmp_path, monkeypatch):
+    from pi_jupyter.providers import get_model
+
+    wire.queue(
+        "openai",
+        openai_reply(tool_calls=[tool_call("echo", {"text": "data"}, id="call_9")]),
+        openai_reply("The data says hello."),
+        openai_reply("Goodbye."),
+    )
+    recorder = make_agent(wire, tmp_path / "rec", tools=[Echo()])
+    asyncio.run(recorder.prompt("Look at the data."))
+    asyncio.run(recorder.prompt("Thanks!"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    requests_before = len(wire.requests)
+
+    replay = Agent(Session.create(tmp_path / "re"), model=get_model(f"replay/{recorder.session.path}"), tools=[Echo()], thinking="off")
+    first = asyncio.run(replay.prompt("Look at the data."))
+    assert first.text == "The data says hello." and [m.role for m in first.messages].count("toolResult") == 1
+    assert asyncio.run(replay.prompt("Thanks!")).text == "Goodbye."
+    off_script = asyncio.run(replay.prompt("Something never recorded"))
+    assert off_script.stop_reason == "error" and "Something never recorded" in off_script.error_message
+    assert len(wire.requests) == requests_before  # nothing went to a server

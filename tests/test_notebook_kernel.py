@@ -202,3 +202,18 @@ def test_no_key_in_outputs_session_or_log(wire, tmp_path):
         assert key not in everything and key not in session_text
     finally:
         k.close()
+
+
+def test_two_background_runs_on_different_sessions_proceed_together(kernel, tmp_path):
+    slow = "%%pi --background --model offline/typewriter --session {name} --name {var}\n" + "word " * 60
+    kernel.run("import time; t0 = time.monotonic()")
+    assert kernel.run(slow.format(name="alpha", var="a"), cell_id="a").status == "ok"
+    assert kernel.run(slow.format(name="beta", var="b"), cell_id="b").status == "ok"
+    probe = kernel.run("import time; time.sleep(0.3); print(a.done, b.done)")
+    assert probe.stdout.split() == ["False", "False"]  # both are still streaming, side by side
+    done = kernel.run(
+        "ra, rb = a.result(timeout=60), b.result(timeout=60)\nelapsed = time.monotonic() - t0\n"
+        "print(ra.stop_reason, rb.stop_reason, ra.session.path != rb.session.path, ra.duration_s + rb.duration_s > 1.3 * elapsed)"
+    )
+    # the two runs overlapped: together they took far less than one after the other
+    assert done.stdout.split() == ["stop", "stop", "True", "True"], done.stdout

@@ -215,7 +215,23 @@ REGISTRY = ModelRegistry()
 
 
 def get_model(ref: str | Model) -> Model:
-    """The :class:`Model` for ``"provider/model"`` (see :meth:`ModelRegistry.get`)."""
+    """The :class:`Model` for ``"provider/model"`` (see :meth:`ModelRegistry.get`).
+
+    ``"replay/PATH"`` replays the session file at ``PATH`` (see :mod:`.replay`), so a notebook
+    recorded with a real model re-runs with ``%%pi --model replay/recorded.jsonl``.
+    """
+    if isinstance(ref, str) and ref.startswith("replay/"):
+        import os
+
+        path = ref[len("replay/") :]
+        try:
+            return REGISTRY.get(ref)
+        except ModelNotFoundError:
+            if not os.path.isfile(path):
+                raise ModelNotFoundError(f"replay/{path}: no session file at {os.path.abspath(path)} to replay") from None
+            from .replay import replay_model
+
+            return replay_model(path)
     return REGISTRY.get(ref)
 
 
