@@ -57,13 +57,13 @@ class Kernel:
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
 
-    def send(self, code: str, cell_id: str | None = None) -> str:
+    def send(self, code: str, cell_id: str | None = None, allow_stdin: bool = False) -> str:
         content = {
             "code": code,
             "silent": False,
             "store_history": True,
             "user_expressions": {},
-            "allow_stdin": False,
+            "allow_stdin": allow_stdin,
             "stop_on_error": True,
         }
         msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id} if cell_id else {})
@@ -94,6 +94,36 @@ class Kernel:
                 result.reply = reply["content"]
                 result.status = reply["content"]["status"]
                 return result
+
+    def run_answering(self, code: str, answers: list[str], cell_id: str | None = None, timeout: float = 120) -> tuple[Execution, list[str]]:
+        """Run ``code`` with stdin allowed, answering each ``input()`` prompt with the next answer.
+
+        Returns the execution and the prompts that were asked.
+        """
+        import threading
+
+        msg_id = self.send(code, cell_id, allow_stdin=True)
+        prompts: list[str] = []
+        done = threading.Event()
+
+        def answer() -> None:
+            pending = list(answers)
+            while not done.is_set():
+                try:
+                    msg = self.kc.get_stdin_msg(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if msg["msg_type"] == "input_request":
+                    prompts.append(msg["content"]["prompt"])
+                    self.kc.input(pending.pop(0) if pending else "")
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+        try:
+            return self.collect(msg_id, timeout), prompts
+        finally:
+            done.set()
+            thread.join(2)
 
     def run(self, code: str, cell_id: str | None = None, timeout: float = 120) -> Execution:
         return self.collect(self.send(code, cell_id), timeout)

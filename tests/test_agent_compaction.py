@@ -157,3 +157,41 @@ def test_checkout_with_a_branch_summary_from_python_and_the_session_api(tmp_path
     leaf2 = session.checkout(fork_point, summarize=True)
     assert Session.open(session.path).raw_entry(leaf2)["type"] == "branch_summary"
     assert Session.open(session.path).leaf_id == leaf2  # persisted: a reopened session resumes there
+
+
+def test_200_turns_over_the_real_sdk_with_a_small_window(wire, tmp_path):
+    """The OpenAI SDK against a server that enforces a 3,000-token window and reports usage."""
+    from wire.server import http_error
+
+    window = 3_000
+    sizes: list[int] = []
+
+    def respond(request):
+        body = request.body
+        size = math.ceil(len(json.dumps(body["messages"], ensure_ascii=False)) / 4)
+        sizes.append(size)
+        if size > window:
+            return http_error(400, f"This model's maximum context length is {window} tokens. However, you requested {size} tokens.")
+        last = body["messages"][-1]["content"]
+        last = last if isinstance(last, str) else " ".join(p.get("text", "") for p in last)
+        usage = {"prompt_tokens": size, "completion_tokens": 20, "total_tokens": size + 20}
+        if "<conversation>" in last:
+            # a summarizer that keeps the fact wherever it sees it (in the conversation or the previous summary)
+            keep = "- The launch code is PINEAPPLE-42." if "PINEAPPLE-42" in last else "- (nothing notable)"
+            return openai_reply(f"## Goal\n{keep}\n\n## Progress\n### Done\n- [x] earlier turns", usage=usage)
+        return openai_reply("Noted. " + "ok " * 30, usage=usage)
+
+    wire.respond_with("openai", respond)
+    model = wire_model(wire, context_window=window, max_tokens=500)
+    agent = Agent(Session.create(tmp_path), model=model, api_key="sk-test", thinking="off", system_prompt="You are terse.")
+    agent.settings.retry = RetrySettings(enabled=False)
+    asyncio.run(agent.prompt(FACT))
+    for turn in range(2, 201):
+        result = asyncio.run(agent.prompt(f"Turn {turn}: " + "status update " * 25))
+        assert result.ok, (turn, result.error_message)
+    assert max(sizes) <= window, f"a request of {max(sizes)} tokens was sent to a {window}-token window"
+    context = Session.open(agent.session.path).context()
+    assert context.raw_messages[0]["role"] == "compactionSummary"
+    assert "PINEAPPLE-42" in context.raw_messages[0]["summary"]
+    compactions = [e for e in Session.open(agent.session.path).raw_entries() if e["type"] == "compaction"]
+    assert len(compactions) >= 10

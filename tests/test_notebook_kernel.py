@@ -217,3 +217,43 @@ def test_two_background_runs_on_different_sessions_proceed_together(kernel, tmp_
     )
     # the two runs overlapped: together they took far less than one after the other
     assert done.stdout.split() == ["stop", "stop", "True", "True"], done.stdout
+
+
+def test_mutating_tools_ask_on_the_input_line_and_a_no_is_reported(kernel, tmp_path):
+    assert kernel.run('%config PiMagics.confirm = "mutating"').status == "ok"
+    cell = "%%pi --name r{n}\nuse python\n```python\nopen('made-{n}.txt', 'w').write('x')\n```"
+    refused, prompts = kernel.run_answering(cell.format(n=1), ["n"], cell_id="q1")
+    assert refused.status == "ok", refused.error
+    assert prompts and "pi wants to run python" in prompts[0] and "Allow? [y/N]" in prompts[0]
+    assert not (tmp_path / "made-1.txt").exists()
+    out = kernel.run("print(r1.messages[2].is_error, r1.messages[2].content[0].text)").stdout
+    assert out.startswith("True") and "refused" in out.lower()
+    allowed, _ = kernel.run_answering(cell.format(n=2), ["y"], cell_id="q2")
+    assert allowed.status == "ok" and (tmp_path / "made-2.txt").exists()
+    # nbclient and papermill cannot answer: the call is refused, the run goes on
+    silent = kernel.run(cell.format(n=3), cell_id="q3")
+    assert silent.status == "ok" and not (tmp_path / "made-3.txt").exists()
+
+
+def test_other_commands_in_a_kernel(kernel, tmp_path):
+    (tmp_path / ".pi" / "skills" / "plots").mkdir(parents=True)
+    (tmp_path / ".pi" / "skills" / "plots" / "SKILL.md").write_text(
+        "---\nname: plots\ndescription: Make clear plots.\n---\nUse matplotlib.\n"
+    )
+    assert kernel.run("%%pi\nFirst.", cell_id="x1").status == "ok"
+    skills = kernel.run("%pi skills")
+    assert "plots" in json.dumps(skills.outputs) and "Make clear plots." in json.dumps(skills.outputs)
+    context = json.dumps(kernel.run("%pi context").outputs)
+    assert "System prompt" in context and "<available_skills>" in context and "First." in context
+    ext = kernel.run("%pi ext load pi_jupyter.extensions.audit\n%pi ext")
+    assert "audit: setup, on_event" in ext.stdout
+    bad = kernel.run("%pi ext load no.such.module")
+    assert bad.error["ename"] == "UsageError" and "no.such.module" in bad.error["evalue"]
+    assert kernel.run("%pi label x1 first-answer").status == "ok"
+    assert kernel.run("%%pi\nSecond.", cell_id="x2").status == "ok"
+    tree = kernel.run("%pi tree --text")
+    assert "first-answer" in json.dumps(tree.outputs)
+    compare = kernel.run("c = %pi compare first-answer x2\nprint(type(c).__name__, len(c.branches))")
+    assert compare.stdout.split() == ["Comparison", "2"], compare.error
+    unknown = kernel.run("%pi frobnicate")
+    assert unknown.error["ename"] == "UsageError" and "unknown command" in unknown.error["evalue"]

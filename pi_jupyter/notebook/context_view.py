@@ -72,9 +72,8 @@ def _message_text(m: Any) -> str:
 
 def skills_report(agent: Any) -> str:
     """Markdown: the skills found for the agent's working directory, and every warning."""
-    from ..resources import load_resources
-
-    res = load_resources(cwd=agent.cwd)
+    agent.reload_resources()  # skills may have been added since the agent started
+    res = agent.resources
     lines = ["### Skills"]
     skills = getattr(res, "skills", [])
     if not skills:
