@@ -9,6 +9,7 @@ import os
 import sys
 from typing import Any
 
+from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
 from .common import CliError
 
 NAME = "prompt"
@@ -30,64 +31,23 @@ tools: read, ls, grep and find by default (read-only, confined to the working di
 exit status: 0 the answer is complete, 1 the model failed or the run was aborted, 2 bad
 input (missing key, unknown model, unusable session file), 130 interrupted."""
 
-CLI_DEFAULT_TOOLS = ("read", "ls", "grep", "find")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``prompt``."""
     parser.add_argument("text", metavar="TEXT", help="the prompt ('-' reads it from stdin)")
-    parser.add_argument("--session", metavar="FILE", help="session file to continue (created when missing)")
-    parser.add_argument("--no-session", action="store_true", help="keep the session in memory only")
-    parser.add_argument("--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, offline/echo")
-    parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter)")
-    parser.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh")
+    add_agent_arguments(parser)
     parser.add_argument("--json", action="store_true", help="every event as one JSON line (pi's JSON mode)")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--tools", metavar="LIST", help="comma-separated tool names")
-    group.add_argument("--no-tools", action="store_true", help="no tools at all")
-
-
-def _session(args: argparse.Namespace) -> Any:
-    from ..session import Session, SessionError
-
-    if args.session and args.no_session:
-        raise CliError("--session and --no-session exclude each other")
-    try:
-        if args.no_session:
-            return Session.in_memory()
-        if args.session:
-            return Session.open(args.session, create=True)
-        return Session.create()
-    except FileNotFoundError as exc:
-        raise CliError(str(exc)) from None
-    except (SessionError, OSError) as exc:
-        raise CliError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the prompt; see :data:`DESCRIPTION`."""
-    from .. import providers
     from ..agent.agent import Agent
 
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise CliError("the prompt is empty")
-    try:
-        model = providers.resolve_model(args.model, base_url=args.base_url) if args.model else None
-    except (providers.ModelNotFoundError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    if model is None and args.base_url:
-        raise CliError("--base-url needs --model (the model name the server serves)")
-    if model is not None and providers.api_key_for(model) is None:
-        names = " or ".join(providers.keys.env_key_names(model.provider)) or "the provider's key variable"
-        raise CliError(f"no API key for {model.provider}: set {names}, or leave out --model to use the offline model")
-    if args.no_tools:
-        tools: list[str] = []
-    elif args.tools is not None:
-        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    else:
-        tools = list(CLI_DEFAULT_TOOLS)
-    session = _session(args)
+    model = chosen_model(args)
+    tools = tool_names(args)
+    session = open_session(args)
     try:
         agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=os.getcwd())
     except ValueError as exc:

@@ -8,8 +8,8 @@ import contextlib
 import os
 import sys
 
+from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
 from .common import CliError
-from .prompt_cmd import CLI_DEFAULT_TOOLS
 
 NAME = "rpc"
 HELP = "serve the agent over JSON lines on stdin/stdout (pi's RPC mode)"
@@ -61,32 +61,8 @@ exit status: 0 end of input, 2 bad arguments (unknown model, missing key, unusab
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``rpc``."""
-    parser.add_argument("--session", metavar="FILE", help="session file to continue (created when missing)")
-    parser.add_argument("--no-session", action="store_true", help="keep the session in memory only")
-    parser.add_argument("--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, offline/echo")
-    parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter)")
-    parser.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh")
+    add_agent_arguments(parser)
     parser.add_argument("--delta-only", action="store_true", help="message_update lines without the whole partial message")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--tools", metavar="LIST", help="comma-separated tool names (default: read,ls,grep,find)")
-    group.add_argument("--no-tools", action="store_true", help="no tools at all")
-
-
-def _open_session(args: argparse.Namespace) -> object:
-    from ..session import Session, SessionError
-
-    if args.session and args.no_session:
-        raise CliError("--session and --no-session exclude each other")
-    try:
-        if args.no_session:
-            return Session.in_memory()
-        if args.session:
-            if os.path.isdir(args.session):
-                raise CliError(f"{args.session}: is a folder, not a session file")
-            return Session.open(args.session, create=True)
-        return Session.create()
-    except (SessionError, OSError) as exc:
-        raise CliError(str(exc)) from None
 
 
 def _take_stdout() -> object:
@@ -104,29 +80,14 @@ def _take_stdout() -> object:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until end of input; see :data:`DESCRIPTION`."""
-    from .. import providers
     from ..agent.agent import Agent
-    from ..providers.keys import env_key_names
     from .rpc_server import AgentFactory, Output, RpcServer
 
-    try:
-        model = providers.resolve_model(args.model, base_url=args.base_url) if args.model else None
-    except (providers.ModelNotFoundError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    if model is None and args.base_url:
-        raise CliError("--base-url needs --model (the model name the server serves)")
-    if model is not None and providers.api_key_for(model) is None:
-        names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
-        raise CliError(f"no API key for {model.provider}: set {names}, or leave out --model to use the offline model")
-    if args.no_tools:
-        tools: list[str] = []
-    elif args.tools is not None:
-        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    else:
-        tools = list(CLI_DEFAULT_TOOLS)
+    model = chosen_model(args)
+    tools = tool_names(args)
     cwd = os.getcwd()
     factory = AgentFactory(tools=tools, cwd=cwd, base_url=args.base_url, base_provider=model.provider if model else None)
-    session = _open_session(args)
+    session = open_session(args)
     try:
         agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)  # type: ignore[arg-type]
     except ValueError as exc:

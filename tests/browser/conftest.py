@@ -259,6 +259,17 @@ class Lab:
             index,
         )
 
+    def append_and_run(self, source: str) -> None:
+        """Add a code cell holding ``source`` at the end of the notebook and start running it."""
+        self.page.evaluate(
+            "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
+            " nb.activeCellIndex = nb.widgets.length - 1;"
+            " await app.commands.execute('notebook:insert-cell-below');"
+            " nb.activeCell.model.sharedModel.setSource(src);"
+            " void app.commands.execute('notebook:run-cell'); }",
+            source,
+        )
+
     def cell(self, index: int) -> Any:
         """A locator for the cell at ``index``."""
         return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)

@@ -107,7 +107,7 @@ def test_agent_view_streams_stops_and_survives_reload(lab):
     assert len(steps) >= 5, f"text did not grow in steps while streaming: {lengths}"
 
     # Kernel side: far fewer comm messages than stream events, and about 30 a second at most.
-    _append_and_run(lab, REPORT1)
+    lab.append_and_run(REPORT1)
     out = lab.wait_for_output(2, "RUN1")
     m = re.search(r"updates=(\d+) messages=(\d+) seconds=([\d.]+)", out)
     assert m, out
@@ -120,7 +120,7 @@ def test_agent_view_streams_stops_and_survives_reload(lab):
     lab.screenshot("agent_view.png", view1)
 
     # Stop: click while the second run streams; the callback runs in the kernel.
-    _append_and_run(lab, RUN2)
+    lab.append_and_run(RUN2)
     view2 = lab.page.locator(".piav-root").nth(1)
     view2.wait_for(timeout=30_000)
     lab.page.wait_for_function(
@@ -135,7 +135,7 @@ def test_agent_view_streams_stops_and_survives_reload(lab):
     lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
     assert not stop.is_visible(), "the Stop button stays visible after the run ended"
     assert "Stopped." in _view_text(lab, 1)
-    _append_and_run(lab, CHECK2)
+    lab.append_and_run(CHECK2)
     assert "STOPPED True aborted" in lab.wait_for_output(4, "STOPPED")
 
     # Reload: outputs come from the saved file, the widget's state from the live kernel.
@@ -201,15 +201,3 @@ def _check_final_view(lab, index: int) -> None:
     # The status line.
     status = root.locator(".piav-status").inner_text()
     assert "done" in status and "offline/fake-model" in status and "tokens" in status
-
-
-def _append_and_run(lab, source: str) -> None:
-    """Add a code cell at the end with ``source`` and run it (after the page acted on the kernel)."""
-    lab.page.evaluate(
-        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
-        " nb.activeCellIndex = nb.widgets.length - 1;"
-        " await app.commands.execute('notebook:insert-cell-below');"
-        " nb.activeCell.model.sharedModel.setSource(src);"
-        " await app.commands.execute('notebook:run-cell'); }",
-        source,
-    )

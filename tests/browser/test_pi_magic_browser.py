@@ -34,17 +34,6 @@ print("BG", res.stop_reason, last.stop_reason, bool(last.text), "check-end")
 """
 
 
-def _append_and_run(lab, source: str) -> None:
-    lab.page.evaluate(
-        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
-        " nb.activeCellIndex = nb.widgets.length - 1;"
-        " await app.commands.execute('notebook:insert-cell-below');"
-        " nb.activeCell.model.sharedModel.setSource(src);"
-        " await app.commands.execute('notebook:run-cell'); }",
-        source,
-    )
-
-
 def _text(view) -> int:
     return len(view.locator(".piav-body").inner_text())
 
@@ -75,7 +64,7 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     lab.screenshot("pi_cell.png", view)
 
     # a background run, stopped from the widget
-    _append_and_run(lab, BACKGROUND)
+    lab.append_and_run(BACKGROUND)
     bg = lab.page.locator(".piav-root").nth(1)
     bg.wait_for(timeout=30_000)
     lab.page.wait_for_function(
@@ -86,7 +75,7 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     lab.screenshot("pi_cell_background.png", bg)
     bg.locator("button.piav-stop").click()
     lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
-    _append_and_run(lab, CHECK)
+    lab.append_and_run(CHECK)
     out = lab.wait_for_output(3, "check-end")
     assert "BG aborted aborted True" in out, out
 
@@ -94,8 +83,7 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     lab.save()
     lab.reload()
     lab.page.wait_for_function(
-        "() => { const r = document.querySelector('.piav-root');"
-        " return r && r.innerText.includes('It diverges after step two hundred'); }",
+        "() => { const r = document.querySelector('.piav-root'); return r && r.innerText.includes('It diverges after step two hundred'); }",
         timeout=60_000,
     )
     lab.screenshot("pi_cell_reloaded.png", lab.page.locator(".piav-root").nth(0))

@@ -62,18 +62,6 @@ print("PROMPTED", view.agent.session.path == view.last_fork.path)
 """
 
 
-def _append_and_run(lab, source: str) -> None:
-    """Add a code cell at the end with ``source`` and run it."""
-    lab.page.evaluate(
-        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
-        " nb.activeCellIndex = nb.widgets.length - 1;"
-        " await app.commands.execute('notebook:insert-cell-below');"
-        " nb.activeCell.model.sharedModel.setSource(src);"
-        " await app.commands.execute('notebook:run-cell'); }",
-        source,
-    )
-
-
 def _node(root, text: str):
     return root.locator("svg g.node", has_text=text)
 
@@ -121,7 +109,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     )
     assert "checked out" in root.locator(".pitv-note").inner_text()
     assert "pitv-selected" in (_node(root, "Plot the second column").get_attribute("class") or "")  # selection survives the redraw
-    _append_and_run(lab, CHECK_CHECKOUT)
+    lab.append_and_run(CHECK_CHECKOUT)
     assert "LEAF True 4 4" in lab.wait_for_output(1, "LEAF")
     lab.screenshot("tree_view.png", root)
 
@@ -147,7 +135,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     lab.page.wait_for_function(
         "() => (document.querySelector('.pitv-root .pitv-note') || {}).innerText?.includes('forked')", timeout=30_000
     )
-    _append_and_run(lab, CHECK_FORK)
+    lab.append_and_run(CHECK_FORK)
     out = lab.wait_for_output(2, "FORK")
     m = re.search(r"FORK True True True (\S+\.jsonl)", out)
     assert m, out
@@ -155,7 +143,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     assert header.startswith(m.group(1)) and "tree_browser.jsonl" not in header  # the view shows the new file
 
     # entries written by the agent (another cell, the agent's own loop) redraw the view by themselves
-    _append_and_run(lab, PROMPT_AFTER_FORK)
+    lab.append_and_run(PROMPT_AFTER_FORK)
     assert "PROMPTED True" in lab.wait_for_output(3, "PROMPTED")
     _node(root, "Now on the forked file").wait_for(timeout=30_000)
     assert "pi-leaf" in (_node(root, "Now on the forked file").get_attribute("class") or "")
@@ -170,7 +158,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
 
     # a large session: folded, centred on the leaf; a double click opens a fold
-    _append_and_run(lab, LARGE)
+    lab.append_and_run(LARGE)
     out = lab.wait_for_output(4, "LARGE")
     drawn, folded = map(int, re.search(r"LARGE (\d+) (\d+)", out).groups())
     assert folded > 0 and drawn <= 250

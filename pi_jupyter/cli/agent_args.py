@@ -1,0 +1,68 @@
+"""What ``prompt`` and ``rpc`` share: the session, model and tool options, and their checks."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from .common import CliError
+
+CLI_DEFAULT_TOOLS = ("read", "ls", "grep", "find")
+"""Tools of a command-line run unless told otherwise: read-only, confined to the working folder."""
+
+
+def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--session/--no-session``, ``--model``, ``--base-url``, ``--thinking``, ``--tools/--no-tools``."""
+    parser.add_argument("--session", metavar="FILE", help="session file to continue (created when missing)")
+    parser.add_argument("--no-session", action="store_true", help="keep the session in memory only")
+    parser.add_argument("--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, offline/echo")
+    parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter)")
+    parser.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--tools", metavar="LIST", help="comma-separated tool names (default: read,ls,grep,find)")
+    group.add_argument("--no-tools", action="store_true", help="no tools at all")
+
+
+def open_session(args: argparse.Namespace) -> Any:
+    """The session the options name: ``--session FILE``, in memory, or a new one in pi's folder."""
+    from ..session import Session, SessionError
+
+    if args.session and args.no_session:
+        raise CliError("--session and --no-session exclude each other")
+    try:
+        if args.no_session:
+            return Session.in_memory()
+        if args.session:
+            if os.path.isdir(args.session):
+                raise CliError(f"{args.session}: is a folder, not a session file")
+            return Session.open(args.session, create=True)
+        return Session.create()
+    except (SessionError, OSError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def chosen_model(args: argparse.Namespace) -> Any:
+    """The ``--model`` (``None``: the default), checked for a key before anything runs."""
+    from .. import providers
+    from ..providers.keys import env_key_names
+
+    try:
+        model = providers.resolve_model(args.model, base_url=args.base_url) if args.model else None
+    except (providers.ModelNotFoundError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if model is None and args.base_url:
+        raise CliError("--base-url needs --model (the model name the server serves)")
+    if model is not None and providers.api_key_for(model) is None:
+        names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
+        raise CliError(f"no API key for {model.provider}: set {names}, or leave out --model to use the offline model")
+    return model
+
+
+def tool_names(args: argparse.Namespace) -> list[str]:
+    """The tools the options ask for."""
+    if args.no_tools:
+        return []
+    if args.tools is not None:
+        return [t.strip() for t in args.tools.split(",") if t.strip()]
+    return list(CLI_DEFAULT_TOOLS)
