@@ -15,11 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..messages import AssistantMessage, ToolResultMessage
 from ..providers.base import AssistantEvent
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
+from ..providers.base import _camel as _camel  # one snake_case -> camelCase rule for every event
 
 
 def _jsonable(value: Any) -> Any:

@@ -6,69 +6,15 @@ compaction, the events and the retry itself; this module only decides.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from .entries import as_dict, as_dicts
+from ..messages.overflow import is_context_overflow
+from .entries import as_dicts
 from .settings import CompactionSettings, should_compact
 from .tokens import Estimator, branch_context_tokens, estimate_tokens
-
-# pi-ai's utils/overflow.ts (0.73.1): error texts by which providers say "the prompt is too long"
-_OVERFLOW_PATTERNS = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"prompt is too long",
-        r"request_too_large",
-        r"input is too long for requested model",
-        r"exceeds the context window",
-        r"input token count.*exceeds the maximum",
-        r"maximum prompt length is \d+",
-        r"reduce the length of the messages",
-        r"maximum context length is \d+ tokens",
-        r"exceeds the limit of \d+",
-        r"exceeds the available context size",
-        r"greater than the context length",
-        r"context window exceeds limit",
-        r"exceeded model token limit",
-        r"too large for model with \d+ maximum context length",
-        r"model_context_window_exceeded",
-        r"prompt too long; exceeded (?:max )?context length",
-        r"context[_ ]length[_ ]exceeded",
-        r"too many tokens",
-        r"token limit exceeded",
-        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-    )
-)
-# texts that match an overflow pattern but mean throttling (e.g. Bedrock's "Too many tokens, please wait")
-_NON_OVERFLOW_PATTERNS = tuple(
-    re.compile(p, re.IGNORECASE) for p in (r"^(Throttling error|Service unavailable):", r"rate limit", r"too many requests")
-)
-
-
-def is_context_overflow(message: Any, context_window: int | None = None) -> bool:
-    """True when an assistant message says the context did not fit (pi-ai's ``isContextOverflow``).
-
-    An error whose text matches a provider's overflow message (and not a rate-limit text);
-    with ``context_window``, also a "successful" reply whose input exceeded the window
-    (providers that accept an overflow silently) and a ``length`` stop with no output and a
-    full window (providers that truncate the input).
-    """
-    m = as_dict(message)
-    stop = m.get("stopReason")
-    error = m.get("errorMessage")
-    if stop == "error" and isinstance(error, str) and error:
-        if not any(p.search(error) for p in _NON_OVERFLOW_PATTERNS) and any(p.search(error) for p in _OVERFLOW_PATTERNS):
-            return True
-    usage = m.get("usage") or {}
-    inputs = (usage.get("input") or 0) + (usage.get("cacheRead") or 0)
-    if context_window and stop == "stop" and inputs > context_window:
-        return True
-    if context_window and stop == "length" and (usage.get("output") or 0) == 0 and inputs >= context_window * 0.99:
-        return True
-    return False
 
 
 class CompactionTrigger(BaseModel):

@@ -33,7 +33,7 @@ import os
 import secrets
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -830,13 +830,7 @@ class Session:
         return len(self._index) - before
 
     def _new_id(self) -> str:
-        # pi's ids: 8 lowercase hex digits (randomUUID().slice(0, 8)), unique in the file
-        by_id = self._index.by_id
-        for _ in range(100):
-            candidate = secrets.token_hex(4)
-            if candidate not in by_id:
-                return candidate
-        return str(uuid.uuid4())
+        return _fresh_id(self._index.by_id)
 
     def _open_fd(self) -> int:
         if self._fd is None:
@@ -958,9 +952,10 @@ def _ends_turn(entry: RawEntry) -> bool:
     return isinstance(message, dict) and message.get("role") == "assistant"
 
 
-def _fresh_id(used: set[str]) -> str:
+def _fresh_id(used: Container[str]) -> str:
+    """pi's kind of id: 8 lowercase hex digits (``randomUUID().slice(0, 8)``), not in ``used``."""
     for _ in range(100):
-        candidate = uuid.uuid4().hex[:8]
+        candidate = secrets.token_hex(4)
         if candidate not in used:
             return candidate
     return str(uuid.uuid4())
