@@ -66,7 +66,7 @@ def test_same_resources_as_pi(tmp_path):
     (proj / ".git").mkdir(parents=True)
     cwd.mkdir()
     home.mkdir()
-    _skill(agent / "skills" / "alpha", "name: alpha\ndescription: \"user <alpha> & it's\"")
+    _skill(agent / "skills" / "alpha", 'name: alpha\ndescription: "user <alpha> & it\'s"')
     _skill(cwd / ".agents" / "skills" / "alpha", "description: project alpha")
     _skill(cwd / ".pi" / "skills" / "beta", "description: beta\ndisable-model-invocation: true")
     _skill(cwd / ".pi" / "skills" / "beta" / "nested", "description: not loaded")

@@ -193,7 +193,7 @@ def test_no_skills_turns_discovery_off_but_explicit_paths_still_load(t):
 
 def test_prompt_block_exact_text_escaping_and_hidden_skills():
     skills = [
-        Skill(name="a&b", description='Use <this> for "x" & \'y\'', file_path="/s/a/SKILL.md", base_dir="/s/a"),
+        Skill(name="a&b", description="Use <this> for \"x\" & 'y'", file_path="/s/a/SKILL.md", base_dir="/s/a"),
         Skill(name="hidden", description="d", file_path="/s/h/SKILL.md", base_dir="/s/h", disable_model_invocation=True),
     ]
     assert format_skills_for_prompt(skills) == (

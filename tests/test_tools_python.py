@@ -88,7 +88,7 @@ def test_exceptions_give_a_short_traceback_of_the_code():
     assert r.is_error
     text = r.text_content
     assert text.startswith("before\nTraceback (most recent call last):")
-    assert 'line 5, in <module>' in text and "return 1 / x" in text and text.endswith("ZeroDivisionError: division by zero")
+    assert "line 5, in <module>" in text and "return 1 / x" in text and text.endswith("ZeroDivisionError: division by zero")
     assert "pi_jupyter" not in text  # our runner's frames are left out
     assert r.details["error"] == {"type": "ZeroDivisionError", "message": "division by zero"}
 
@@ -110,9 +110,7 @@ def test_pandas_dataframes_become_text_tables():
 
 
 def test_rich_reprs_markdown_html_and_images_in_details_only():
-    png = base64.b64decode(
-        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-    )
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
     class Md:
         def _repr_markdown_(self):
@@ -182,9 +180,7 @@ def test_abort_interrupts_the_code():
 
 def test_output_streams_while_the_code_runs():
     updates = []
-    r = asyncio.run(
-        run_tool(PythonTool(namespace={}), {"code": "import time\nprint('one')\ntime.sleep(0.3)\nprint('two')"}, ctx(updates))
-    )
+    r = asyncio.run(run_tool(PythonTool(namespace={}), {"code": "import time\nprint('one')\ntime.sleep(0.3)\nprint('two')"}, ctx(updates)))
     assert r.text_content == "one\ntwo"
     assert any(u.text_content == "one\n" for u in updates)
 

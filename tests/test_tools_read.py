@@ -14,9 +14,7 @@ from pi_jupyter.agent.toolbox.read import read_lines
 from pi_jupyter.agent.tools import ImageContent, ToolContext, run_tool
 from pi_jupyter.providers.base import AbortSignal
 
-PNG_1PX = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
+PNG_1PX = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 
 def read(cwd, **args):

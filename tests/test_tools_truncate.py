@@ -96,8 +96,7 @@ def test_same_results_as_pis_truncate_js(tmp_path):
         pytest.skip("needs node and pi 0.73.1 installed (tests/interop installs it into ~/.cache/pi-jupyter)")
     rng = random.Random(7)
     cases = [
-        ["".join(rng.choice("ab\né€𝄞 ") for _ in range(rng.randint(0, 60))), rng.randint(1, 8), rng.randint(1, 40)]
-        for _ in range(1000)
+        ["".join(rng.choice("ab\né€𝄞 ") for _ in range(rng.randint(0, 60))), rng.randint(1, 8), rng.randint(1, 40)] for _ in range(1000)
     ]
     script = tmp_path / "t.mjs"
     script.write_text(

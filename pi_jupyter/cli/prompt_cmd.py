@@ -31,6 +31,7 @@ tools: read, ls, grep and find by default (read-only, confined to the working di
 exit status: 0 the answer is complete, 1 the model failed or the run was aborted, 2 bad
 input (missing key, unknown model, unusable session file), 130 interrupted."""
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``prompt``."""
     parser.add_argument("text", metavar="TEXT", help="the prompt ('-' reads it from stdin)")

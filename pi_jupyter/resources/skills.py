@@ -315,9 +315,7 @@ def load_skills(
 
 def escape_xml(text: str) -> str:
     """Escape ``& < > " '`` as pi does for the skills block."""
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&apos;")
-    )
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&apos;")
 
 
 def format_skills_for_prompt(skills: Iterable[Skill]) -> str:

@@ -22,6 +22,7 @@ from .units import Unit, UnitTree
 KEEP_SIBLINGS = 3
 """Collapsed branches kept on each side of a crowded branch point before merging the rest."""
 
+
 @dataclass(slots=True, eq=False)
 class Shown:
     """One drawn node: a unit, or a fold / collapsed branch / merged siblings standing for many."""

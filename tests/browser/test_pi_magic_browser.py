@@ -19,12 +19,15 @@ SETUP = """
 %config PiMagics.model = "offline/typewriter"
 %config PiMagics.thinking = "low"
 %pi new browser-demo
+# A slow offline model for the background run, so Stop lands mid-answer even on a loaded machine.
+from pi_jupyter.providers import offline_model, register_model
+register_model(offline_model("slow", delta_delay_s=0.25))
 print("setup-end")
 """
 
 BLOCKING = "%%pi\n" + "Tell me about the loss curve. " + "It diverges after step two hundred. " * 40
 
-BACKGROUND = "%%pi --background --name job\n" + "A long question that takes a while to answer. " * 12
+BACKGROUND = "%%pi --background --name job --model offline/slow\n" + "A long question that takes a while to answer. " * 12
 
 CHECK = """
 res = job.result(timeout=30)
@@ -69,7 +72,8 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     bg.wait_for(timeout=30_000)
     lab.page.wait_for_function(
         "() => { const r = document.querySelectorAll('.piav-root')[1];"
-        " return r && r.dataset.state === 'streaming' && r.querySelector('.piav-body').innerText.length > 40; }",
+        " const t = r && r.querySelector('.piav-assistant .piav-text');"
+        " return r.dataset.state === 'streaming' && t && t.innerText.length > 20; }",
         timeout=30_000,
     )
     lab.screenshot("pi_cell_background.png", bg)

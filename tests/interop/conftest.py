@@ -55,9 +55,7 @@ def run_node(pi_node_modules: Path):
 
     def run(script: str, *args: str, timeout: float = 300) -> str:
         env = dict(os.environ, PI_NODE_MODULES=str(pi_node_modules))
-        proc = subprocess.run(
-            ["node", str(HERE / script), *args], capture_output=True, text=True, env=env, timeout=timeout
-        )
+        proc = subprocess.run(["node", str(HERE / script), *args], capture_output=True, text=True, env=env, timeout=timeout)
         if proc.returncode != 0:
             raise AssertionError(f"node {script} {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
         return proc.stdout

@@ -666,6 +666,9 @@ class View {
   start() {
     this.onTitle();
     this.onSnapshot();
+    // A view rendered late (a display update, a re-opened tab) shows its transcript at once,
+    // never "Waiting for the agent…" next to a finished status.
+    this.renderNow();
     this.onStatus(this.model.get("status") || {});
     this._onSnap = () => this.onSnapshot();
     this._onStatus = () => this.onStatus(this.model.get("status") || {});
@@ -736,6 +739,11 @@ class View {
     // rAF pauses in a background tab; the timeout keeps the DOM current anyway.
     if (typeof requestAnimationFrame === "function") requestAnimationFrame(run);
     setTimeout(run, 60);
+  }
+
+  renderNow() {
+    this.renderQueued = false;
+    this.render();
   }
 
   render() {
@@ -909,6 +917,8 @@ class View {
   }
 
   onStatus(st) {
+    // The status must never run ahead of the transcript (a "done" next to a missing last line).
+    if (this.renderQueued) this.renderNow();
     this.status = st || {};
     this.statusAt = performance.now();
     const state = this.status.state || "idle";
