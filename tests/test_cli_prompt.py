@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from wire.server import openai_reply
+from wire.server import openai_reply, responses_reply, tool_call
 
 from pi_jupyter import Session
 
@@ -53,6 +53,30 @@ def test_a_real_sdk_against_a_compatible_server_and_continuing_a_session(wire, t
     sent = wire.requests[-1].body["messages"]
     assert [m["role"] for m in sent[-3:]] == ["user", "assistant", "user"]
     assert "sk-cli-test" not in path.read_text() + first.stdout + first.stderr + second.stderr
+
+
+def test_an_openai_reasoning_model_keeps_its_reasoning_across_a_tool_call(wire, tmp_path):
+    # The built-in OpenAI models speak the Responses API; the encrypted reasoning item goes back with the tool result.
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n")
+    wire.queue(
+        "responses",
+        responses_reply(reasoning="I should look at the file.", tool_calls=[tool_call("read", {"path": "data.csv"}, id="call_7")]),
+        responses_reply("The file has columns a and b.", reasoning="It has two columns."),
+    )
+    path = tmp_path / "gpt.jsonl"
+    args = ("--model", "openai/gpt-5-mini", "--base-url", wire.openai_url, "--thinking", "low", "--tools", "read", "--session", str(path))
+    out = cli("what is in data.csv?", *args, cwd=tmp_path, env={"OPENAI_API_KEY": "sk-cli-responses-123456"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "The file has columns a and b."
+    second = wire.requests[1].body["input"]
+    kinds = [item.get("type", item.get("role")) for item in second]
+    assert kinds == ["developer", "user", "reasoning", "function_call", "function_call_output"]
+    assert second[2]["encrypted_content"] == "enc-wire" and second[3]["id"] == "fc_0"
+    assert second[4]["call_id"] == "call_7" and "a,b" in second[4]["output"]
+    messages = Session.open(path).context().messages
+    assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert messages[1].api == "openai-responses" and messages[1].tool_calls[0].id == "call_7|fc_0"
+    assert "sk-cli-responses" not in path.read_text()
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

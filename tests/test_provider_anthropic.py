@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
-from wire.helpers import collect, user_request, wire_model
+from wire.helpers import abort_mid_stream, collect, user_request, wire_model
 from wire.server import anthropic_reply, http_error, raw_reply, redacted_block, sse, text_block, thinking_block, tool_use_block
 
 from pi_jupyter.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from pi_jupyter.providers import AbortSignal, LlmRequest, StreamOptions, ToolSpec, is_context_overflow, stream
+from pi_jupyter.providers import LlmRequest, StreamOptions, ToolSpec, is_context_overflow
 
 KEY = "sk-ant-test-abcdefghijklmnop"
 READ = ToolSpec(
@@ -197,17 +196,7 @@ def test_max_tokens_stop_and_refusal(wire):
 
 def test_abort_mid_stream(wire):
     wire.queue("anthropic", anthropic_reply([text_block("a b c d e f g h i j")], pieces=10).slow(0.15))
-    signal = AbortSignal()
-
-    async def main():
-        events = []
-        async for e in stream(model(wire), user_request(), opts(signal=signal)):
-            events.append(e)
-            if e.type == "text_delta":
-                signal.abort()
-        return events
-
-    events = asyncio.run(main())
+    events = abort_mid_stream(model(wire), user_request(), opts())
     assert events[-1].type == "error" and events[-1].reason == "aborted"
     final = events[-1].error
     assert final.stop_reason == "aborted" and final.text and final.text != "a b c d e f g h i j"

@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from wire.helpers import acollect, collect, user_request, wire_model
+from wire.helpers import abort_mid_stream, acollect, collect, user_request, wire_model
 from wire.server import http_error, openai_reply, raw_reply, tool_call
 
 from pi_jupyter.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
@@ -193,17 +193,7 @@ def test_finish_reasons_map_to_stop_reasons(wire, reason, stop):
 
 def test_abort_mid_stream_keeps_partial_content_and_closes_the_connection(wire):
     wire.queue("openai", openai_reply("alpha beta gamma delta epsilon zeta eta theta", pieces=8).slow(0.15))
-    signal = AbortSignal()
-
-    async def main():
-        events = []
-        async for e in stream(wire_model(wire), user_request(), opts(signal=signal)):
-            events.append(e)
-            if e.type == "text_delta" and len(events) >= 3:
-                signal.abort()
-        return events
-
-    events = asyncio.run(main())
+    events = abort_mid_stream(wire_model(wire), user_request(), opts(), after_events=3)
     final = events[-1].error
     assert events[-1].type == "error" and events[-1].reason == "aborted"
     assert final.stop_reason == "aborted" and final.error_message == "Request was aborted"

@@ -24,7 +24,7 @@ def test_builtin_models_have_limits_and_prices():
     assert sonnet.cost.input == 3.0 and sonnet.cost.cache_read == 0.3 and sonnet.cost.cache_write == 3.75
     assert sonnet.base_url == "https://api.anthropic.com" and "image" in sonnet.input
     mini = get_model("openai/gpt-4o-mini")
-    assert mini.api == "openai-completions" and mini.cost.output == 0.6
+    assert mini.api == "openai-responses" and mini.cost.output == 0.6
     assert str(mini) == "openai/gpt-4o-mini"
     assert get_model("claude-haiku-4-5").provider == "anthropic"  # a unique bare id
     assert any(m.ref == "offline/echo" for m in list_models("offline"))
@@ -67,7 +67,10 @@ def test_register_user_models():
 def test_dispatch_by_api(tmp_path):
     assert isinstance(get_provider("offline/echo"), OfflineProvider)
     assert type(get_provider("anthropic/claude-sonnet-4-5")).__name__ == "AnthropicMessagesProvider"
-    assert type(get_provider(get_model("openai/gpt-4o"))).__name__ == "OpenAICompletionsProvider"
+    # OpenAI's own models speak Responses; an id the table lacks, and every compatible server, chat completions
+    assert type(get_provider(get_model("openai/gpt-4o"))).__name__ == "OpenAIResponsesProvider"
+    assert type(get_provider(get_model("openai/gpt-99-preview"))).__name__ == "OpenAICompletionsProvider"
+    assert type(get_provider(get_model("ollama/qwen3:8b"))).__name__ == "OpenAICompletionsProvider"
     with pytest.raises(ValueError, match="no provider for api 'carrier-pigeon'"):
         get_provider(Model(id="m", provider="p", api="carrier-pigeon"))
     path = tmp_path / "s.jsonl"

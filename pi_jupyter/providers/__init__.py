@@ -9,9 +9,10 @@ Everything a caller needs::
         ...                                              # start, *_start/_delta/_end, done|error
     message = await complete(model, request)            # just the final AssistantMessage
 
-``stream`` dispatches on ``model.api``: ``anthropic-messages``, ``openai-completions``,
-``offline`` and ``replay``; :func:`register_provider` adds more. A
-provider never raises: failures and aborts end the stream with an ``error`` event.
+``stream`` dispatches on ``model.api``: ``anthropic-messages``, ``openai-responses`` (the
+built-in OpenAI models), ``openai-completions`` (every other OpenAI-compatible server),
+``offline`` and ``replay``; :func:`register_provider` adds more. A provider never raises:
+failures and aborts end the stream with an ``error`` event.
 """
 
 from __future__ import annotations
@@ -117,7 +118,11 @@ def _builtin(api: str) -> Any:
         from .anthropic_messages import AnthropicMessagesProvider
 
         return AnthropicMessagesProvider()
-    known = ", ".join(sorted({"offline", "replay", "openai-completions", "anthropic-messages", *_providers}))
+    if api == "openai-responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider()
+    known = ", ".join(sorted({"offline", "replay", "openai-completions", "openai-responses", "anthropic-messages", *_providers}))
     raise ValueError(f"no provider for api {api!r}; known apis: {known} (add one with register_provider)")
 
 

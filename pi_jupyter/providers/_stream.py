@@ -161,6 +161,15 @@ class MessageBuilder:
             block.__dict__["arguments"] = acc.parse()
         return ToolCallEndEvent(content_index=index, tool_call=block, partial=self.message)
 
+    def end(self, index: int) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent:
+        """Close block ``index`` with the end event of its kind."""
+        block = self.blocks[index]
+        if isinstance(block, TextContent):
+            return self.text_end(index)
+        if isinstance(block, ThinkingContent):
+            return self.thinking_end(index)
+        return self.toolcall_end(index)
+
     def tool_args_text(self, index: int) -> str:
         """The raw argument text received so far for tool call ``index``."""
         acc = self._json.get(index)

@@ -247,15 +247,8 @@ class AnthropicMessagesProvider(HttpAdapter):
                 yield out
             elif kind == "content_block_stop":
                 index = by_index.pop(ev.get("index", -1), None)
-                if index is None:
-                    continue
-                block = b.blocks[index]
-                if isinstance(block, TextContent):
-                    yield b.text_end(index)
-                elif isinstance(block, ThinkingContent):
-                    yield b.thinking_end(index)
-                else:
-                    yield b.toolcall_end(index)
+                if index is not None:
+                    yield b.end(index)
             elif kind == "message_start":
                 saw_start = True
                 u = (ev.get("message") or {}).get("usage") or {}

@@ -216,6 +216,21 @@ def _usage(b: MessageBuilder, raw: dict[str, Any]) -> None:
     b.set_usage(tokens_in, out, cache_read, cache_write)
 
 
+def openai_client(model: Model, key: str, headers: dict[str, str], timeout_s: float | None) -> Any:
+    """An ``AsyncOpenAI`` client for ``model.base_url``; retries are off (retrying is the agent's job)."""
+    from openai import AsyncOpenAI
+
+    kwargs: dict[str, Any] = {
+        "api_key": key or "not-needed",
+        "base_url": model.base_url,
+        "max_retries": 0,
+        "default_headers": headers or None,
+    }
+    if timeout_s is not None:
+        kwargs["timeout"] = timeout_s
+    return AsyncOpenAI(**kwargs)
+
+
 class OpenAICompletionsProvider(HttpAdapter):
     """The ``openai-completions`` provider (OpenAI chat completions through the ``openai`` SDK)."""
 
@@ -223,17 +238,7 @@ class OpenAICompletionsProvider(HttpAdapter):
 
     def make_client(self, model: Model, key: str, headers: dict[str, str], timeout_s: float | None) -> Any:
         """An ``AsyncOpenAI`` client for ``model.base_url`` with retries off."""
-        from openai import AsyncOpenAI
-
-        kwargs: dict[str, Any] = {
-            "api_key": key or "not-needed",
-            "base_url": model.base_url,
-            "max_retries": 0,
-            "default_headers": headers or None,
-        }
-        if timeout_s is not None:
-            kwargs["timeout"] = timeout_s
-        return AsyncOpenAI(**kwargs)
+        return openai_client(model, key, headers, timeout_s)
 
     async def open(self, client: Any, model: Model, request: LlmRequest, options: StreamOptions) -> Any:
         """POST ``/chat/completions`` with ``stream: true``; the SDK raises on an HTTP error."""
@@ -327,10 +332,4 @@ class OpenAICompletionsProvider(HttpAdapter):
         if not finished and not done_marker:
             raise ProviderError("Connection error: the stream ended before the response was complete")
         for index in open_blocks:
-            block = b.blocks[index]
-            if isinstance(block, TextContent):
-                yield b.text_end(index)
-            elif isinstance(block, ThinkingContent):
-                yield b.thinking_end(index)
-            else:
-                yield b.toolcall_end(index)
+            yield b.end(index)

@@ -117,7 +117,8 @@ class ModelRegistry:
 
             for model in builtin_offline_models():
                 self._models.setdefault(model.ref, model)
-            for provider, table in (("anthropic", _ANTHROPIC), ("openai", _OPENAI)):
+            # OpenAI's own models speak the Responses API (as in pi): their reasoning survives tool calls.
+            for provider, api, table in (("anthropic", "anthropic-messages", _ANTHROPIC), ("openai", "openai-responses", _OPENAI)):
                 info = PROVIDERS[provider]
                 for mid, name, reasoning, images, window, max_out, fallback in table:
                     cost = prices_from_genai(provider, mid) or ModelCost(
@@ -126,7 +127,7 @@ class ModelRegistry:
                     model = Model(
                         id=mid,
                         provider=provider,
-                        api=info.api,
+                        api=api,
                         name=name,
                         base_url=info.base_url,
                         reasoning=reasoning,

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from pi_jupyter.messages import AssistantMessage, UserMessage
-from pi_jupyter.providers import LlmRequest, Model, ModelCost, StreamOptions, final_message, stream
+from pi_jupyter.providers import AbortSignal, LlmRequest, Model, ModelCost, StreamOptions, final_message, stream
 
 from .server import WireServer
 
@@ -43,3 +43,19 @@ async def acollect(model: Model | str, request: LlmRequest, options: StreamOptio
 def collect(model: Model | str, request: LlmRequest, options: StreamOptions | None = None) -> tuple[list[Any], AssistantMessage]:
     """:func:`acollect` in a fresh event loop."""
     return asyncio.run(acollect(model, request, options))
+
+
+def abort_mid_stream(model: Model | str, request: LlmRequest, options: StreamOptions, after_events: int = 1) -> list[Any]:
+    """All events of a stream whose signal fires at the first text delta after ``after_events`` events."""
+    signal = AbortSignal()
+    options = options.model_copy(update={"signal": signal})
+
+    async def main() -> list[Any]:
+        events = []
+        async for e in stream(model, request, options):
+            events.append(e)
+            if e.type == "text_delta" and len(events) >= after_events:
+                signal.abort()
+        return events
+
+    return asyncio.run(main())

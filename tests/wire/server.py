@@ -307,7 +307,17 @@ def responses_reply(
     def ev(kind: str, payload: dict[str, Any]) -> None:
         events.append(sse({"type": kind, "sequence_number": next(seq), **payload}, event=kind))
 
-    resp = {"id": "resp_wire", "object": "response", "created_at": 1_700_000_000, "model": model, "status": "in_progress", "output": []}
+    resp = {
+        "id": "resp_wire",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "model": model,
+        "status": "in_progress",
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
     ev("response.created", {"response": resp})
     output: list[dict[str, Any]] = []
     idx = 0
@@ -362,7 +372,10 @@ def responses_reply(
         ev("response.output_item.done", {"output_index": idx, "item": done_item})
         output.append(done_item)
         idx += 1
-    final = {**resp, "status": status, "output": output, "usage": usage or {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15, **(usage or {})}
+    usage["input_tokens_details"] = {"cached_tokens": 0, "cache_write_tokens": 0, **usage.get("input_tokens_details", {})}
+    usage.setdefault("output_tokens_details", {"reasoning_tokens": 0})
+    final = {**resp, "status": status, "output": output, "usage": usage}
     if status == "incomplete":
         final["incomplete_details"] = {"reason": "max_output_tokens"}
         ev("response.incomplete", {"response": final})
