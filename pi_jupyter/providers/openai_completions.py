@@ -155,7 +155,8 @@ def convert_messages(model: Model, request: LlmRequest, compat: dict[str, Any]) 
     return params
 
 
-def _clamp_effort(model: Model, level: str) -> str:
+def clamp_effort(model: Model, level: str) -> str:
+    """``level`` as an OpenAI reasoning effort: ``xhigh`` becomes ``high`` where the model lacks it."""
     if level == "xhigh" and not model.supports_xhigh:
         return "high"
     return level
@@ -189,13 +190,13 @@ def build_params(model: Model, request: LlmRequest, options: StreamOptions) -> t
     if model.reasoning:
         fmt = compat["thinking_format"]
         if fmt == "openrouter":
-            extra["reasoning"] = {"effort": _clamp_effort(model, effort)} if effort else {"effort": "none"}
+            extra["reasoning"] = {"effort": clamp_effort(model, effort)} if effort else {"effort": "none"}
         elif fmt == "qwen":
             extra["enable_thinking"] = bool(effort)
         elif fmt == "qwen-chat-template":
             extra["chat_template_kwargs"] = {"enable_thinking": bool(effort), "preserve_thinking": True}
         elif effort and compat["supports_reasoning_effort"]:
-            kwargs["reasoning_effort"] = _clamp_effort(model, effort)
+            kwargs["reasoning_effort"] = clamp_effort(model, effort)
     return kwargs, extra
 
 

@@ -33,7 +33,7 @@ from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingCont
 from ._stream import HttpAdapter, MessageBuilder, ProviderError, iter_sse
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .normalize import same_model, transform_messages
-from .openai_completions import openai_client
+from .openai_completions import clamp_effort, openai_client
 from .text import sanitize_surrogates
 
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
@@ -183,7 +183,7 @@ def build_params(model: Model, request: LlmRequest, options: StreamOptions) -> d
         kwargs["include"] = ["reasoning.encrypted_content"]
         effort = options.reasoning if options.reasoning and options.reasoning != "off" else None
         if effort:
-            reasoning: dict[str, Any] = {"effort": "high" if effort == "xhigh" and not model.supports_xhigh else effort}
+            reasoning: dict[str, Any] = {"effort": clamp_effort(model, effort)}
             summary = compat.get("reasoning_summary", "auto")
             if summary:
                 reasoning["summary"] = summary
