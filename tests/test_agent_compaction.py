@@ -17,6 +17,7 @@ from wire.server import openai_reply
 from pi_jupyter import Agent, AgentSettings, Session
 from pi_jupyter.agent.agent import RetrySettings
 from pi_jupyter.compaction import CompactionSettings, SummaryAborted
+from pi_jupyter.compaction.prompts import TURN_PREFIX_SUMMARIZATION_PROMPT
 from pi_jupyter.messages import COMPACTION_SUMMARY_PREFIX
 from pi_jupyter.providers import offline_model, stream
 from pi_jupyter.providers.offline import input_chars
@@ -87,6 +88,11 @@ def test_overflow_error_compacts_and_retries_once(tmp_path):
     assert "Question 0" in context.raw_messages[0]["summary"]
 
 
+def _last_user_text(body: dict) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
 def test_manual_compaction_with_instructions_over_the_wire(wire, tmp_path):
     def respond(request):
         body = json.dumps(request.body)
@@ -103,9 +109,13 @@ def test_manual_compaction_with_instructions_over_the_wire(wire, tmp_path):
         asyncio.run(agent.prompt(f"Follow-up {i}: " + "more words " * 200))
     result = asyncio.run(agent.compact("Focus on the launch code", keep_recent_tokens=600))
     assert "PINEAPPLE-42" in result.summary
-    summary_request = next(r for r in wire.requests if "<conversation>" in json.dumps(r.body))
-    prompt = summary_request.body["messages"][-1]["content"]
-    prompt = prompt if isinstance(prompt, str) else prompt[0]["text"]
+    # A split turn sends its prefix summary concurrently with the history one, so the order of
+    # the two requests on the wire varies; pick the history request by its prompt.
+    summary_request, prompt = next(
+        (r, text)
+        for r in wire.requests
+        if "<conversation>" in (text := _last_user_text(r.body)) and TURN_PREFIX_SUMMARIZATION_PROMPT not in text
+    )
     assert "[User]: " + FACT in prompt and "Additional focus: Focus on the launch code" in prompt
     assert summary_request.body["messages"][0]["role"] in ("system", "developer")
     wire.queue("openai", openai_reply("after"))
