@@ -77,6 +77,8 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
         timeout=30_000,
     )
     lab.screenshot("pi_cell_background.png", bg)
+    # the answer is streaming, so the thinking before it is over
+    assert bg.locator(".piav-thinking-label").inner_text() == "Thought"
     bg.locator("button.piav-stop").click()
     lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
     lab.append_and_run(CHECK)

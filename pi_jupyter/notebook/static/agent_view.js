@@ -800,11 +800,14 @@ class View {
       const old = (entry && entry.node === node && entry.blocks) || [];
       const blocks = [];
       const wanted = [];
-      const streaming = kind === "assistant" && !item.stopReason; // labels depend on it too
+      const streaming = kind === "assistant" && !item.stopReason;
+      const last = (item.blocks || []).length - 1;
       (item.blocks || []).forEach((block, b) => {
-        const bjson = (streaming ? "~" : "") + JSON.stringify(block);
+        // Only the last block of a streaming message is still growing; its label says so.
+        const live = streaming && b === last;
+        const bjson = (live ? "~" : "") + JSON.stringify(block);
         const prev = old[b];
-        const bnode = prev && prev.json === bjson ? prev.node : this.buildBlock(item, block, b);
+        const bnode = prev && prev.json === bjson ? prev.node : this.buildBlock(item, block, b, live);
         blocks.push({ json: bjson, node: bnode });
         wanted.push(bnode);
       });
@@ -855,9 +858,8 @@ class View {
     return det;
   }
 
-  buildBlock(item, block, b) {
+  buildBlock(item, block, b, live) {
     const d = this.doc;
-    const streaming = item.kind === "assistant" && !item.stopReason;
     if (!block) return el(d, "span");
     if (block.type === "text") {
       const node = renderMarkdown(d, block.text);
@@ -867,13 +869,13 @@ class View {
     if (block.type === "thinking") {
       const det = this.details(item.id + ":" + b, false, "piav-thinking");
       const sum = el(d, "summary");
-      sum.appendChild(el(d, "span", "piav-thinking-label", block.redacted ? "Thinking (redacted)" : streaming ? "Thinking…" : "Thought"));
+      sum.appendChild(el(d, "span", "piav-thinking-label", block.redacted ? "Thinking (redacted)" : live ? "Thinking…" : "Thought"));
       sum.appendChild(el(d, "span", "piav-muted", " " + oneLine(block.text, 90)));
       det.appendChild(sum);
       det.appendChild(renderMarkdown(d, block.text));
       return det;
     }
-    if (block.type === "toolCall") return this.buildTool(item, block, b, streaming);
+    if (block.type === "toolCall") return this.buildTool(item, block, b, live);
     return el(d, "div", "piav-muted", block.text || "");
   }
 
