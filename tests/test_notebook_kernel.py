@@ -243,7 +243,10 @@ def test_other_commands_in_a_kernel(kernel, tmp_path):
     assert kernel.run("%%pi\nFirst.", cell_id="x1").status == "ok"
     skills = kernel.run("%pi skills")
     assert "plots" in json.dumps(skills.outputs) and "Make clear plots." in json.dumps(skills.outputs)
-    context = json.dumps(kernel.run("%pi context").outputs)
+    shown = kernel.run("%pi context")
+    context = json.dumps(shown.outputs)
+    # a text frontend (terminal, nbconvert --to script/markdown) reads the report, not an object repr
+    assert "System prompt" in shown.data("text/plain")[-1]
     assert "System prompt" in context and "<available_skills>" in context and "First." in context
     ext = kernel.run("%pi ext load pi_jupyter.extensions.audit\n%pi ext")
     assert "audit: setup, on_event" in ext.stdout

@@ -12,7 +12,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import Markdown, display
+from IPython.display import display
 from traitlets.config import Config
 
 from ..agent.agent import Agent, AgentBusyError
@@ -385,7 +385,7 @@ class PiMagics(Magics, PiConfig):
         from .context_view import context_report
 
         agent = self._agent()
-        display(Markdown(context_report(agent)))
+        _show_markdown(context_report(agent))
         return None
 
     def _cmd_tree(self, rest: list[str]) -> Any:
@@ -452,8 +452,13 @@ class PiMagics(Magics, PiConfig):
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report
 
-        display(Markdown(skills_report(self._agent())))
+        _show_markdown(skills_report(self._agent()))
         return None
+
+
+def _show_markdown(text: str) -> None:
+    # the Markdown source doubles as text/plain, so a terminal or a text export reads it instead of an object repr
+    display({"text/markdown": text, "text/plain": text}, raw=True)
 
 
 def register(shell: Any) -> PiMagics:

@@ -116,7 +116,7 @@ class GraphModel:
 
     def facts(self) -> list[str]:
         """Sizes, the leaf, and what was folded (the header without the title)."""
-        parts = [f"{self.entry_count:,} entries", f"{self.turn_count:,} turns", f"{self.tip_count:,} tips"]
+        parts = [_count(self.entry_count, "entry", "entries"), _count(self.turn_count, "turn"), _count(self.tip_count, "tip")]
         leaf = self.nodes.get(self.leaf) if self.leaf else None
         parts.append(f"leaf {leaf.last_id if leaf is not None else '(before the first entry)'}")
         folded = []
@@ -468,3 +468,7 @@ def session_graph_class() -> Any:
 def _html_wrap(svg: str) -> str:
     # inline SVG keeps the tooltips, which an <img> of the same SVG loses
     return f'<div class="pi-session-graph" style="max-width:100%;overflow:auto">{svg}</div>'
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
