@@ -128,11 +128,12 @@ def test_manual_compaction_with_instructions_over_the_wire(wire, tmp_path):
 
 
 def test_compaction_interrupted_by_an_abort_leaves_the_session_as_it_was(tmp_path):
-    model = offline_model("slowsum", delta_delay_s=0.05)
+    model = offline_model("slowsum")
     session = Session.create(tmp_path)
     agent = Agent(session, model=model, thinking="off")
     for i in range(6):
         asyncio.run(agent.prompt(f"Turn {i} " + "text " * 300))
+    model.compat["delta_delay_s"] = 0.05  # only the summary streams slowly (the history was written at full speed)
     before = open(session.path, "rb").read()
 
     async def run():

@@ -376,3 +376,138 @@ def test_a_recorded_session_replays_without_a_key_and_divergence_is_named(wire, 
     off_script = asyncio.run(replay.prompt("Something never recorded"))
     assert off_script.stop_reason == "error" and "Something never recorded" in off_script.error_message
     assert len(wire.requests) == requests_before  # nothing went to a server
+
+
+def test_an_unknown_thinking_level_is_refused_not_silently_turned_off(wire, tmp_path):
+    with pytest.raises(ValueError, match="unknown thinking level 'hihg'"):
+        make_agent(wire, tmp_path, thinking="hihg")
+    agent = Agent(Session.in_memory(), model="offline/echo", thinking="high")
+    assert agent.thinking_level == "high"
+
+
+@pytest.mark.parametrize("when", ["agent_end", "auto_retry_start"])
+def test_an_abort_between_a_failed_attempt_and_its_retry_is_not_lost(wire, tmp_path, when):
+    # abort() used to reach only the finished attempt's signal: the retry then ran as if nothing happened
+    wire.queue("openai", http_error(429, "Rate limit reached"), openai_reply("should not be asked for"))
+    agent = make_agent(wire, tmp_path)
+    events = []
+
+    def on_event(event):
+        events.append(event)
+        if event.type == when:
+            agent.abort()
+
+    agent.subscribe(on_event)
+    result = asyncio.run(agent.prompt("hi"))
+    assert len(wire.requests) == 1
+    assert result.stop_reason == "error" and "429" in result.error_message
+    retry = [(e.type, getattr(e, "success", None), getattr(e, "final_error", None)) for e in events if e.type.startswith("auto_retry")]
+    if when == "auto_retry_start":
+        assert retry == [("auto_retry_start", None, None), ("auto_retry_end", False, "Retry cancelled")]
+    else:
+        assert retry == []
+    # the next prompt is not affected by the old abort
+    wire.reset()
+    wire.queue("openai", openai_reply("fresh"))
+    assert asyncio.run(agent.prompt("again")).text == "fresh"
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+def test_a_finished_run_leaves_no_tasks_and_no_half_closed_streams(wire, tmp_path, api):
+    # Streams left suspended were closed later by the garbage collector, concurrently with the
+    # response's own close: "an error occurred during closing of asynchronous generator".
+    kind = "openai" if api == "openai-completions" else "anthropic"
+    wire.queue(kind, openai_reply("hello") if kind == "openai" else anthropic_reply([text_block("hello")]))
+    agent = make_agent(wire, tmp_path, api)
+
+    async def run():
+        problems = []
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: problems.append(context["message"]))
+        result = await agent.prompt("hi")
+        for _ in range(3):  # httpcore's own pool stream is finalized by the event loop: let it
+            await asyncio.sleep(0)
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        return result, others, problems
+
+    result, others, problems = asyncio.run(run())
+    assert result.text == "hello"
+    assert others == [] and problems == []
+
+
+def test_sequential_tools_run_one_by_one_and_steering_skips_the_rest(tmp_path):
+    agent = Agent(
+        Session.create(tmp_path), model="offline/echo", tools=[Slow()], thinking="off", settings=AgentSettings(tool_execution="sequential")
+    )
+    events = []
+
+    def on_event(event):
+        events.append(event)
+        if event.type == "tool_execution_end" and event.tool_call_id == "offline_0_0":
+            agent.steer("stop that")
+
+    agent.subscribe(on_event)
+    calls = " and ".join(f'call slow with {{"seconds": {s}}}' for s in (0.05, 0.01, 0.01))
+    result = asyncio.run(agent.prompt(calls))
+    tool_events = [(e.type, e.tool_call_id) for e in events if e.type.startswith("tool_execution") and e.type != "tool_execution_update"]
+    assert tool_events == [
+        ("tool_execution_start", "offline_0_0"), ("tool_execution_end", "offline_0_0"),
+        ("tool_execution_start", "offline_0_1"), ("tool_execution_end", "offline_0_1"),
+        ("tool_execution_start", "offline_0_2"), ("tool_execution_end", "offline_0_2"),
+    ]  # fmt: skip
+    results = [m for m in result.messages if m.role == "toolResult"]
+    assert [r.text for r in results] == ["slept 0.05", "Skipped due to queued user message.", "Skipped due to queued user message."]
+    assert [r.is_error for r in results] == [False, True, True]
+    assert [m.role for m in result.messages][-2:] == ["user", "assistant"] and "stop that" in result.text
+
+
+def test_anthropic_tool_loop_retry_and_malformed_stream_through_the_agent(wire, tmp_path):
+    from wire.server import raw_reply, tool_use_block
+
+    wire.queue(
+        "anthropic",
+        http_error(429, "rate limited", kind="anthropic"),
+        anthropic_reply([text_block("Let me look."), tool_use_block("echo", {"text": "one"}, id="toolu_1")]),
+        http_error(529, "Overloaded", kind="anthropic"),
+        anthropic_reply([tool_use_block("echo", {"text": "two"}, id="toolu_2"), tool_use_block("echo", {"text": "three"}, id="toolu_3")]),
+        anthropic_reply([text_block("All done.")]),
+    )
+    agent = make_agent(wire, tmp_path, "anthropic-messages", tools=[Echo()])
+    events = []
+    agent.subscribe(events.append)
+    result = asyncio.run(agent.prompt("Echo a few things."))
+    assert result.text == "All done." and result.ok
+    # each failure is retried on its own: the success after the first retry ends it (pi), so
+    # the 529 two turns later starts again at attempt 1 instead of using up the same budget
+    retry = [(e.type, e.attempt) for e in events if e.type.startswith("auto_retry")]
+    assert retry == [("auto_retry_start", 1), ("auto_retry_end", 1)] * 2
+    first_end = next(i for i, e in enumerate(events) if e.type == "auto_retry_end")
+    assert events[first_end - 1].type == "message_end" and events[first_end - 1].message.stop_reason == "toolUse"
+    # the last request carries the whole tool loop, results grouped in one user message, and no failed attempt
+    sent = wire.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    results = [b for b in sent[4]["content"] if b["type"] == "tool_result"]
+    assert [(b["tool_use_id"], b["content"]) for b in results] == [("toolu_2", "echo: two"), ("toolu_3", "echo: three")]
+    context = Session.open(agent.session.path).context().messages
+    assert [m.role for m in context] == ["user", "assistant", "toolResult", "assistant", "toolResult", "toolResult", "assistant"]
+
+    wire.queue("anthropic", raw_reply(b"event: message_start\ndata: {not json\n\n"))
+    broken = asyncio.run(
+        make_agent(wire, tmp_path / "b", "anthropic-messages", settings=AgentSettings(retry=RetrySettings(enabled=False))).prompt("hi")
+    )
+    assert broken.stop_reason == "error" and "Malformed stream" in broken.error_message
+
+
+def test_continue_after_a_failed_reply_asks_again_from_before_it(wire, tmp_path):
+    # continue_() said "after an error, for example" but refused: the failed reply was the last message
+    wire.queue("openai", http_error(500, "boom"), openai_reply("recovered"))
+    agent = make_agent(wire, tmp_path, settings=AgentSettings(retry=RetrySettings(enabled=False)))
+    assert asyncio.run(agent.prompt("hi")).stop_reason == "error"
+    result = asyncio.run(agent.continue_())
+    assert result.text == "recovered" and result.ok
+    assert [m["role"] for m in wire.requests[-1].body["messages"]] == ["system", "user"]
+    s = Session.open(agent.session.path)
+    user, failed, answer = [e for e in s.raw_entries() if e["type"] == "message"]
+    assert failed["parentId"] == user["id"] == answer["parentId"]  # a sibling of the failure, as a retry is
+    assert [m.role for m in s.context().messages] == ["user", "assistant"] and s.context().messages[-1].text == "recovered"
+    with pytest.raises(RuntimeError, match="nothing to continue from"):
+        asyncio.run(agent.continue_())  # the last reply is a complete answer: prompt instead

@@ -228,3 +228,22 @@ def test_checkout_without_summary_moves_the_leaf_and_labels_the_target() -> None
     to_root = asyncio.run(checkout_with_summary(s, ids["u1"], QuotingSummarizer()))
     root_summary = s.raw_entry(to_root.summary_entry_id)
     assert root_summary["parentId"] is None and root_summary["fromId"] == "root"
+
+
+def test_a_small_window_still_gets_a_budget() -> None:
+    """pi's budget is window - 16384: zero or less for a window of 16k or less, which pi reads as
+    "no limit", so the whole branch goes to a small model that refuses it. Here the reserve is
+    fitted to the window."""
+    s = Session.in_memory()
+    b = Builder(s)
+    for i in range(30):
+        b.turn(f"q{i} " + "word " * 800)
+    assert BranchSummarySettings().fit_to(8192).reserve_tokens == 3072
+    assert BranchSummarySettings().fit_to(200_000).reserve_tokens == 16384
+    ours, pis = QuotingSummarizer(), QuotingSummarizer()
+    asyncio.run(generate_branch_summary(s.raw_branch(), ours, context_window=8192))
+    asyncio.run(generate_branch_summary(s.raw_branch(), pis, context_window=8192, pi_compatible=True))
+    assert "q0 " in pis.requests[0].prompt_text  # pi: everything
+    text = ours.requests[0].prompt_text
+    assert "q29" in text and "q0 " not in text
+    assert estimate_tokens({"role": "user", "content": text}) <= 8192 - 2048  # room for the summary itself

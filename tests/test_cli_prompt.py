@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from wire.server import openai_reply, responses_reply, tool_call
+from wire.server import http_error, openai_reply, responses_reply, tool_call
 
 from pi_jupyter import Session
 
@@ -88,3 +88,133 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert folder.returncode == 2 and "is a folder" in folder.stderr
     empty = cli("   ", cwd=tmp_path)
     assert empty.returncode == 2 and "empty" in empty.stderr
+
+
+def test_bad_tools_or_thinking_are_refused_before_a_session_file_is_written(tmp_path):
+    path = tmp_path / "new.jsonl"
+    for bad, word in ((("--tools", "read,nope"), "nope"), (("--thinking", "bogus"), "bogus")):
+        out = cli("hi", "--session", str(path), *bad, cwd=tmp_path)
+        assert out.returncode == 2 and out.stderr.strip().count("\n") == 0 and word in out.stderr, out.stderr
+        assert not path.exists()  # no stray header-only session left behind
+    assert not (tmp_path / "agent").exists()
+
+
+def test_the_model_from_pi_jupyter_model_is_named_and_checked_like_model(tmp_path):
+    bogus = cli("hi", "--no-session", cwd=tmp_path, env={"PI_JUPYTER_MODEL": "bogus"})
+    assert bogus.returncode == 2 and "Traceback" not in bogus.stderr and "PI_JUPYTER_MODEL" in bogus.stderr, bogus.stderr
+    no_key = cli("hi", cwd=tmp_path, env={"PI_JUPYTER_MODEL": "anthropic/claude-haiku-4-5"})
+    assert no_key.returncode == 2 and no_key.stderr.strip().count("\n") == 0, no_key.stderr
+    assert "ANTHROPIC_API_KEY" in no_key.stderr and "PI_JUPYTER_MODEL" in no_key.stderr
+    assert not (tmp_path / "agent").exists()
+    offline = cli("hi", "--no-session", cwd=tmp_path, env={"PI_JUPYTER_MODEL": "offline/typewriter"})
+    assert offline.returncode == 0 and "offline/typewriter" in offline.stderr and "no --model" not in offline.stderr, offline.stderr
+
+
+def test_without_model_the_offline_model_answers_even_in_a_session_recorded_with_a_vendor(wire, tmp_path):
+    # The note on stderr said "the built-in offline model" while the session's recorded vendor model
+    # was called (with the key from the environment): no --model must mean offline, as documented.
+    path = tmp_path / "run.jsonl"
+    env = {"OPENAI_API_KEY": "sk-cli-note-1234567890"}
+    wire.queue("openai", openai_reply("from the server"))
+    first = cli("one", "--model", "openai/gpt-test", "--base-url", wire.openai_url, "--session", str(path), cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    second = cli("two", "--session", str(path), "--no-tools", cwd=tmp_path, env=env)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.startswith("[offline model]") and "offline/echo, the built-in offline model" in second.stderr
+    assert len(wire.requests) == 1
+    context = Session.open(path).context()
+    assert (context.model.provider, context.model.model_id) == ("offline", "echo")
+    assert [m.role for m in context.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_retries_are_reported_on_stderr_while_they_wait(wire, tmp_path):
+    # Without --json nothing said why the command sat silent for 2 + 4 + 8 seconds.
+    wire.queue("openai", http_error(503, "service unavailable"), openai_reply("made it"))
+    env = {"OPENAI_API_KEY": "sk-cli-retry-1234567890"}
+    out = cli("hi", "--model", "openai/gpt-test", "--base-url", wire.openai_url, "--no-session", "--no-tools", cwd=tmp_path, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "made it", out.stderr
+    notes = [line for line in out.stderr.splitlines() if "retry" in line]
+    assert len(notes) == 1 and "503" in notes[0] and "2s" in notes[0] and "1/3" in notes[0], out.stderr
+
+
+def test_ctrl_c_keeps_the_partial_answer_as_aborted_and_exits_130(tmp_path):
+    import signal
+
+    path = tmp_path / "int.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    command = [
+        sys.executable,
+        "-m",
+        "pi_jupyter",
+        "prompt",
+        "word " * 300,
+        "--model",
+        "offline/typewriter",
+        "--session",
+        str(path),
+        "--json",
+    ]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if '"text_delta"' in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    last = Session.open(path).context().messages[-1]
+    assert last.role == "assistant" and last.stop_reason == "aborted" and last.text.startswith("[offline model]")
+
+
+def test_installed_extensions_are_loaded_their_tools_offered_and_their_state_rebuilt(tmp_path):
+    """Extensions from the pi_jupyter.extensions entry point group run in prompt mode too, as in
+    a notebook and in rpc mode: their tools are offered, their state comes back from the session
+    on the next prompt, and a broken one is a note on stderr (an extension_error line with --json)."""
+    site = tmp_path / "site"
+    (site / "runs_ext-1.0.dist-info").mkdir(parents=True)
+    (site / "runs_ext-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: runs-ext\nVersion: 1.0\n")
+    (site / "runs_ext-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pi_jupyter.extensions]\nruns = runs_ext:Runs\nbroken = runs_ext:Broken\n"
+    )
+    (site / "runs_ext.py").write_text(
+        "from pi_jupyter import tool\n"
+        "@tool\n"
+        "def shout(text: str) -> str:\n"
+        "    'Say it louder.'\n"
+        "    return text.upper()\n"
+        "class Runs:\n"
+        "    def setup(self, ctx):\n"
+        "        self.runs = len(ctx.entries('runs', branch=False))\n"
+        "    def before_prompt(self, text, ctx):\n"
+        "        if 'shout' not in text:\n"  # the offline model answers the last user-side message
+        "            return f'runs so far: {self.runs}'\n"
+        "    def on_event(self, event, ctx):\n"
+        "        if event.type == 'agent_end':\n"
+        "            ctx.append_entry('runs', {'n': self.runs})\n"
+        "            self.runs += 1\n"
+        "    def tools(self):\n"
+        "        return [shout]\n"
+        "class Broken:\n"
+        "    pass\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    path = tmp_path / "run.jsonl"
+
+    first = cli("one", "--session", str(path), cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "pi-jupyter: extension broken failed (load):" in first.stderr
+
+    second = cli("two", "--session", str(path), "--json", cwd=tmp_path, env=env)
+    assert second.returncode == 0, second.stderr
+    lines = [json.loads(line) for line in second.stdout.splitlines()]
+    errors = [x for x in lines if x["type"] == "extension_error"]
+    assert [(e["extensionPath"], e["event"]) for e in errors] == [("broken", "load")]
+
+    third = cli('call shout with {"text": "quiet please"}', "--session", str(path), cwd=tmp_path, env=env)
+    assert third.returncode == 0, third.stderr
+    assert "QUIET PLEASE" in third.stdout  # the extension's tool was offered and ran
+
+    raw = [json.loads(line) for line in path.read_text().splitlines()]
+    notes = [e["content"] for e in raw if e["type"] == "custom_message" and e["customType"] == "runs"]
+    assert notes == ["runs so far: 0", "runs so far: 1"]  # each prompt rebuilt the count from the file
+    assert [e["data"]["n"] for e in raw if e["type"] == "custom" and e["customType"] == "runs"] == [0, 1, 2]

@@ -224,3 +224,45 @@ def test_a_cycle_on_the_current_branch(tmp_path):
     assert info.returncode == 1 and "parent cycle" in info.stdout
     tree = cli("tree", str(path))
     assert tree.returncode == 1 and "root0001" in tree.stdout
+
+
+def test_tree_of_many_nested_branch_points_stays_narrow(tmp_path):
+    # each re-run goes back one entry and goes on from there: the branch points nest, one inside
+    # the next, and the indentation must not grow with them (300 levels would be 900 columns)
+    s = Session.create(tmp_path, cwd="/w", durability="never")
+    s.append_message(user("start"))
+    for i in range(300):
+        point = s.leaf_id
+        s.append_message(user(f"abandoned {i}", ts=2 * i))
+        s.checkout(point, persist=False)
+        s.append_message(user(f"kept {i}", ts=2 * i + 1))
+    s.close()
+    proc = cli("tree", s.path)
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 601
+    assert max(len(line) for line in lines) < 120
+    assert "kept 299" in lines[-1] and lines[-1].endswith("← leaf") and lines[-1].startswith("* ")
+    assert sum("⋯" in line for line in lines) > 500  # the deep ones say they are deeper than shown
+    assert all(f"abandoned {i}" in proc.stdout for i in range(300))
+
+
+def test_tree_says_which_entries_sit_on_a_parent_cycle(tmp_path):
+    path = tmp_path / "cycle.jsonl"
+    head = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
+    rows = [head]
+    for eid, parent in (("root0001", None), ("aaaa0001", "bbbb0001"), ("bbbb0001", "aaaa0001"), ("cccc0001", "bbbb0001")):
+        rows.append({"type": "message", "id": eid, "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z", "message": user(eid)})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = cli("tree", str(path))
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0].startswith("  root0001")
+    assert "3 entries cannot be reached from a root" in proc.stdout
+    for eid in ("aaaa0001", "bbbb0001", "cccc0001"):
+        assert eid in proc.stdout
+    # the context of the current leaf (on the cycle) is refused, naming the file and a line
+    context = cli("context", str(path))
+    assert context.returncode == 2 and f"{path}:3:" in context.stderr and "parent cycle" in context.stderr
+    info = json.loads(cli("info", "--json", str(path)).stdout)
+    assert info["leaf"] == "cccc0001" and info["branchLength"] is None
+    assert "on a parent cycle" in cli("info", str(path)).stdout

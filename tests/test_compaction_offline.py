@@ -67,3 +67,37 @@ def test_branch_summary_through_the_offline_model() -> None:
     outcome = asyncio.run(checkout_with_summary(s, base, summarize, context_window=MODEL.context_window))
     assert outcome.summary is not None and "risky migration" in outcome.summary.summary
     assert s.context().raw_messages[-1]["role"] == "branchSummary"
+
+
+def test_manual_compaction_in_a_small_window_fits_pis_defaults_to_it() -> None:
+    """pi's keep-recent default (20,000 tokens) is larger than a 16k window: a manual compact
+    used it unfitted and always answered "Nothing to compact" (automatic compaction fitted it)."""
+    from pi_jupyter import Agent
+
+    small = offline_model("small16k", context_window=16_000)
+    agent = Agent(Session.in_memory(), model=small, thinking="off")
+    agent.settings.compaction = CompactionSettings(enabled=False)  # manual compaction still works
+    for i in range(10):
+        asyncio.run(agent.prompt(f"Question {i}: " + "lorem ipsum " * 300))
+    result = asyncio.run(agent.compact())
+    assert "Question 0" in result.summary
+    messages = agent.session.context().raw_messages
+    assert messages[0]["role"] == "compactionSummary"
+    assert "Question 9" in conversation_text(messages[1:])  # the recent turns are kept as they were
+
+
+def test_a_summarized_checkout_on_a_small_model_fits_its_window() -> None:
+    """The offline model refuses a request larger than its window, as a server does; pi's branch
+    budget (window - 16384) is no limit for an 8k model, so the summary request overflowed."""
+    from pi_jupyter import Agent
+
+    small = offline_model("small8k", context_window=8_000)
+    agent = Agent(Session.in_memory(), model=small, thinking="off")
+    asyncio.run(agent.prompt("base question"))
+    fork_point = agent.session.leaf_id
+    for i in range(12):
+        asyncio.run(agent.prompt(f"explore {i}: " + "lorem ipsum " * 120))
+    leaf = asyncio.run(agent.checkout(fork_point, summarize=True))
+    entry = agent.session.raw_entry(leaf)
+    assert entry["type"] == "branch_summary" and entry["parentId"] == fork_point
+    assert "explore 11" in entry["summary"]

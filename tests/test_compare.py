@@ -210,3 +210,19 @@ def test_many_turns_draw_lines(tmp_path):
         write_turn(s, f"b{i}", "y", tokens=200 + i)
     svg = s.compare(end_a, s.leaf_id).figure().svg
     assert svg.count("<polyline") == 4 and svg.count("<circle") == 4 * 30
+
+
+def test_with_no_refs_a_labelled_turn_that_was_continued_is_not_a_tip(tmp_path):
+    # a label entry is appended after the leaf and the next turn hangs under it (pi's tree), and
+    # a model change may end a branch: neither makes the message before it the end of a branch
+    s = Session.create(path=tmp_path / "tips.jsonl")
+    shared = write_turn(s, "load the data", "loaded")
+    a1 = write_turn(s, "fit a linear model", "slope 1.8")
+    s.label(a1[-1], "linear")
+    a2 = write_turn(s, "plot residuals", "fine")
+    s.checkout(shared[-1])
+    b = write_turn(s, "fit a forest", "R² 0.83")
+    s.append_model_change("openai", "gpt-4.1")
+    c = s.compare()
+    assert [br.leaf_id for br in c.branches] == [a2[-1], b[-1]]
+    assert c.ancestor_id == shared[-1]

@@ -173,9 +173,141 @@ def test_send_message_and_entry_point_registration(tmp_path, monkeypatch):
     )
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     agent = Agent(Session.create(tmp_path / "s"), model="offline/echo", thinking="off")
+    assert agent.extensions.names() == []  # a plain Agent does not load installed extensions by itself
     assert agent.extensions.load_entry_points() == ["greeter"]
     asyncio.run(agent.prompt("hi"))
     ctx = Session.open(agent.session.path).context()
     assert [m.role for m in ctx.messages] == ["custom", "user", "assistant"]
     assert ctx.messages[0].display is False and "short answers" in ctx.llm()[0].content[0].text
     sys.modules.pop("demo_ext_mod", None)
+
+
+def test_automatic_compaction_asks_before_compact_too(tmp_path):
+    """pi asks session_before_compact before automatic compactions as well as manual ones."""
+    from pi_jupyter.providers import offline_model
+
+    class Keeper:
+        name = "keeper"
+        mode = "cancel"
+        requests: list = []
+
+        def before_compact(self, request, ctx):
+            self.requests.append(request)
+            return CANCEL if self.mode == "cancel" else "## Goal\n- written by the extension"
+
+    keeper = Keeper()
+    agent = Agent(Session.create(tmp_path), model=offline_model("small", context_window=4_000), thinking="off", extensions=[keeper])
+    events = []
+    agent.subscribe(lambda e: events.append(e) if e.type.startswith("auto_compaction") else None)
+    for i in range(12):
+        asyncio.run(agent.prompt(f"Question {i}: " + "lorem ipsum " * 50))
+    assert keeper.requests and keeper.requests[0]["reason"] == "threshold"
+    assert keeper.requests[0]["preparation"].messages_to_summarize  # what would be summarized
+    assert [e.aborted for e in events if e.type == "auto_compaction_end"][0] is True
+    assert not [e for e in agent.session.raw_entries() if e["type"] == "compaction"]
+    keeper.mode = "supply"
+    asyncio.run(agent.prompt("One more: " + "lorem ipsum " * 50))
+    (entry,) = [e for e in agent.session.raw_entries() if e["type"] == "compaction"]
+    assert entry["fromHook"] is True and entry["summary"] == "## Goal\n- written by the extension"
+    assert events[-1].type == "auto_compaction_end" and events[-1].result["summary"] == entry["summary"]
+
+
+def test_before_checkout_can_cancel_or_supply_the_branch_summary(tmp_path):
+    class Guide:
+        name = "guide"
+        mode = "supply"
+        seen: list = []
+
+        def before_checkout(self, request, ctx):
+            self.seen.append(request)
+            return CANCEL if self.mode == "cancel" else "tried plan A; it failed on outliers"
+
+    guide = Guide()
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off", extensions=[guide])
+    asyncio.run(agent.prompt("Plan A"))
+    fork_point = agent.session.leaf_id
+    asyncio.run(agent.prompt("Plan A fails on outliers"))
+    guide.mode = "cancel"
+    before = open(agent.session.path, "rb").read()
+    try:
+        asyncio.run(agent.checkout(fork_point, summarize=True))
+        raise AssertionError("expected the checkout to be cancelled")
+    except ValueError as exc:
+        assert "cancelled by an extension" in str(exc)
+    assert open(agent.session.path, "rb").read() == before
+    assert guide.seen[0]["entries"][-1]["id"] == agent.session.leaf_id  # the entries the summary would cover
+    guide.mode = "supply"
+    leaf = asyncio.run(agent.checkout(fork_point, summarize=True, label="back"))
+    label = agent.session.raw_entry(leaf)
+    summary = agent.session.raw_entry(label["targetId"])
+    assert summary["type"] == "branch_summary" and summary["parentId"] == fork_point
+    assert summary["summary"] == "tried plan A; it failed on outliers" and summary["fromHook"] is True
+    assert agent.messages[-1].role == "branchSummary"
+
+
+def test_a_broken_entry_point_plugin_is_an_extension_error_not_a_crash(tmp_path, monkeypatch):
+    """A plugin that has no hooks or whose class fails to build used to raise out of
+    load_entry_points, and with it out of every new notebook agent (state.py loads them)."""
+    dist = tmp_path / "site" / "bad_ext-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-ext\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[pi_jupyter.extensions]\nhookless = bad_ext_mod:Hookless\nexploding = bad_ext_mod:Exploding\nfine = bad_ext_mod:Fine\n"
+    )
+    (tmp_path / "site" / "bad_ext_mod.py").write_text(
+        "class Hookless:\n"
+        "    pass\n"
+        "class Exploding:\n"
+        "    def __init__(self):\n"
+        "        raise RuntimeError('no config file')\n"
+        "class Fine:\n"
+        "    def on_input(self, text, ctx):\n"
+        "        return text\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    agent = Agent(Session.in_memory(), model="offline/echo", thinking="off")
+    events = []
+    agent.subscribe(events.append)
+    assert agent.extensions.load_entry_points() == ["fine"]
+    errors = {(e.extension_path, e.event) for e in events if e.type == "extension_error"}
+    assert errors == {("hookless", "load"), ("exploding", "load")}
+    assert "RuntimeError: no config file" in [e.error for e in events if e.type == "extension_error" and e.extension_path == "exploding"]
+    assert asyncio.run(agent.prompt("still works")).ok
+    sys.modules.pop("bad_ext_mod", None)
+
+
+def test_the_dataframe_note_is_sent_again_once_a_compaction_summarized_it_away(tmp_path):
+    """The note is skipped when the same one is still in the context; it used to be looked up on
+    the raw branch, so after a compaction the model never saw the frames again."""
+    frames = {"sales": pd.DataFrame({"region": ["n", "s"], "revenue": [1.5, 2.5]})}
+    agent = Agent(
+        Session.create(tmp_path), model="offline/echo", thinking="off", tool_extra={"namespace": frames}, extensions=[DataFramesExtension()]
+    )
+    asyncio.run(agent.prompt("Look at the data " + "words " * 300))
+    asyncio.run(agent.prompt("More " + "words " * 300))
+    notes = lambda: [e for e in agent.session.raw_entries() if e["type"] == "custom_message" and e["customType"] == "dataframes"]  # noqa: E731
+    assert len(notes()) == 1  # unchanged frames: not repeated
+    asyncio.run(agent.compact(keep_recent_tokens=100))
+    assert not any(getattr(m, "custom_type", None) == "dataframes" for m in agent.messages)  # only the summary mentions it
+    asyncio.run(agent.prompt("And now?"))
+    assert len(notes()) == 2
+    assert any(getattr(m, "custom_type", None) == "dataframes" for m in agent.session.context().messages)
+
+
+def test_the_dataframe_note_comes_before_the_prompt_so_the_prompt_is_answered(tmp_path):
+    """After the prompt, the note read as the newest request: the offline model answered the note
+    ("...use the python tool...") with an empty python call instead of answering the user."""
+    frames = {"sales": pd.DataFrame({"region": ["n", "s"], "revenue": [1.5, 2.5]})}
+    agent = Agent(
+        Session.create(tmp_path),
+        model="offline/echo",
+        thinking="off",
+        tools=["read", "python"],
+        tool_extra={"namespace": frames},
+        extensions=[DataFramesExtension()],
+    )
+    result = asyncio.run(agent.prompt("Hello, my name is Ada."))
+    assert [m.role for m in result.messages] == ["user", "assistant"]  # no tool call
+    assert "You said: Hello, my name is Ada." in result.text
+    kinds = [(e["type"], e.get("customType") or e.get("message", {}).get("role")) for e in Session.open(agent.session.path).raw_entries()]
+    assert kinds[-3:] == [("custom_message", "dataframes"), ("message", "user"), ("message", "assistant")]

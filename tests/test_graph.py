@@ -158,6 +158,25 @@ def test_errors_aborts_and_model_changes_are_marked():
     assert "pi-error" in source and "pi-aborted" in source and "pi-model-change" in source
 
 
+def test_a_vendor_error_shows_its_message_not_the_start_of_its_json():
+    s = new_session()
+    body = (
+        '{"type":"error","error":{"type":"invalid_request_error","message":"messages.236: `tool_use` ids were found'
+        ' without `tool_result` blocks"},"request_id":"req_011CVvAQm5gLufA1cDeHobKh"}'
+    )
+    bad = write_turn(s, "yo", "", stop="error", error="400 " + body)
+    m = model_of(s, fold=False)
+    err = node_holding(m, bad[0])
+    assert err.error == "400 " + body  # kept as it was
+    source = "".join(m.dot_body())
+    assert "✖ error: 400 messages.236: `tool_use` ids" in source
+    assert "error: 400 messages.236: `tool_use` ids were found without `tool_result` blocks (invalid_request_error)" in err.tooltip
+    assert "ERROR: 400 messages.236: `tool_use` ids were found" in m.text()
+    assert s.compare(bad[-1], bad[-1]).branches[0].final_answer == (
+        "(error: 400 messages.236: `tool_use` ids were found without `tool_result` blocks (invalid_request_error))"
+    )
+
+
 def test_a_retry_is_a_sibling_continuation_and_a_mid_turn_leaf_splits_the_turn():
     s = new_session()
     u = s.append_message(UserMessage.text("summarise"))
@@ -193,6 +212,23 @@ def test_full_mode_draws_one_node_per_entry():
     assert titles[2:7] == ["You: one", "Assistant", "Tool result: python", "Assistant", "You: two"]
 
 
+def test_a_full_mode_fold_inside_a_turn_says_where_it_starts():
+    s = new_session()
+    s.label(write_turn(s, "one", "the answer", tools=3)[0], "start")  # the prompt stays visible
+    m = model_of(s, full=True, keep_recent=1)
+    (fold,) = [n for n in m.nodes.values() if n.kind == "fold"]
+    assert fold.title == "⋯ 6 entries folded" and fold.entries == 6
+    assert fold.answer == "from Assistant → calls python"
+    s = new_session()
+    s.label(write_turn(s, "one", "a1", tools=1)[-1], "kept")
+    s.label(write_turn(s, "two", "a2", tools=1)[-1], "kept too")
+    folds = [n for n in model_of(s, full=True, keep_recent=0).nodes.values() if n.kind == "fold"]
+    assert [n.title for n in folds] == ["⋯ 1 turn folded", "⋯ 1 turn folded"]  # not "1 turns"
+    assert "from Assistant → calls python" in fold.tooltip
+    m = model_of(s, full=True, keep_recent=0, fold_min=2)
+    assert all(n.answer.strip() != "from" for n in m.nodes.values())
+
+
 # ------------------------------------------------------------------------------ folding
 
 
@@ -216,6 +252,7 @@ def test_a_long_linear_run_folds_into_one_node_that_counts_its_turns():
     assert sum(n.entries for n in m.nodes.values()) == len(s)
     assert m.node_of(turns[10][1]) is fold
     assert "⋯ 25 turns folded" in m.text()
+    assert m.header().endswith("· 1 run folded")  # not "1 runs"
 
 
 def test_fold_min_and_keep_recent():
@@ -362,6 +399,22 @@ def test_text_tree_marks_the_path_and_the_leaf(tmp_path):
     assert lines[1].startswith("* You: start")
     assert lines[2].startswith("  ├─ You: idea A")
     assert lines[3].startswith("▶ └─ You: idea B") and lines[3].endswith("← current leaf")
+
+
+def test_the_text_tree_indents_only_at_branch_points():
+    # a long conversation reads down the page, not ever further to the right
+    s = new_session()
+    root = write_turn(s, "start", "ok")
+    for i in range(40):
+        write_turn(s, f"a{i}", "x")
+    s.checkout(root[-1])
+    for i in range(3):
+        write_turn(s, f"b{i}", "y")
+    lines = model_of(s, fold=False).text().splitlines()[1:]
+    assert len(lines) == 1 + 40 + 3
+    assert max(len(line) - len(line.lstrip("*▶ │├└─")) for line in lines) <= 5
+    assert lines[1].startswith("  ├─ You: a0") and lines[2].startswith("  │  You: a1") and lines[40].startswith("  │  You: a39")
+    assert lines[41].startswith("* └─ You: b0") and lines[42].startswith("*    You: b1") and lines[43].startswith("▶    You: b2")
 
 
 # ------------------------------------------------------------------------------ invariants on random trees

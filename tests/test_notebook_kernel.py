@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -58,6 +59,9 @@ def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
     assert roles == ["user", "assistant", "user", "assistant", "toolResult", "assistant"]
     assert s.context().messages[2].content[0].text.endswith("print(x + 42)\n```")
     assert s.name == "notebook"
+    # each cell record carries the In [n] the notebook shows for that cell
+    counts = {e["data"]["cellId"]: e["data"]["executionCount"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.cell"}
+    assert counts == {"c1": first.reply["execution_count"], "c3": third.reply["execution_count"]}
 
 
 def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_path):
@@ -129,6 +133,13 @@ def test_errors_are_one_line_not_tracebacks(kernel, tmp_path):
     assert no_key.error["ename"] == "UsageError" and "ANTHROPIC_API_KEY" in no_key.error["evalue"]
     missing = kernel.run("%pi open /nonexistent/file.jsonl")
     assert missing.error["ename"] == "UsageError" and "no session file" in missing.error["evalue"]
+    unknown_model = kernel.run("%%pi --model nosuch/thing\nhi")
+    assert unknown_model.error["ename"] == "UsageError" and "'nosuch/thing'" in unknown_model.error["evalue"]
+    no_folder = kernel.run("%%pi --session /nonexistent/dir/x.jsonl\nhi")
+    assert no_folder.error["ename"] == "UsageError" and "no folder /nonexistent/dir" in no_folder.error["evalue"]
+    assert not os.path.exists("/nonexistent/dir")
+    model_line = kernel.run("%pi model anthropic/claude-sonnet-4-5")
+    assert model_line.error["ename"] == "UsageError" and model_line.error["evalue"].startswith("%pi model: no API key")
     kernel.run("%%pi\nhello", cell_id="h")
     unknown_entry = kernel.run("%pi checkout zzzzzzzz")
     assert unknown_entry.error["ename"] == "UsageError" and "zzzzzzzz" in unknown_entry.error["evalue"]

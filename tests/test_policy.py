@@ -116,6 +116,57 @@ def test_the_tool_output_folder_is_always_readable(tmp_path):
         Policy().check_path(path, cwd=tmp_path, access="write")
 
 
+def test_the_tool_output_folder_is_private_even_if_someone_made_it_first(tmp_path, monkeypatch):
+    # /tmp is shared: a folder (or a link) someone else put at the expected name must not receive our outputs
+    import pi_jupyter.agent.policy as policy_module
+
+    monkeypatch.setattr(policy_module.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(policy_module, "_PRIVATE_FALLBACK", None, raising=False)
+    expected = tmp_path / f"pi-jupyter-{os.getuid()}"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o777)
+    expected.symlink_to(elsewhere)
+    first = tool_output_dir()
+    assert os.path.realpath(first) != os.path.realpath(elsewhere) and os.path.isdir(first)
+    assert not os.path.islink(first) and os.stat(first).st_mode & 0o077 == 0 and os.stat(first).st_uid == os.getuid()
+    assert tool_output_dir() == first  # one folder per process
+    expected.unlink()
+    monkeypatch.setattr(policy_module, "_PRIVATE_FALLBACK", None, raising=False)
+    expected.mkdir()
+    expected.chmod(0o777)  # ours, but open to everyone: closed again
+    assert tool_output_dir() == str(expected) and os.stat(expected).st_mode & 0o777 == 0o700
+
+
+def test_the_skills_listed_in_the_system_prompt_may_be_read_wherever_they_are(tmp_path, monkeypatch):
+    # the prompt tells the model to read a skill's file; user skills live outside the project
+    home, project = tmp_path / "home", tmp_path / "repo" / "notebooks"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    for folder in (
+        home / ".pi" / "agent" / "skills" / "plots",
+        home / ".agents" / "skills" / "sql",
+        tmp_path / "repo" / ".agents" / "skills" / "etl",
+    ):
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\ndescription: the {folder.name} skill\n---\nSee notes.md.\n")
+        (folder / "notes.md").write_text("details")
+    (tmp_path / "repo" / ".git").mkdir()
+    project.mkdir(parents=True)
+    (home / "diary.txt").write_text("private")
+    tools = tools_by_name(["read", "write"], project)
+    c = ctx(project)
+    for folder in ("home/.pi/agent/skills/plots", "home/.agents/skills/sql", "repo/.agents/skills/etl"):
+        skill = tmp_path / folder / "SKILL.md"
+        assert "See notes.md." in run(tools["read"], {"path": str(skill)}, c).text_content
+        assert run(tools["read"], {"path": str(skill.parent / "notes.md")}, c).text_content == "details"
+        refused = run(tools["write"], {"path": str(skill), "content": "changed"}, c)
+        assert refused.is_error and "outside the project root" in refused.text_content
+    assert run(tools["read"], {"path": str(home / "diary.txt")}, c).is_error  # nothing else of the home
+    assert run(tools["read"], {"path": str(home / ".pi" / "agent" / "skills" / ".." / ".." / ".." / "diary.txt")}, c).is_error
+    strict = tools_by_name(["read"], project, Policy(read_skills=False))
+    assert run(strict["read"], {"path": str(home / ".agents/skills/sql/SKILL.md")}, c).is_error
+
+
 def test_the_hook_refuses_a_path_before_the_tool_runs(tmp_path):
     write = tools_by_name(["write"], tmp_path)["write"]
     reason = check(Policy(), write, {"path": "/etc/cron.d/evil", "content": "x"}, ctx(tmp_path))

@@ -74,7 +74,52 @@ def test_answers_by_quoting_tool_results():
         "offline/echo", LlmRequest(messages=[UserMessage.text('call read with {"path": "a.txt"}'), first, result], tools=TOOLS)
     )
     assert final.stop_reason == "stop" and final.tool_calls == []
-    assert "`read` returned:" in final.text and "> alpha\n> beta" in final.text
+    assert "`read` returned:\n```\nalpha\nbeta\n```\n" in final.text
+
+
+def answer_to(*results):
+    """The offline model's answer to ``results`` (text, or ``(text, is_error)``) of one call each."""
+    first = ask('call read with {"path": "a.txt"}')[1]
+    call = first.tool_calls[0]
+    messages = []
+    for n, r in enumerate(results):
+        text, is_error = r if isinstance(r, tuple) else (r, False)
+        content = [TextContent(text=text)] if text else []
+        messages.append(ToolResultMessage(tool_call_id=f"{call.id}_{n}", tool_name="python", content=content, is_error=is_error))
+    return collect("offline/echo", LlmRequest(messages=[UserMessage.text("go"), first, *messages], tools=TOOLS))[1].text
+
+
+def test_tool_output_is_quoted_verbatim_in_a_code_block_so_a_table_keeps_its_lines():
+    table = (
+        "              x         y\n"
+        "count  3.000000  3.000000\n"
+        "mean   2.000000  5.000000\n"
+        "std    1.000000  1.000000\n"
+        "> not a quote\n"
+        "  indented"
+    )
+    text = answer_to(table)
+    assert f"`python` returned:\n```\n{table}\n```\n" in text
+    outside = text.replace(table, "")
+    assert not any(line.startswith(">") for line in outside.split("\n"))  # no blockquote: renderers join its lines
+
+
+def test_the_fence_is_longer_than_any_backtick_run_in_the_output():
+    inner = "Here is code:\n```python\nprint(1)\n```\nand ````four````"
+    text = answer_to(inner)
+    assert f"\n`````\n{inner}\n`````\n" in text
+    # what follows the block is outside it: the closing fence is the first line of five backticks
+    body = text.split("`````\n", 1)[1]
+    assert body.split("\n`````", 1)[0] == inner
+
+
+def test_long_output_empty_output_and_failures():
+    long = "\n".join(f"line {i}" for i in range(25))
+    text = answer_to(long, "", ("Traceback: boom", True))
+    block = "\n".join(f"line {i}" for i in range(20))
+    assert f"```\n{block}\n```\n… (5 more lines)\n" in text and "line 20" not in text
+    assert "returned:\n(no text)\n" in text
+    assert "`python` (failed) returned:\n```\nTraceback: boom\n```" in text
 
 
 def test_tiny_context_window_overflows_like_a_vendor():
@@ -144,3 +189,24 @@ def test_turn_prefix_summary_sections():
     )
     _, final = collect("offline/echo", req)
     assert "## Original Request" in final.text and '"Build the parser."' in final.text and "## Context for Suffix" in final.text
+
+
+def test_tool_call_ids_stay_unique_when_compaction_shortened_the_history():
+    # Ids were offline_<assistant count>_<n>: after a compaction drops older turns the count
+    # goes down, and a new call could reuse the id of a kept call (vendors refuse duplicates).
+    from pi_jupyter.messages import AssistantMessage, ToolCall, Usage
+
+    kept = AssistantMessage(
+        content=[ToolCall(id="offline_1_0", name="ls", arguments={"path": "."})],
+        api="offline", provider="offline", model="echo", usage=Usage(), stop_reason="toolUse",
+    )  # fmt: skip
+    messages = [
+        UserMessage.text("summary of what came before"),
+        kept,
+        ToolResultMessage(tool_call_id="offline_1_0", tool_name="ls", content=[TextContent(text="a.txt")]),
+        UserMessage.text('use ls on `src/` and call read with {"path": "a.txt"}'),
+    ]
+    _, final = collect("offline/echo", LlmRequest(messages=messages, tools=TOOLS), StreamOptions())
+    ids = [c.id for c in final.tool_calls]
+    assert len(ids) == 2 and len(set(ids)) == 2 and "offline_1_0" not in ids
+    assert ids == [c.id for c in collect("offline/echo", LlmRequest(messages=messages, tools=TOOLS), StreamOptions())[1].tool_calls]

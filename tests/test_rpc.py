@@ -312,7 +312,8 @@ def test_compact_summarizes_history_and_its_failure_keeps_the_id(rpc, tmp_path):
     session_file = tmp_path / "s.jsonl"
     server = rpc("--session", str(session_file))
     small = server.call({"id": "c0", "type": "compact"})
-    assert small["success"] is False and small["command"] == "compact" and small["error"]
+    nothing = "Nothing to compact (session too small)"
+    assert small == {"id": "c0", "type": "response", "command": "compact", "success": False, "error": nothing}
     for i in range(4):  # ~6k tokens each, so the default 20k of recent history leaves something to summarize
         server.send({"id": f"p{i}", "type": "prompt", "message": f"fact number {i}: " + "words " * 6000})
         server.until("agent_end")
@@ -328,6 +329,7 @@ def test_compact_summarizes_history_and_its_failure_keeps_the_id(rpc, tmp_path):
     assert server.finish() == 0
     saved = [e for e in entries(session_file) if e["type"] == "compaction"]
     assert len(saved) == 1 and saved[0]["firstKeptEntryId"] == result["firstKeptEntryId"]
+    assert b"Traceback" not in b"".join(server.stderr)  # "nothing to compact" is an answer, not a crash
 
 
 # ---------------------------------------------------------------------------- runs in flight
@@ -593,3 +595,89 @@ def test_a_model_without_its_key_is_refused_before_serving(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == b""
     assert b"OPENAI_API_KEY" in done.stderr
+
+
+def test_abort_during_compact_leaves_the_session_file_as_it_was(rpc, tmp_path, wire):
+    """The summary request is on the wire (the server has it) when abort arrives: compact fails with
+    its own id, nothing is written, and the server goes on."""
+    import time
+
+    session_file = tmp_path / "s.jsonl"
+    for i in range(4):
+        wire.queue("openai", openai_reply(text=f"noted fact {i}", usage={"prompt_tokens": 100 + 6000 * i, "completion_tokens": 4}))
+    wire.queue("openai", openai_reply(text="## Goal\n" + "summary words " * 100, pieces=200).slow(0.05))
+    server = rpc("--session", str(session_file), "--model", "openai/gpt-test", "--base-url", wire.openai_url, env={"OPENAI_API_KEY": KEY})
+    for i in range(4):
+        server.send({"id": f"p{i}", "type": "prompt", "message": f"fact number {i}: " + "words " * 6000})
+        server.until("agent_end")
+    before = session_file.read_bytes()
+    server.send({"id": "c", "type": "compact"})
+    deadline = time.monotonic() + TIMEOUT
+    while len(wire.requests) < 5:  # the summary request reached the server: the compaction is running
+        assert time.monotonic() < deadline, "the summary request never came"
+        time.sleep(0.01)
+    assert "<conversation>" in json.dumps(wire.requests[4].body)
+    server.send({"id": "x", "type": "abort"})
+    replies = {}
+    while len(replies) < 2:  # abort is answered at once; compact when its summary has stopped
+        reply = server.until("response")
+        replies[reply["id"]] = reply
+    assert replies["c"] == {"id": "c", "type": "response", "command": "compact", "success": False, "error": "Summarization was aborted"}
+    assert replies["x"]["success"] is True
+    assert session_file.read_bytes() == before
+    state = server.data({"id": "s", "type": "get_state"})
+    assert state["isCompacting"] is False and state["messageCount"] == 8
+    assert server.finish() == 0
+    assert session_file.read_bytes() == before
+    assert b"Traceback" not in b"".join(server.stderr)  # an expected failure is one line, not a crash report
+
+
+def test_installed_extensions_are_loaded_for_every_session_and_rebuild_their_state(rpc, tmp_path):
+    """Extensions from the pi_jupyter.extensions entry point group run in rpc mode too: their
+    state comes back from the session on a restart, each switched-to session gets its own, and a
+    broken one is an extension_error line."""
+    site = tmp_path / "site"
+    (site / "runs_ext-1.0.dist-info").mkdir(parents=True)
+    (site / "runs_ext-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: runs-ext\nVersion: 1.0\n")
+    (site / "runs_ext-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pi_jupyter.extensions]\nruns = runs_ext:Runs\nbroken = runs_ext:Broken\n"
+    )
+    (site / "runs_ext.py").write_text(
+        "class Runs:\n"
+        "    def setup(self, ctx):\n"
+        "        self.runs = len(ctx.entries('runs', branch=False))\n"
+        "    def before_prompt(self, text, ctx):\n"
+        "        return f'runs so far: {self.runs}'\n"
+        "    def on_event(self, event, ctx):\n"
+        "        if event.type == 'agent_end':\n"
+        "            ctx.append_entry('runs', {'n': self.runs})\n"
+        "            self.runs += 1\n"
+        "class Broken:\n"
+        "    pass\n"
+    )
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+
+    def notes(path: Path) -> list[str]:
+        return [e["content"] for e in entries(path) if e["type"] == "custom_message" and e["customType"] == "runs"]
+
+    server = rpc("--session", str(first), env=env)
+    server.send({"id": "p1", "type": "prompt", "message": "one"})
+    server.until("agent_end")
+    server.send({"id": "p2", "type": "prompt", "message": "two"})
+    server.until("agent_end")
+    assert server.finish() == 0
+    errors = [o for o in server.seen if o["type"] == "extension_error"]
+    assert errors == [{"type": "extension_error", "extensionPath": "broken", "event": "load", "error": errors[0]["error"]}]
+    assert notes(first) == ["runs so far: 0", "runs so far: 1"]
+
+    server = rpc("--session", str(first), env=env)  # a restart: the count comes back from the file
+    server.send({"id": "p3", "type": "prompt", "message": "three"})
+    server.until("agent_end")
+    Session.create(path=second).close()
+    assert server.data({"id": "sw", "type": "switch_session", "sessionPath": str(second)}) == {"cancelled": False}
+    server.send({"id": "p4", "type": "prompt", "message": "four"})
+    server.until("agent_end")
+    assert server.finish() == 0
+    assert notes(first) == ["runs so far: 0", "runs so far: 1", "runs so far: 2"]
+    assert notes(second) == ["runs so far: 0"]  # the other session's own state

@@ -289,3 +289,55 @@ def test_a_line_another_writer_glued_to_a_torn_tail_reads_as_a_fresh_reader_sees
     assert [(p.line, p.kind) for p in fresh.load_report.problems] == [(3, "malformed")]
     assert (3, "malformed") in [(p.line, p.kind) for p in s.load_report.problems]
     assert path.read_bytes().split(b"\n")[3].startswith(b"{") and new.encode() in path.read_bytes().split(b"\n")[3]
+
+
+def test_nan_and_infinity_are_not_json_as_for_pi(tmp_path):
+    # Python's json reads NaN and Infinity; JSON.parse (pi) refuses the line, and so must we
+    path = tmp_path / "s.jsonl"
+    nan = line(msg("b", "a", "nan")).replace(b'"timestamp":1', b'"timestamp":NaN')
+    inf = line(msg("c", "a", "inf")).replace(b'"timestamp":1', b'"timestamp":-Infinity')
+    before = write(path, line(HEADER), line(msg("a", None, "one")), nan, inf)
+    s = Session.open(path)
+    assert [(p.line, p.kind) for p in s.load_report.problems] == [(3, "malformed"), (4, "malformed")]
+    assert all("not JSON" in p.message for p in s.load_report.problems)
+    assert s.leaf_id == "a" and texts(s) == ["one"] and "b" not in s
+    assert Session.list(tmp_path)[0].message_count == 1
+    assert path.read_bytes() == before
+
+
+def test_two_openers_migrating_one_old_file_at_once_both_succeed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    from pi_jupyter.session import store
+
+    path = tmp_path / "v1.jsonl"
+    write(
+        path,
+        line({"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}),
+        line({"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": {"role": "user", "content": "hi", "timestamp": 1}}),
+    )
+    real = store.exclusive
+    calls = {"n": 0}
+
+    def other_process_migrates_first(fd, where, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:  # between our read and our rewrite, another process migrates the file
+            code = (
+                "import sys; from pi_jupyter.session import Session; "
+                "Session.open(sys.argv[1]).append_message({'role': 'user', 'content': 'theirs', 'timestamp': 2})"
+            )
+            subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=60)
+        return real(fd, where, *args, **kwargs)
+
+    monkeypatch.setattr(store, "exclusive", other_process_migrates_first)
+    s = Session.open(path)  # reads the file again: the other process's entry is not written over
+    assert texts_of_context(s) == ["hi", "theirs"] and s.header.version == 3
+    assert json.loads(path.read_bytes().split(b"\n")[0])["version"] == 3
+    assert len(path.read_bytes().strip().split(b"\n")) == 3
+    s.append_message({"role": "user", "content": "more", "timestamp": 3})
+    assert texts_of_context(Session.open(path)) == ["hi", "theirs", "more"]
+
+
+def texts_of_context(s: Session) -> list:
+    return [m["content"] for m in s.context().raw_messages]

@@ -327,3 +327,29 @@ def test_listeners_see_every_append(tmp_path):
     stop()
     s.append_custom("x")
     assert seen == ["message", "thinking_level_change"]
+
+
+def test_fork_of_an_empty_branch_says_so(tmp_path):
+    s = Session.create(tmp_path, cwd="/w")
+    s.append_message(user("one"))
+    s.checkout(None)
+    for call in (lambda: s.fork(), lambda: s.fork(None), lambda: Session.in_memory().fork()):
+        with pytest.raises(SessionError, match="nothing to fork") as info:
+            call()
+        assert "object at 0x" not in str(info.value)
+    assert [p.name for p in tmp_path.iterdir()] == [Path(s.path).name]
+
+
+def test_a_checkout_that_cannot_be_written_leaves_the_leaf_where_it_was(tmp_path):
+    s = Session.create(tmp_path, cwd="/w")
+    a = s.append_message(user("one"))
+    b = s.append_message(user("two"))
+    ro = Session.open(s.path, readonly=True)
+    with pytest.raises(SessionError, match="read-only"):
+        ro.checkout(a)
+    assert ro.leaf_id == b
+    # a writer whose marker could not be written must not believe the move was saved
+    Path(s.path).write_bytes(Path(s.path).read_bytes()[:-5])  # another program cut the file
+    with pytest.raises(SessionError, match="shrank"):
+        s.checkout(a)
+    assert s.leaf_id == b

@@ -139,6 +139,30 @@ def test_rich_reprs_markdown_html_and_images_in_details_only():
     assert isinstance(sent.content[1], ImageContent) and sent.content[1].mime_type == "image/png"
 
 
+def test_display_objects_whose_repr_says_nothing_give_their_rich_text():
+    # IPython's HTML, Latex and JSON objects (and many libraries' objects) define a __repr__
+    # that only names the class; the model should see what the user sees
+    pytest.importorskip("IPython")
+    pd = pytest.importorskip("pandas")
+    from IPython.display import HTML, JSON, Latex
+
+    class Bare:
+        def __repr__(self):
+            return f"<{__name__}.Bare object at 0x{id(self):x}>"
+
+        def _repr_html_(self):
+            return "<b>bare</b>"
+
+    ns = {"HTML": HTML, "Latex": Latex, "JSON": JSON, "Bare": Bare, "pd": pd}
+    tool = PythonTool(namespace=ns)
+    assert py(tool, "HTML('<h3>Sales</h3><table><tr><td>north</td><td>12</td></tr></table>')").text_content == "Out:\nSales\nnorth | 12"
+    assert py(tool, "Latex(r'$x^2$')").text_content == "Out: $x^2$"
+    assert py(tool, "JSON({'rows': 3})").text_content == 'Out: {"rows": 3}'
+    assert py(tool, "Bare()").text_content == "Out: bare"
+    styled = py(tool, "pd.DataFrame({'a': [1, 2]}).style").text_content
+    assert styled == "Out:\n| a\n0 | 1\n1 | 2"  # no blank lines between the rows
+
+
 def test_html_to_text():
     assert html_to_text("<p>a&amp;b</p><ul><li>one</li><li>two</li></ul><style>p{}</style>") == "a&b\none\ntwo"
 

@@ -106,6 +106,15 @@ def test_grep_limits_long_lines_and_bad_patterns(tmp_path):
     assert bad.is_error and "Invalid regex '(unclosed'" in bad.text_content and "literal=true" in bad.text_content
 
 
+def test_byte_truncated_listings_record_pis_line_limit(tmp_path):
+    # pi passes Number.MAX_SAFE_INTEGER as the line limit of grep, find and ls; a session read by pi holds the same number
+    for i in range(260):
+        (tmp_path / f"{'f' * 200}{i:03d}.txt").write_text("hit " + "z" * 480 + "\n")
+    for tool, args in ((GrepTool, {"pattern": "hit", "limit": 260}), (FindTool, {"pattern": "*.txt"}), (LsTool, {})):
+        truncation = call(tool, tmp_path, **args).details["truncation"]
+        assert truncation["truncated"] and truncation["maxLines"] == 9007199254740991
+
+
 def test_grep_stops_when_aborted(tmp_path):
     (tmp_path / "a.txt").write_text("x\n")
     signal = AbortSignal()

@@ -108,7 +108,10 @@ class Agent:
     :class:`~pi_jupyter.providers.Model`; default: the model recorded on the session's branch
     when it is available with a key, else the built-in offline model. ``tools``: tool
     objects or built-in tool names. ``api_key`` is kept as a secret (never persisted,
-    printed or logged).
+    printed or logged). ``extensions``: extension objects or modules to register (see
+    :mod:`pi_jupyter.agent.extensions`). Installed extensions (the ``pi_jupyter.extensions``
+    entry point group) are not loaded implicitly: call ``agent.extensions.load_entry_points()``
+    (the notebook, ``pi-jupyter prompt`` and ``pi-jupyter rpc`` do).
     """
 
     def __init__(
@@ -147,6 +150,7 @@ class Agent:
         self._signal: AbortSignal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._running = False
+        self._abort_requested = False
         self._run_lock = threading.Lock()
         self._retry_attempt = 0
         self._retry_sleep: asyncio.Event | None = None
@@ -200,6 +204,8 @@ class Agent:
         return chosen
 
     def _initial_thinking(self, thinking: str | None, recorded: str | None, session: Session) -> str:
+        if thinking and thinking not in THINKING_LEVELS:
+            raise ValueError(f"unknown thinking level {thinking!r}; choose one of {', '.join(THINKING_LEVELS)}")
         has_entry = any(e.get("type") == "thinking_level_change" for e in session.raw_branch())
         wanted = thinking or (recorded if has_entry and recorded else None) or self.settings.default_thinking_level
         level = clamp_thinking(wanted, self.model)
@@ -276,6 +282,14 @@ class Agent:
                 listener(event)
             except Exception:  # noqa: BLE001 - a consumer's bug must not stop the agent
                 log.exception("event subscriber %r failed on %s", listener, event.type)
+        if self._retry_attempt and event.type == "message_end":
+            # pi: the first reply after a retry that is not an error ends the retry at once
+            # (not when the whole run ends), so a later failure in a long tool loop starts
+            # again at attempt 1.
+            message = event.message  # type: ignore[union-attr]
+            if getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted"):
+                attempt, self._retry_attempt = self._retry_attempt, 0
+                self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
 
     def _subscribe_persistence(self) -> None:
         def persist(event: Event) -> None:
@@ -389,14 +403,28 @@ class Agent:
         return await self._run(prompts)
 
     async def continue_(self) -> RunResult:
-        """Run again from the current messages without a new prompt (after an error, for example)."""
-        if self.messages and getattr(self.messages[-1], "role", None) == "assistant":
+        """Run again from the current messages without a new prompt (after an error, for example).
+
+        A failed or aborted last reply is asked for again: the new reply becomes its sibling
+        in the tree, as an automatic retry does, and the failure stays in the file.
+        """
+        last = self.messages[-1] if self.messages else None
+        if getattr(last, "role", None) == "assistant":
             queued = self._dequeue(self._steering, self.settings.steering_mode) or self._dequeue(
                 self._follow_ups, self.settings.follow_up_mode
             )
-            if not queued:
+            if queued:
+                return await self._run(queued, skip_initial_steering=True)
+            if last.stop_reason not in ("error", "aborted"):  # type: ignore[union-attr]
                 raise RuntimeError("nothing to continue from: the last message is the assistant's (prompt instead)")
-            return await self._run(queued, skip_initial_steering=True)
+            if self._running:
+                raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
+            self.messages.pop()
+            leaf = self.session.leaf_id
+            entry = self.session.raw_entry(leaf) if leaf is not None else None
+            if entry is not None and entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "assistant":
+                self.session.checkout(entry.get("parentId"), persist=False)
+            return await self._run([])
         if not self.messages:
             raise RuntimeError("nothing to continue from: the session has no messages")
         return await self._run([])
@@ -410,8 +438,14 @@ class Agent:
         self._follow_ups.append(self._prompt_message(text, None))
 
     def abort(self) -> None:
-        """Stop the running agent (from any thread). The partial answer is kept as ``aborted``."""
+        """Stop the running agent (from any thread). The partial answer is kept as ``aborted``.
+
+        The request holds for the rest of the run: a retry or a compaction that has not
+        started yet does not start.
+        """
         signal, loop = self._signal, self._loop
+        if self._running:
+            self._abort_requested = True
         if self._retry_sleep is not None and loop is not None:
             loop.call_soon_threadsafe(self._retry_sleep.set)
         if signal is None:
@@ -500,6 +534,7 @@ class Agent:
             if self._running:
                 raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
             self._running = True
+            self._abort_requested = False
         started = time.monotonic()
         started_from = self.session.leaf_id
         self._run_entry_ids = []
@@ -511,7 +546,7 @@ class Agent:
             all_new.extend(await self._run_once(prompts, skip_initial_steering))
             while True:
                 more = await self._maybe_retry(all_new)
-                if more is None:
+                if more is None and not self._abort_requested:
                     more = await self._after_run(all_new)
                 if more is None:
                     break
@@ -524,6 +559,8 @@ class Agent:
 
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
         self._signal = AbortSignal()
+        if self._abort_requested:
+            self._signal.abort()
         config = self._loop_config()
         return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
 
@@ -537,6 +574,11 @@ class Agent:
             self._retry_attempt = 0
             return None
         if not settings.enabled:
+            return None
+        if self._abort_requested:
+            if self._retry_attempt > 0:
+                self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt, final_error="Retry cancelled"))
+            self._retry_attempt = 0
             return None
         self._retry_attempt += 1
         if self._retry_attempt > settings.max_retries:
@@ -556,6 +598,8 @@ class Agent:
             self.messages.pop()
         failed_entry = self._run_entry_ids[-1] if self._run_entry_ids else None
         self._retry_sleep = asyncio.Event()
+        if self._abort_requested:  # asked while the start event was being handled
+            self._retry_sleep.set()
         try:
             await asyncio.wait_for(self._retry_sleep.wait(), timeout=delay / 1000)
             cancelled = True

@@ -10,14 +10,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..compaction import (
+    BranchSummaryResult,
+    CompactionError,
+    CompactionOutcome,
+    CompactionResult,
     CompactionSettings,
     NothingToCompact,
     SummaryAborted,
     SummaryRequest,
+    apply_checkout,
     checkout_with_summary,
+    compact,
     compaction_trigger,
+    plan_checkout,
+    prepare_compaction,
 )
-from ..compaction import compact_session as _compact_session
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
 
@@ -27,14 +34,21 @@ if TYPE_CHECKING:  # pragma: no cover
 OVERFLOW_RETRY_FAILED = "Context overflow recovery failed after one compact-and-retry attempt"
 
 
-class CompactionCancelled(Exception):
-    """An extension cancelled the compaction (or the summarized checkout)."""
+class CompactionCancelled(CompactionError):
+    """An extension cancelled the compaction (or the summarized checkout); nothing was written."""
 
 
 def settings_of(agent: Agent) -> CompactionSettings:
-    """The agent's compaction settings (pi's defaults unless set)."""
+    """The agent's compaction settings (pi's defaults unless set), fitted to the model's window.
+
+    pi's defaults (keep 20,000 recent tokens, reserve 16,384) assume a large window; for a
+    small model they are shrunk (:meth:`CompactionSettings.fit_to`), for manual and
+    automatic compaction alike, so ``compact()`` on a 16k-window model has something to do.
+    """
     s = agent.settings.compaction
-    return s if isinstance(s, CompactionSettings) else CompactionSettings()
+    s = s if isinstance(s, CompactionSettings) else CompactionSettings()
+    window = agent.model.context_window
+    return s.fit_to(window) if window and window > 0 else s
 
 
 def model_summarizer(agent: Agent, signal: AbortSignal | None = None) -> Any:
@@ -62,61 +76,77 @@ def model_summarizer(agent: Agent, signal: AbortSignal | None = None) -> Any:
     return summarize
 
 
-async def compact_session(agent: Agent, instructions: str | None, *, keep_recent_tokens: int | None = None) -> Any:
-    """Manual compaction: extension veto or summary, then the summary from the model, then the entry."""
-    from ..compaction import CompactionResult, prepare_compaction
+async def _compact(agent: Agent, settings: CompactionSettings, instructions: str | None, reason: str, signal: AbortSignal) -> Any:
+    """Prepare, ask the extensions (``before_compact``), summarize, append; returns the :class:`CompactionOutcome`.
 
+    Raises :class:`NothingToCompact`, :class:`CompactionCancelled` or a summary error; nothing
+    is written then. An extension's summary is stored with ``fromHook: true``, as pi does.
+    """
+    session = agent.session
+    prep = prepare_compaction(session.raw_branch(), settings, cwd=getattr(session, "cwd", None) or None)
+    decision = None
+    if len(agent.extensions):
+        request = {"reason": reason, "instructions": instructions, "preparation": prep}
+        decision = await agent.extensions.decide("before_compact", request)
+    if decision is not None and not isinstance(decision, str):
+        raise CompactionCancelled("compaction cancelled by an extension")
+    if isinstance(decision, str):
+        result = CompactionResult(summary=decision, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before)
+        entry_id = session.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True)
+    else:
+        result = await compact(prep, model_summarizer(agent, signal), custom_instructions=instructions)
+        entry_id = result.append_to(session)
+    return CompactionOutcome(entry_id=entry_id, result=result, preparation=prep)
+
+
+async def compact_session(agent: Agent, instructions: str | None, *, keep_recent_tokens: int | None = None) -> Any:
+    """Manual compaction: prepare, extension veto or summary, else the summary from the model, then the entry."""
+    settings = settings_of(agent)
+    if keep_recent_tokens is not None:
+        settings = settings.model_copy(update={"keep_recent_tokens": keep_recent_tokens})
     signal = AbortSignal()
     agent._signal = signal
     agent._compacting = True
     try:
-        decision = await agent.extensions.decide("before_compact", {"instructions": instructions}) if len(agent.extensions) else None
-        if decision is not None and not isinstance(decision, str):
-            raise CompactionCancelled("compaction cancelled by an extension")
-        if isinstance(decision, str):
-            settings = settings_of(agent)
-            if keep_recent_tokens is not None:
-                settings = settings.model_copy(update={"keep_recent_tokens": keep_recent_tokens})
-            prep = prepare_compaction(agent.session.raw_branch(), settings, cwd=agent.cwd)
-            result = CompactionResult(summary=decision, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before)
-            entry_id = agent.session.append_compaction(
-                result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True
-            )
-        else:
-            outcome = await _compact_session(
-                agent.session,
-                model_summarizer(agent, signal),
-                settings=settings_of(agent),
-                keep_recent_tokens=keep_recent_tokens,
-                custom_instructions=instructions,
-            )
-            result, entry_id = outcome.result, outcome.entry_id
+        outcome = await _compact(agent, settings, instructions, "manual", signal)
     finally:
         agent._compacting = False
         agent._signal = None
-    agent._emit(SessionEvent(action="compact", data={"entryId": entry_id, "tokensBefore": result.tokens_before}))
-    return result
+    agent._emit(SessionEvent(action="compact", data={"entryId": outcome.entry_id, "tokensBefore": outcome.result.tokens_before}))
+    return outcome.result
 
 
 async def summarize_branch_and_checkout(
     agent: Agent, target: str | None, instructions: str | None, replace_instructions: bool, label: str | None
 ) -> str | None:
-    """Check out ``target``, summarizing the branch left behind into a ``branch_summary`` entry."""
+    """Check out ``target``, summarizing the branch left behind into a ``branch_summary`` entry.
+
+    ``before_checkout`` hooks see ``{target, instructions, label, entries, commonAncestorId}``
+    (the entries that would be summarized) and may cancel or supply the summary, which is then
+    stored with ``fromHook: true``.
+    """
     signal = AbortSignal()
     agent._signal = signal
     try:
-        request = {"target": target, "instructions": instructions, "label": label}
-        decision = await agent.extensions.decide("before_checkout", request) if len(agent.extensions) else None
-        if decision is not None and not isinstance(decision, str):
-            raise CompactionCancelled("checkout cancelled by an extension")
-        if isinstance(decision, str):
-            from ..compaction import apply_checkout, plan_checkout
-
-            plan = plan_checkout(agent.session, agent.session.leaf_id, target)
-            apply_checkout(agent.session, plan, decision if plan.entries_to_summarize else None, label=label)
-            return agent.session.leaf_id
+        session = agent.session
+        if len(agent.extensions):
+            plan = plan_checkout(session, session.leaf_id, target)
+            request = {
+                "target": target,
+                "instructions": instructions,
+                "label": label,
+                "entries": plan.entries_to_summarize,
+                "commonAncestorId": plan.common_ancestor_id,
+            }
+            decision = await agent.extensions.decide("before_checkout", request)
+            if decision is not None and not isinstance(decision, str):
+                raise CompactionCancelled("checkout cancelled by an extension")
+            if isinstance(decision, str):
+                summary = BranchSummaryResult(summary=decision) if plan.entries_to_summarize and not plan.noop else None
+                apply_checkout(session, plan, summary, label=label, from_hook=True)
+                return session.leaf_id
         outcome = await checkout_with_summary(
-            agent.session,
+            session,
             target,
             model_summarizer(agent, signal),
             context_window=agent.model.context_window,
@@ -124,7 +154,7 @@ async def summarize_branch_and_checkout(
             replace_instructions=replace_instructions,
             label=label,
         )
-        return outcome.new_leaf_id if outcome.summary_entry_id is None else agent.session.leaf_id
+        return outcome.new_leaf_id if outcome.summary_entry_id is None else session.leaf_id
     finally:
         agent._signal = None
 
@@ -142,7 +172,7 @@ async def auto_compact(agent: Agent, new_messages: list[Any]) -> list[Any] | Non
     trigger = compaction_trigger(
         agent.session.raw_branch(),
         context_window=agent.model.context_window,
-        settings=settings.fit_to(agent.model.context_window),
+        settings=settings,
         model=(agent.model.provider, agent.model.id),
     )
     if trigger is None:
@@ -156,13 +186,11 @@ async def auto_compact(agent: Agent, new_messages: list[Any]) -> list[Any] | Non
     agent._signal = signal
     agent._compacting = True
     try:
-        outcome = await _compact_session(
-            agent.session, model_summarizer(agent, signal), settings=settings.fit_to(agent.model.context_window)
-        )
+        outcome = await _compact(agent, settings, None, trigger.reason, signal)
     except NothingToCompact:
         agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False))
         return None
-    except SummaryAborted:
+    except (SummaryAborted, CompactionCancelled):
         agent._emit(AutoCompactionEndEvent(aborted=True, will_retry=False))
         return None
     except Exception as exc:  # noqa: BLE001 - reported on the event stream, the session is unchanged

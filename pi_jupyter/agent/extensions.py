@@ -25,7 +25,12 @@ An extension is any object or module with some of these hooks (all optional, syn
     Return a :class:`~pi_jupyter.agent.tools.ToolResult` to replace the result.
 ``before_compact(request, ctx)`` / ``before_checkout(request, ctx)``
     Return :data:`CANCEL` to stop a compaction or a summarized checkout, or a string to use
-    as the summary instead of asking the model.
+    as the summary instead of asking the model (stored with ``fromHook: true``). Compaction
+    asks for manual and automatic compactions alike; its request is ``{reason: "manual" |
+    "threshold" | "overflow", instructions, preparation}`` (the
+    :class:`~pi_jupyter.compaction.CompactionPreparation`: what would be summarized and
+    kept). A summarized checkout's request is ``{target, instructions, label, entries,
+    commonAncestorId}`` (``entries``: the entries of the branch being left).
 ``tools()``
     Tools this extension adds.
 
@@ -187,7 +192,11 @@ class ExtensionManager:
             raise KeyError(f"no extension named {name!r} (registered: {', '.join(self.names()) or 'none'})")
 
     def load_entry_points(self) -> list[str]:
-        """Register every extension advertised in the ``pi_jupyter.extensions`` entry point group."""
+        """Register every extension advertised in the ``pi_jupyter.extensions`` entry point group.
+
+        Returns the names registered. A plugin that cannot be imported, built or registered
+        (no hooks) is reported as an ``extension_error`` event (hook ``"load"``) and skipped.
+        """
         from importlib.metadata import entry_points
 
         loaded: list[str] = []
@@ -196,11 +205,11 @@ class ExtensionManager:
                 continue
             try:
                 target = ep.load()
-            except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the agent
+                obj = _from_module(target) if isinstance(target, ModuleType) else (target() if inspect.isclass(target) else target)
+                self.add(obj, name=ep.name)
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the agent (or the notebook)
                 self._error(ep.name, "load", exc)
                 continue
-            obj = _from_module(target) if isinstance(target, ModuleType) else (target() if inspect.isclass(target) else target)
-            self.add(obj, name=ep.name)
             loaded.append(ep.name)
         return loaded
 

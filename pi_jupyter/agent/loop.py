@@ -6,6 +6,12 @@ before running (pi emits those first, §10 item 20); and a loop that is aborted 
 steps ends with an ``aborted`` assistant message that goes through ``message_start`` /
 ``message_end`` like any other, so it is persisted (pi synthesizes one without
 ``message_end``, §10 item 18).
+
+Every tool result is redacted (:func:`~pi_jupyter.agent.tools.redact_result`) before its
+events are emitted and its message persisted: :func:`~pi_jupyter.agent.tools.run_tool`
+redacts what a tool returns and every partial update, and a result an after-tool hook
+returned, or one the loop made (a blocked or failed call), is redacted when it is finished
+(a result that was redacted already is not scanned again).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .tools import Tool, ToolContext, ToolResult, run_tool
+from .tools import Tool, ToolContext, ToolResult, redact_result, run_tool
 
 SKIPPED_FOR_STEERING = "Skipped due to queued user message."
 ABORTED_TOOL_TEXT = "Tool execution was aborted."
@@ -60,7 +66,11 @@ class ToolDecision:
 
 @dataclass
 class AfterToolCall:
-    """What an after-tool hook sees; it may return a new :class:`ToolResult` (or ``None``)."""
+    """What an after-tool hook sees; it may return a new :class:`ToolResult` (or ``None``).
+
+    ``result`` is already redacted; a result the hook returns is redacted too. Change a
+    result by returning a new one: a result changed in place is not scanned again.
+    """
 
     tool_call: ToolCall
     args: Any
@@ -193,8 +203,10 @@ async def _stream_assistant(history: list[Any], config: LoopConfig, emit: Callab
     partial: AssistantMessage | None = None
     final: AssistantMessage | None = None
     started = False
+    events: Any = None
     try:
-        async for event in config.stream(model, request, options):
+        events = config.stream(model, request, options)
+        async for event in events:
             if isinstance(event, StartEvent):
                 partial = event.partial
                 history.append(partial)
@@ -209,6 +221,10 @@ async def _stream_assistant(history: list[Any], config: LoopConfig, emit: Callab
                 emit(MessageUpdateEvent.fast(event.partial, event))
     except Exception as exc:  # noqa: BLE001 - a provider broke its no-raise contract
         final = _error_message(model, "aborted" if signal.aborted else "error", f"{type(exc).__name__}: {exc}", partial)
+    finally:
+        # Close the provider's stream now (its HTTP response with it), not whenever the
+        # garbage collector gets to the suspended generator.
+        await _close(events)
     if final is None:
         final = _error_message(model, "aborted" if signal.aborted else "error", "the provider stream ended without a result", partial)
     if started:
@@ -218,6 +234,16 @@ async def _stream_assistant(history: list[Any], config: LoopConfig, emit: Callab
         emit(MessageStartEvent(message=final))
     emit(MessageEndEvent(message=final))
     return final
+
+
+async def _close(events: Any) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:  # noqa: BLE001 - a provider's cleanup failure does not change the answer
+        pass
 
 
 def _error_message(model: Model, reason: str, text: str, partial: AssistantMessage | None) -> AssistantMessage:
@@ -387,6 +413,8 @@ def _result_dict(result: ToolResult) -> dict[str, Any]:
 
 def _finish(outcome: _Outcome, emit: Callable[[Event], None]) -> None:
     outcome.finished = True
+    # run_tool's result passes unchanged; a hook's result, or one the loop made, is redacted here.
+    outcome.result = redact_result(outcome.result)
     result = _result_dict(outcome.result)
     emit(
         ToolExecutionEndEvent(

@@ -8,8 +8,8 @@ A :class:`Policy` is checked in two places:
   ``allowed_tools``, paths outside the root, commands matching a ``deny_commands`` rule,
   and, for tools that need confirmation, asks the user through the confirm callback;
 * inside every builtin file tool: paths are resolved (``~``, ``..``, symlinks) and must lie
-  inside the root, an ``allow_paths`` entry, or (for reading) a ``read_paths`` entry or the
-  folder where tools save full outputs. So a file tool stays confined even when the loop
+  inside the root, an ``allow_paths`` entry, or (for reading) a ``read_paths`` entry, the
+  folder of a discovered skill, or the folder where tools save full outputs. So a file tool stays confined even when the loop
   does not call :meth:`Policy.check`.
 
 ``bash`` and ``python`` run arbitrary code with the user's rights, so no path rule can
@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
@@ -54,14 +55,48 @@ def expand_path(path: str) -> str:
     return text
 
 
+_PRIVATE_FALLBACK: str | None = None
+
+
 def tool_output_dir() -> str:
     """The folder where tools save full outputs they had to truncate (created on demand, mode 0700).
 
-    File tools may always read inside it, so the model can open the file a notice names.
+    File tools may always read inside it, so the model can open the file a notice names. The
+    temp folder is shared with other users: if the expected name is taken by a link, a folder
+    someone else owns, or is not a folder, a fresh private folder is used instead (one per
+    process); a folder of ours that others may open is closed to them first.
     """
+    global _PRIVATE_FALLBACK
     path = os.path.join(tempfile.gettempdir(), f"pi-jupyter-{os.getuid() if hasattr(os, 'getuid') else 'user'}")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        pass
+    if _is_private_dir(path):
+        return path
+    if _PRIVATE_FALLBACK is None or not _is_private_dir(_PRIVATE_FALLBACK):
+        _PRIVATE_FALLBACK = tempfile.mkdtemp(prefix="pi-jupyter-")
+    return _PRIVATE_FALLBACK
+
+
+def _is_private_dir(path: str) -> bool:
+    """True for a real folder (not a link) owned by this user and closed to others (closing it if it is ours)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if not hasattr(os, "getuid"):
+        return True  # Windows: the user's own temp folder
+    if st.st_uid != os.getuid():
+        return False
+    if st.st_mode & 0o077:
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            return False
+    return True
 
 
 class PathNotAllowed(PermissionError):
@@ -109,8 +144,12 @@ class Policy(BaseModel):
     * ``allowed_tools``: tool names that may run (``None``: every tool the session was given).
     * ``root``: the project root file tools are confined to (``None``: the tool's working directory).
     * ``allow_paths``: more files or folders file tools may read and write (relative to the root).
-    * ``read_paths``: files or folders that may be read but not written (e.g. skill folders:
-      ``Resources.read_paths``).
+    * ``read_paths``: files or folders that may be read but not written (e.g. skills given by
+      explicit path: ``Resources.read_paths``).
+    * ``read_skills``: the folders of the skills discovered for the working directory (pi's
+      places: ``.pi/skills``, ``.agents/skills`` up to the git root, ``~/.pi/agent/skills``,
+      ``~/.agents/skills``) may be read, not written. The system prompt lists them and tells
+      the model to read a skill's file when a task matches; user skills live outside the project.
     * ``confirm``: which calls need the user's yes: ``"none"``, ``"mutating"`` (tools marked
       ``mutating``: write, edit, bash, python), ``"all"``, or a set of tool names.
     * ``deny_commands``: rules refusing bash commands / python code that match.
@@ -128,6 +167,7 @@ class Policy(BaseModel):
     root: str | None = None
     allow_paths: list[str] = []
     read_paths: list[str] = []
+    read_skills: bool = True
     confirm: Literal["none", "mutating", "all"] | frozenset[str] = "none"
     deny_commands: list[CommandRule] = Field(default_factory=lambda: list(DEFAULT_DENY_COMMANDS))
     confirm_callback: ConfirmCallback | None = Field(default=None, exclude=True, repr=False)
@@ -203,6 +243,8 @@ class Policy(BaseModel):
             for allowed in [*self._resolved(self.read_paths, root), os.path.realpath(tool_output_dir())]:
                 if _within(real, allowed):
                     return real
+            if self.read_skills and any(_within(real, d) for d in _skill_dirs(os.path.abspath(base))):
+                return real
         via = f" (through a symlink: {absolute})" if real != absolute else ""
         extra = ""
         if self.allow_paths or (access == "read" and self.read_paths):
@@ -283,6 +325,18 @@ class Policy(BaseModel):
             return ToolDecision(block=True, reason=reason)
 
         return before_tool_call
+
+
+def _skill_dirs(cwd: str) -> list[str]:
+    """The resolved folders of the skills discovered for ``cwd`` (what the system prompt lists)."""
+    from ..resources import load_skills  # resources sits above agent; imported late to keep this module light
+    from ..session.paths import agent_dir
+
+    try:
+        found = load_skills(cwd, agent_dir=agent_dir())
+    except Exception:  # noqa: BLE001 - an unreadable skills folder allows nothing more
+        return []
+    return list(dict.fromkeys(os.path.realpath(skill.base_dir) for skill in found.skills))
 
 
 class _HookContext:

@@ -8,7 +8,8 @@ Three sources of secrets are recognised:
   read on every call, so a key set in a notebook cell after import is covered;
 * well-known key formats (OpenAI ``sk-...``, Anthropic ``sk-ant-...``, GitHub ``ghp_...`` /
   ``github_pat_...``, AWS ``AKIA...``, Slack ``xox?-...``, Google ``AIza...``, Hugging Face
-  ``hf_...``, GitLab ``glpat-...``, Stripe, npm, JWTs, PEM private keys, bearer tokens);
+  ``hf_...``, GitLab ``glpat-...``, Stripe, npm, JWTs, PEM private keys, bearer tokens,
+  passwords in URLs such as ``postgres://user:PASSWORD@host``);
 * values registered with :func:`register_secret` (for example the API key a provider was
   given) and values passed as ``extra_secrets``.
 
@@ -56,6 +57,8 @@ _PATTERNS: list[tuple[str, str, tuple[str, ...]]] = [
     ("jwt", r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", ("eyJ",)),
 ]
 _COMPILED = [(label, re.compile(p), hints) for label, p, hints in _PATTERNS]
+# A password in a URL (``postgres://user:PASSWORD@host``): the user, host and path stay.
+_URL_PASSWORD_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)")
 # The header name is kept so the text still reads; only the credential goes.
 _BEARER_RE = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:token|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)")
 
@@ -123,6 +126,8 @@ def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Map
     for label, regex, hints in _COMPILED:
         if any(h in text for h in hints):
             text = regex.sub(f"[REDACTED:{label}]", text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD_RE.sub(lambda m: f"{m.group(1)}[REDACTED:url-password]{m.group(3)}", text)
     lowered = text.lower()
     if "bearer" in lowered or "authorization" in lowered:
         text = _BEARER_RE.sub(lambda m: f"{m.group(1)}[REDACTED]", text)

@@ -4,13 +4,21 @@ A tool is a :class:`Tool` subclass (or a function wrapped with :func:`tool`). It
 ``parameters`` model gives the JSON schema sent to the model and validates the arguments
 before :meth:`Tool.execute` runs; invalid arguments become an error result the model can
 read, never an exception in the loop.
+
+Whatever tool produced it (a builtin, a ``@tool`` function, a :class:`Tool` subclass, an
+extension's tool), a result and every partial update pass through :func:`redact_result` in
+:func:`run_tool`, before the loop emits, persists or shows them: a tool that returns
+``os.environ["OPENAI_API_KEY"]`` gives the model and the session file
+``[REDACTED:OPENAI_API_KEY]``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -19,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..messages import ImageContent, TextContent
 from ..providers.base import AbortSignal, ToolSpec
+from .redact import redact, redact_value
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -202,21 +211,46 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return resolve(schema)
 
 
+_redacted: weakref.WeakValueDictionary[int, ToolResult] = weakref.WeakValueDictionary()
+"""Results :func:`redact_result` made (by id), so a result is not scanned twice on its way out."""
+
+
+def redact_result(result: ToolResult) -> ToolResult:
+    """``result`` with secrets removed from its text blocks and its details (images are left as they are).
+
+    A result this function made comes back as it is (a builtin tool's result, already
+    redacted, is not scanned again); redacting is idempotent anyway.
+    """
+    if _redacted.get(id(result)) is result:
+        return result
+    content = [TextContent(text=redact(b.text)) if isinstance(b, TextContent) else b for b in result.content]
+    details = redact_value(result.details) if result.details is not None else None
+    out = ToolResult(content=content, details=details, is_error=result.is_error)
+    _redacted[id(out)] = out
+    return out
+
+
 async def run_tool(tool_obj: Tool[Any], raw_args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Validate and execute one tool call; every failure becomes an error result."""
+    """Validate and execute one tool call; every failure becomes an error result.
+
+    The result and every partial update (``ctx.update``) are redacted
+    (:func:`redact_result`), whichever tool produced them.
+    """
+    outer_update = ctx.update
+    ctx = dataclasses.replace(ctx, update=lambda partial: outer_update(redact_result(partial)))
     try:
         args = tool_obj.validate_args(raw_args)
     except ToolArgumentError as exc:
-        return ToolResult.error(str(exc))
+        return redact_result(ToolResult.error(str(exc)))
     try:
         out = await tool_obj.execute(args, ctx)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's information
-        return ToolResult.error(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+        out = ToolResult.error(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
     if isinstance(out, str):
-        return ToolResult.text(out)
-    return out
+        out = ToolResult.text(out)
+    return redact_result(out)
 
 
 ToolHook = Callable[..., Awaitable[Any] | Any]

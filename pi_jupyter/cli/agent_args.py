@@ -42,27 +42,46 @@ def open_session(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from None
 
 
-def chosen_model(args: argparse.Namespace) -> Any:
-    """The ``--model`` (``None``: the default), checked for a key before anything runs."""
+def chosen_model(args: argparse.Namespace, *, from_env: bool = False) -> Any:
+    """The ``--model`` (``None``: the default), checked for a key before anything runs.
+
+    With ``from_env``, ``$PI_JUPYTER_MODEL`` stands in for a missing ``--model`` and is
+    checked the same way. ``--thinking`` is checked here too, so a bad option never leaves
+    a session file behind.
+    """
     from .. import providers
+    from ..messages import THINKING_LEVELS
     from ..providers.keys import env_key_names
 
+    if args.thinking is not None and args.thinking not in THINKING_LEVELS:
+        raise CliError(f"--thinking {args.thinking}: unknown thinking level; choose one of {', '.join(THINKING_LEVELS)}")
+    ref, source = args.model, "--model"
+    if not ref and from_env and os.environ.get("PI_JUPYTER_MODEL", "").strip():
+        ref, source = os.environ["PI_JUPYTER_MODEL"].strip(), "$PI_JUPYTER_MODEL"
     try:
-        model = providers.resolve_model(args.model, base_url=args.base_url) if args.model else None
+        model = providers.resolve_model(ref, base_url=args.base_url) if ref else None
     except (providers.ModelNotFoundError, ValueError) as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(str(exc) if source == "--model" else f"{source}: {exc}") from None
     if model is None and args.base_url:
         raise CliError("--base-url needs --model (the model name the server serves)")
     if model is not None and providers.api_key_for(model) is None:
         names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
-        raise CliError(f"no API key for {model.provider}: set {names}, or leave out --model to use the offline model")
+        instead = "leave out --model" if source == "--model" else "unset PI_JUPYTER_MODEL"
+        raise CliError(f"no API key for {model.provider} ({source} {model.ref}): set {names}, or {instead} to use the offline model")
     return model
 
 
 def tool_names(args: argparse.Namespace) -> list[str]:
-    """The tools the options ask for."""
+    """The tools the options ask for; an unknown name is a :class:`CliError` (before any file is written)."""
     if args.no_tools:
         return []
-    if args.tools is not None:
-        return [t.strip() for t in args.tools.split(",") if t.strip()]
-    return list(CLI_DEFAULT_TOOLS)
+    if args.tools is None:
+        return list(CLI_DEFAULT_TOOLS)
+    from ..agent.toolbox import resolve_tool_names
+
+    names = [t.strip() for t in args.tools.split(",") if t.strip()]
+    try:
+        resolve_tool_names(names)
+    except ValueError as exc:
+        raise CliError(f"--tools {args.tools}: {exc}") from None
+    return names

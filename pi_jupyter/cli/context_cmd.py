@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..messages import as_message, convert_to_llm
 from ..session import CycleError, Session
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, status, write_json
@@ -41,13 +43,41 @@ def context_json(session: Session, leaf: Any = CURRENT) -> dict[str, Any]:
     out = ctx.to_pi_json()
     llm: list[Any] = []
     for message in ctx.raw_messages:
-        if isinstance(message, dict) and message.get("role") in _PASS_THROUGH:
+        role = message.get("role") if isinstance(message, dict) else None
+        if not isinstance(role, str):
+            continue  # not a message at all: pi's convertToLlm drops it (or, for null, fails)
+        if role in _PASS_THROUGH:
             # convert_to_llm passes these on unchanged: write them as read, byte for byte
             llm.append(message)
         else:
-            llm.extend(m.to_dict() for m in convert_to_llm([as_message(message)]))
+            llm.extend(_converted(message))
     out["llm"] = llm
     return out
+
+
+def _converted(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """``convert_to_llm`` of one message, as dicts.
+
+    A summary whose entry has no valid time carries ``"timestamp": null`` (pi's ``NaN``), which
+    the typed messages refuse: it is converted with a stand-in time and written back as it was.
+    """
+    try:
+        return [m.to_dict() for m in convert_to_llm([as_message(message)])]
+    except (ValidationError, TypeError, ValueError):
+        pass
+    try:
+        converted = convert_to_llm([as_message({**message, "timestamp": 0})])
+    except (ValidationError, TypeError, ValueError):
+        return []  # nothing a model could be sent
+    return [{**m.to_dict(), "timestamp": message.get("timestamp")} for m in converted]
+
+
+def cycle_message(session: Session, exc: CycleError) -> str:
+    """``FILE:LINE: parent cycle ...``, with the line where the load report found the cycle."""
+    cycles = [p for p in session.load_report.problems if p.kind == "cycle"]
+    hit = next((p for p in cycles if p.entry_id in exc.loop), cycles[0] if cycles else None)
+    where = f"{session.path}:{hit.line}" if hit is not None and hit.line else str(session.path)
+    return f"{where}: {exc}; this branch has no root (--leaf ID rebuilds another one)"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         payload = context_json(session, leaf)
     except CycleError as exc:
-        raise CliError(f"{args.file}: {exc}") from None
+        raise CliError(cycle_message(session, exc)) from None
     note_problems(session)
     if args.json:
         write_json(payload)

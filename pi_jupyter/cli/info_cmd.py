@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..messages import iso_from_ms
-from ..session import Session
+from ..session import CycleError, Session
 from .common import open_session, safe_stdout, status, write_json
 
 NAME = "info"
@@ -38,7 +38,10 @@ def _version_text(session: Session, version: Any) -> str:
 
 
 def _iso(when: datetime) -> str:
-    return iso_from_ms(round(when.timestamp() * 1000))
+    try:
+        return iso_from_ms(round(when.timestamp() * 1000))
+    except (OverflowError, OSError, ValueError):
+        return when.isoformat()  # a time at the end of the calendar (a far-off timestamp in the file)
 
 
 def session_summary(session: Session) -> dict[str, Any]:
@@ -50,8 +53,10 @@ def session_summary(session: Session) -> dict[str, Any]:
     models: dict[str, None] = {}
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
     cost = 0.0
-    for entry in session.raw_entries():
-        if session.raw_entry(entry["id"]) is not entry:
+    entries = session.raw_entries()
+    standing = {entry["id"]: entry for entry in entries}  # the later line of a repeated id stands for it
+    for entry in entries:
+        if standing[entry["id"]] is not entry:
             continue  # an earlier line of a repeated id
         kind = entry.get("type", "?")
         entry_types[kind] += 1
@@ -60,7 +65,8 @@ def session_summary(session: Session) -> dict[str, Any]:
         if kind != "message" or not isinstance(entry.get("message"), dict):
             continue
         message = entry["message"]
-        role = str(message.get("role", "?"))
+        role = message.get("role", "?")
+        role = role if isinstance(role, str) else "?"
         roles[role] += 1
         if role != "assistant":
             continue
@@ -73,14 +79,15 @@ def session_summary(session: Session) -> dict[str, Any]:
             if isinstance(costs, dict):
                 cost += _number(costs.get("total"))
     leaf = session.leaf_id
+    depth: int | None
     try:
         depth = len(session.branch_ids())
-    except Exception:  # noqa: BLE001 - a cycle is already in the load report
-        depth = 0
+    except CycleError:  # already in the load report
+        depth = None
     return {
         "id": info.id,
         "path": info.path,
-        "version": header.version,
+        "version": session.raw_header.get("version", header.version),
         "cwd": info.cwd,
         "name": info.name,
         "parentSession": info.parent_session_path,
@@ -99,6 +106,12 @@ def session_summary(session: Session) -> dict[str, Any]:
         "cost": round(cost, 6),
         "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
     }
+
+
+def _branch_text(length: int | None) -> str:
+    if length is None:
+        return "on a parent cycle: its branch has no root"
+    return f"branch of {length} {'entry' if length == 1 else 'entries'}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         ("entries", f"{summary['entries']}  " + ", ".join(f"{k} {v}" for k, v in sorted(summary["entryTypes"].items()))),
         ("messages", f"{summary['messages']}  " + ", ".join(f"{k} {v}" for k, v in sorted(summary["messageRoles"].items()))),
         ("first message", summary["firstMessage"].replace("\n", " ")[:100]),
-        ("leaf", f"{summary['leaf'] or 'null (before the first entry)'} (branch of {summary['branchLength']} entries)"),
+        ("leaf", f"{summary['leaf'] or 'null (before the first entry)'} ({_branch_text(summary['branchLength'])})"),
         ("labels", ", ".join(f"{k}={v!r}" for k, v in summary["labels"].items()) or "(none)"),
         ("models", ", ".join(summary["models"]) or "(none)"),
         ("tokens", ", ".join(f"{k} {v}" for k, v in summary["tokens"].items())),

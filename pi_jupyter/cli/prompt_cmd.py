@@ -20,13 +20,21 @@ when missing), else in pi's folder for this project (~/.pi/agent/sessions/--<cwd
 --no-session keeps it in memory only.
 
 Without --model (and without $PI_JUPYTER_MODEL) the built-in offline model answers, and a
-note on stderr says so; it is a deterministic stand-in, not a language model. A model whose
-provider needs a key fails with exit status 2 when the key is missing.
+note on stderr says so (also in a session recorded with another model); it is a
+deterministic stand-in, not a language model. A model whose provider needs a key fails
+with exit status 2 when the key is missing.
 
 --json prints every event as one JSON line in pi's JSON-mode shape, the session header first.
+Without it, the answer goes to stdout and notes to stderr (a retry after a transient error,
+a compaction).
 
 tools: read, ls, grep and find by default (read-only, confined to the working directory);
 --tools picks others (e.g. read,bash,edit,write), --no-tools none.
+
+Extensions installed in the `pi_jupyter.extensions` entry point group are loaded, as in a
+notebook and in rpc mode: their tools are offered next to these, and their setup rebuilds
+their state from the session. One that fails is reported (a note on stderr, an
+extension_error line with --json) and the prompt goes on without it.
 
 exit status: 0 the answer is complete, 1 the model failed or the run was aborted, 2 bad
 input (missing key, unknown model, unusable session file), 130 interrupted."""
@@ -39,6 +47,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="every event as one JSON line (pi's JSON mode)")
 
 
+def _note_unseen(event: Any) -> None:
+    """One stderr line for what the answer does not show: a retry, a compaction, a failed extension."""
+    kind = event.type
+    if kind == "extension_error":
+        from ..agent.redact import redact
+
+        print(redact(f"pi-jupyter: extension {event.extension_path} failed ({event.event}): {event.error}"), file=sys.stderr, flush=True)
+    elif kind == "auto_retry_start":
+        seconds = f"{event.delay_ms / 1000:g}s"
+        print(f"pi-jupyter: {event.error_message}; retry {event.attempt}/{event.max_attempts} in {seconds}", file=sys.stderr, flush=True)
+    elif kind == "auto_retry_end" and not event.success:
+        why = "retry cancelled" if event.final_error == "Retry cancelled" else f"gave up retrying after {event.attempt} attempts"
+        print(f"pi-jupyter: {why}", file=sys.stderr, flush=True)
+    elif kind == "auto_compaction_start":
+        print(f"pi-jupyter: compacting the session ({event.reason})", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the prompt; see :data:`DESCRIPTION`."""
     from ..agent.agent import Agent
@@ -46,26 +71,43 @@ def run(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise CliError("the prompt is empty")
-    model = chosen_model(args)
+    from .. import providers
+
+    model = chosen_model(args, from_env=True)
     tools = tool_names(args)
+    offline = model is None
+    if offline:
+        # Never the session's recorded vendor model: without --model nothing leaves the machine.
+        model = providers.get_model("offline/echo")
     session = open_session(args)
     try:
         agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=os.getcwd())
     except ValueError as exc:
+        session.close()
         raise CliError(str(exc)) from None
-    if model is None:
+    if offline:
         print(f"pi-jupyter: using {agent.model.ref}, the built-in offline model (no --model given)", file=sys.stderr)
+    elif not args.model:
+        print(f"pi-jupyter: using {agent.model.ref} (from $PI_JUPYTER_MODEL)", file=sys.stderr)
     if args.json:
         print(json.dumps(session.header.to_dict(), ensure_ascii=False, separators=(",", ":")), flush=True)
         agent.log_events(sys.stdout)
-    elif session.path:
-        print(f"pi-jupyter: session {session.path}", file=sys.stderr)
+    else:
+        if session.path:
+            print(f"pi-jupyter: session {session.path}", file=sys.stderr)
+        agent.subscribe(_note_unseen)
+    # After the subscribers, so a plugin that cannot be loaded is reported like any other failure.
+    agent.extensions.load_entry_points()
+
+    interrupted = False
 
     async def go() -> Any:
+        nonlocal interrupted
         task = asyncio.ensure_future(agent.prompt(text))
         try:
             return await asyncio.shield(task)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # Ctrl-C: stop the run, keep (and persist) the partial answer
+            interrupted = True
             agent.abort()
             return await task
 
@@ -76,6 +118,12 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         session.close()
+    if interrupted:
+        if not args.json and result.text:
+            print(result.text)
+        kept = " (the partial answer is kept as aborted)" if session.path and result.stop_reason == "aborted" else ""
+        print(f"pi-jupyter: interrupted{kept}", file=sys.stderr)
+        return 130
     if not args.json:
         if result.text:
             print(result.text)

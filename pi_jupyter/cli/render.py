@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms, message_from_dict
-from ..messages.content import text_of
+from ..session.listing import content_text
 
 TOOL_OUTPUT_CHARS = 1200
 """Tool results and shell output longer than this are cut in the text rendering."""
@@ -28,8 +28,10 @@ def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
 def _blocks_text(content: Any, *, tool_output: bool = False) -> str:
     if isinstance(content, str):
         return cut(content) if tool_output else content
+    if not isinstance(content, list):
+        return "" if content is None else json.dumps(content, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
     parts: list[str] = []
-    for block in content or ():
+    for block in content:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
@@ -62,6 +64,8 @@ def _when(message: dict[str, Any]) -> str:
 
 def message_heading(message: dict[str, Any]) -> str:
     """``user``, ``assistant openai/gpt-5 (toolUse)``, ``toolResult bash [call_1] error``, ..."""
+    if not isinstance(message, dict):
+        return f"(not a message: a JSON {type(message).__name__})"
     role = message.get("role", "?")
     if role == "assistant":
         head = f"assistant {message.get('provider', '?')}/{message.get('model', '?')} ({message.get('stopReason', '?')})"
@@ -81,6 +85,8 @@ def message_heading(message: dict[str, Any]) -> str:
 
 def message_body(message: dict[str, Any]) -> str:
     """The readable content of one message (long tool output cut)."""
+    if not isinstance(message, dict):
+        return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
     role = message.get("role")
     if role in ("user", "custom"):
         return _blocks_text(message.get("content"))
@@ -121,19 +127,21 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
             return "message (empty)"
         role = message.get("role", "?")
         if role == "assistant":
-            text = text_of(message.get("content"), " ")
-            calls = [b.get("name", "?") for b in message.get("content") or () if isinstance(b, dict) and b.get("type") == "toolCall"]
+            text = content_text(message.get("content"))
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else ()
+            calls = [str(b.get("name", "?")) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
             extra = f" → {', '.join(calls)}" if calls else ""
             if message.get("stopReason") in ("error", "aborted"):
                 extra += f" [{message.get('stopReason')}]"
             return f"assistant: {one_line(text, width)}{extra}" if text else f"assistant:{extra or ' (no text)'}"
         if role == "toolResult":
             flag = " [error]" if message.get("isError") else ""
-            return f"{message.get('toolName', 'tool')} result{flag}: {one_line(text_of(message.get('content'), ' '), width)}"
+            return f"{message.get('toolName', 'tool')} result{flag}: {one_line(content_text(message.get('content')), width)}"
         if role == "bashExecution":
             code = message.get("exitCode")
             return f"$ {one_line(message.get('command', ''), width)}" + (f" (exit {code})" if code not in (None, 0) else "")
-        return f"{role}: {one_line(text_of(message.get('content'), ' '), width)}"
+        return f"{role}: {one_line(content_text(message.get('content')), width)}"
     if kind == "thinking_level_change":
         return f"thinking level: {entry.get('thinkingLevel')}"
     if kind == "model_change":
@@ -143,7 +151,7 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
     if kind == "branch_summary":
         return f"branch summary: {one_line(entry.get('summary', ''), width)}"
     if kind == "custom_message":
-        return f"custom message {entry.get('customType')}: {one_line(text_of(entry.get('content'), ' '), width)}"
+        return f"custom message {entry.get('customType')}: {one_line(content_text(entry.get('content')), width)}"
     if kind == "custom":
         return f"custom {entry.get('customType')}"
     if kind == "label":

@@ -47,6 +47,10 @@ current run to finish (and be saved), then exits 0. SIGTERM/SIGINT abort the run
 and exit 143/130. Anything else the process writes to stdout goes to stderr, so stdout
 carries only protocol lines. Secrets (API keys) are redacted from every line.
 
+Extensions installed in the `pi_jupyter.extensions` entry point group are loaded for every
+session the server works on; one that fails is reported as an extension_error line
+({"type":"extension_error","extensionPath","event","error"}) and the server goes on.
+
 The session, model and tool options are those of `pi-jupyter prompt`: without --session the
 session goes to pi's folder for this project; without --model the built-in offline model
 answers (a note on stderr says so). --base-url applies to every model of --model's

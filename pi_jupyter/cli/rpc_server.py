@@ -268,6 +268,10 @@ class RpcServer:
         self.agent = agent
         self._pending = {"steering": [], "followUp": []}
         self._unsubscribe = agent.subscribe(self._on_event)
+        # installed extensions (the pi_jupyter.extensions entry point group), as a notebook loads
+        # them; each new agent (new_session, fork, switch_session) gets them again, so their
+        # setup rebuilds state from that session; a broken one is an extension_error line
+        agent.extensions.load_entry_points()
 
     def _on_event(self, event: Any) -> None:
         kind = event.type

@@ -17,7 +17,13 @@ Print every entry of the session as a tree. A linear run of entries stays at one
 indentation level, however long; indentation grows only where the conversation branches
 (├─ / └─ mark the children of a branch point, oldest first, as pi orders them).
 Entries on the current branch are marked with *, the leaf with "← leaf", labels are shown
-in [brackets]; pi-jupyter's checkout markers are hidden. The file is opened read-only."""
+in [brackets]; pi-jupyter's checkout markers are hidden. Branch points nested more than
+16 deep are drawn at that depth, after a ⋯ that says the line sits deeper than shown.
+Entries on a parent cycle (unreachable from any root) are listed after the tree. The file
+is opened read-only."""
+
+MAX_PREFIX = 48
+"""Columns of tree drawing (16 levels) before a line's indentation is cut to its innermost levels."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,15 +38,23 @@ def _visible_children(node: TreeNode) -> list[TreeNode]:
     stack = list(reversed(node.children))
     while stack:
         child = stack.pop()
-        if child.entry.get("type") == "custom" and child.entry.get("customType") == CHECKOUT_TYPE:
+        if _is_marker(child):
             stack.extend(reversed(child.children))
         else:
             out.append(child)
     return out
 
 
+def _below(body: str, deep: bool, extension: str) -> tuple[str, bool]:
+    """The prefix one level further in; only its innermost :data:`MAX_PREFIX` columns are kept."""
+    prefix = body + extension
+    if len(prefix) > MAX_PREFIX:
+        return prefix[-MAX_PREFIX:], True
+    return prefix, deep
+
+
 def render_tree(session: Session, width: int = 0) -> list[str]:
-    """The tree's lines (iterative, so a 100k-deep branch is fine)."""
+    """The tree's lines (iterative, so a 100k-deep branch is fine), then a note on unreachable entries."""
     try:
         on_path = set(session.branch_ids())
     except CycleError:
@@ -48,31 +62,74 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
     leaf = session.leaf_id
     root = TreeNode({"type": "root", "id": ""}, session.tree())
     lines: list[str] = []
-    # a stack of (node, prefix for its own line, prefix for lines below it)
-    stack: list[tuple[TreeNode, str, str]] = []
+    seen = 0  # entries reached from a root, checkout markers included
+    # a stack of (node, prefix for its own line, prefix for lines below it, whether outer levels were cut)
+    stack: list[tuple[TreeNode, str, str, bool]] = []
     roots = _visible_children(root)
     many = len(roots) > 1
     for i in range(len(roots) - 1, -1, -1):
         last = i == len(roots) - 1
-        stack.append((roots[i], ("└─ " if last else "├─ ") if many else "", ("   " if last else "│  ") if many else ""))
+        stack.append((roots[i], ("└─ " if last else "├─ ") if many else "", ("   " if last else "│  ") if many else "", False))
     while stack:
-        node, head, body = stack.pop()
+        node, head, body, deep = stack.pop()
         eid = node.id
         mark = "*" if eid in on_path else " "
         label = f" [{node.label}]" if node.label else ""
         tail = "  ← leaf" if eid == leaf else ""
+        if deep or len(head) > MAX_PREFIX:
+            head = "⋯  " + head[-(MAX_PREFIX - 3) :]
         line = f"{mark} {head}{eid} {entry_summary(node.entry)}{label}{tail}"
         if width and len(line) > width:
             line = line[: width - 1] + "…"
         lines.append(line)
-        children = _visible_children(node)
+        children, hidden = _visible_children(node), _hidden_below(node)
+        seen += 1 + hidden
         if len(children) == 1:
-            stack.append((children[0], body, body))
+            stack.append((children[0], body, body, deep))
         elif children:
             for i in range(len(children) - 1, -1, -1):
                 last = i == len(children) - 1
-                stack.append((children[i], body + ("└─ " if last else "├─ "), body + ("   " if last else "│  ")))
+                child_head, head_deep = _below(body, deep, "└─ " if last else "├─ ")
+                child_body, body_deep = _below(body, deep, "   " if last else "│  ")
+                stack.append((children[i], child_head, child_body, head_deep or body_deep))
+    seen += _hidden_below(root)
+    missing = len(session) - seen
+    if missing > 0:
+        lines.append(_unreachable_note(session, missing))
     return lines
+
+
+def _is_marker(node: TreeNode) -> bool:
+    return node.entry.get("type") == "custom" and node.entry.get("customType") == CHECKOUT_TYPE
+
+
+def _hidden_below(node: TreeNode) -> int:
+    """How many checkout markers :func:`_visible_children` skips right below ``node``."""
+    count = 0
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if _is_marker(child):
+            count += 1
+            stack.extend(child.children)
+    return count
+
+
+def _unreachable_note(session: Session, missing: int) -> str:
+    """One line naming the entries no root leads to (they sit on, or below, a parent cycle)."""
+    reached: set[str] = set()
+    stack = list(session.tree())
+    while stack:
+        node = stack.pop()
+        reached.add(node.id)
+        stack.extend(node.children)
+    ids = [e["id"] for e in session.raw_entries() if e["id"] not in reached]
+    ids = list(dict.fromkeys(ids))
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    return (
+        f"({missing} {'entry cannot' if missing == 1 else 'entries cannot'} be reached from a root: they sit on or below "
+        f"a parent cycle: {shown}; `pi-jupyter info {session.path}` says where)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,8 @@ import re
 from json.encoder import encode_basestring  # the ensure_ascii=False escaper (C accelerated)
 from typing import Any
 
+from ..messages.text import js_number as number_text
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_SAFE = 2**53
 _MAX_INDEX = 2**32 - 2
@@ -64,36 +66,7 @@ def _string(text: str) -> str:
 
 
 def js_number(x: float) -> str:
-    """``String(x)`` for a double (``Number.prototype.toString``), e.g. ``1``, ``0.1``, ``1e-7``, ``1e+21``."""
+    """A number as ``JSON.stringify`` writes it: ``String(x)``, except ``null`` for NaN and the infinities."""
     if math.isnan(x) or math.isinf(x):
-        return "null"  # what JSON.stringify writes for them
-    if x == 0:
-        return "0"
-    if x.is_integer() and abs(x) < _MAX_SAFE:
-        return str(int(x))
-    sign = "-" if x < 0 else ""
-    digits, exp = _shortest(abs(x))
-    k, n = len(digits), exp  # value = 0.digits * 10**n
-    if k <= n <= 21:
-        body = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        body = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        mant = digits if k == 1 else digits[0] + "." + digits[1:]
-        body = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
-    return sign + body
-
-
-def _shortest(x: float) -> tuple[str, int]:
-    """The shortest round-trip decimal digits of ``x`` and ``n`` with ``x = 0.DIGITS * 10**n``."""
-    text = repr(x)  # Python's repr is the shortest round-trip form, like JavaScript's
-    mant, _, e = text.partition("e")
-    exp = int(e) if e else 0
-    whole, _, frac = mant.partition(".")
-    digits = (whole + frac).lstrip("0")
-    lead = len(whole.lstrip("0")) if whole.strip("0") else -(len(frac) - len(frac.lstrip("0")))
-    digits = digits.rstrip("0") or "0"
-    return digits, lead + exp
+        return "null"
+    return number_text(x)

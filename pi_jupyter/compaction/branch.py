@@ -196,15 +196,19 @@ async def generate_branch_summary(
     """Summarize the entries of a branch being left (pi's ``generateBranchSummary``).
 
     The messages that fit ``context_window - reserve_tokens`` are serialized and sent with
-    pi's prompt; the summary is pi's preamble, the text, and the file tags. Returns ``None``
-    when there is nothing to summarize (pi stores the text ``No content to summarize``
+    pi's prompt (in the default mode the reserve is fitted to small windows,
+    :meth:`BranchSummarySettings.fit_to`); the summary is pi's preamble, the text, and the
+    file tags. Returns ``None`` when there is nothing to summarize (pi stores the text ``No content to summarize``
     instead, and does so with ``pi_compatible``). An error reply raises
     :class:`~pi_jupyter.compaction.SummaryError`, an aborted one
     :class:`~pi_jupyter.compaction.SummaryAborted`; in the default mode a cut-off or empty
     summary is an error too (pi stores the preamble alone).
     """
     s = settings or BranchSummarySettings()
-    budget = (context_window or DEFAULT_CONTEXT_WINDOW) - s.reserve_tokens
+    window = context_window or DEFAULT_CONTEXT_WINDOW
+    if not pi_compatible:
+        s = s.fit_to(window)  # pi: a window of 16k or less means no budget at all (the request overflows)
+    budget = window - s.reserve_tokens
     prep = prepare_branch_entries(entries, budget, pi_compatible=pi_compatible, cwd=cwd)
     read, modified = prep.file_ops.lists()
     details = {"readFiles": read, "modifiedFiles": modified}

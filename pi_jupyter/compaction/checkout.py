@@ -88,17 +88,20 @@ def _new_leaf(entry: RawEntry) -> tuple[str | None, str | None]:
     return entry["id"], None
 
 
-def apply_checkout(session: Any, plan: CheckoutPlan, summary: BranchSummaryResult | None = None, *, label: str | None = None) -> str | None:
+def apply_checkout(
+    session: Any, plan: CheckoutPlan, summary: BranchSummaryResult | None = None, *, label: str | None = None, from_hook: bool = False
+) -> str | None:
     """Write ``plan`` to ``session``; returns the entry id of the branch summary, if one was written.
 
-    With a summary: a ``branch_summary`` entry (``fromHook: false``) is attached to the new
-    leaf, and ``label`` goes on it. Without: the leaf moves (persisted), and ``label`` goes on
-    the target, as pi does (the label entry then becomes the leaf, which pi also does).
+    With a summary: a ``branch_summary`` entry is attached to the new leaf (``fromHook``:
+    ``from_hook``, true when an extension wrote the summary), and ``label`` goes on it.
+    Without: the leaf moves (persisted), and ``label`` goes on the target, as pi does (the
+    label entry then becomes the leaf, which pi also does).
     """
     if plan.noop:
         return None
     if summary is not None:
-        entry_id = session.branch_with_summary(plan.new_leaf_id, summary.summary, summary.details, from_hook=False)
+        entry_id = session.branch_with_summary(plan.new_leaf_id, summary.summary, summary.details, from_hook=from_hook)
         if label:
             session.label(entry_id, label)
         return entry_id

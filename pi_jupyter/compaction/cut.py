@@ -48,22 +48,19 @@ class CutPoint(BaseModel):
     deviations: tuple[str, ...] = ()
 
 
+def is_cut_point(entry: RawEntry) -> bool:
+    """True for an entry a kept region may begin at (see :func:`find_valid_cut_points`)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        return type(message) is dict and message.get("role") in _CUT_ROLES
+    return kind == "branch_summary" or kind == "custom_message"
+
+
 def find_valid_cut_points(entries: Sequence[RawEntry], start: int, end: int) -> list[int]:
     """Indices in ``[start, end)`` a kept region may begin at: user, assistant, bash and custom
     messages, summaries, ``custom_message`` and ``branch_summary`` entries (never tool results)."""
-    points = []
-    add = points.append
-    roles = _CUT_ROLES
-    for i in range(start, end):
-        entry = entries[i]
-        kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            if type(message) is dict and message.get("role") in roles:
-                add(i)
-        elif kind == "branch_summary" or kind == "custom_message":
-            add(i)
-    return points
+    return [i for i in range(start, end) if is_cut_point(entries[i])]
 
 
 def find_turn_start_index(entries: Sequence[RawEntry], index: int, start: int) -> int:
@@ -89,11 +86,13 @@ def find_cut_point(
     pi's ``findCutPoint``; see the module doc for the two fixes of the default mode. Only
     ``message`` entries count towards the budget, as in pi.
     """
-    points = find_valid_cut_points(entries, start, end)
-    if not points:
+    # the valid cut points are looked for only near the budget crossing and at the start, so
+    # the cost is the kept part of the branch, not the whole branch (pi lists them all)
+    first = _next_point(entries, start, end)
+    if first is None:
         return CutPoint(first_kept_index=start)
     deviations: list[str] = []
-    cut = points[0]
+    cut = first
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
         entry = entries[i]
@@ -102,12 +101,12 @@ def find_cut_point(
         message = entry.get("message")
         accumulated += estimator(message) if isinstance(message, dict) else 0
         if accumulated >= keep_recent_tokens:
-            after = _first_at_or_after(points, i)
+            after = _next_point(entries, i, end)
             if after is not None:
                 cut = after
             elif not pi_compatible:
-                cut = _last_before(points, i)
-                if cut != points[0]:
+                cut = _previous_point(entries, i, start, first)
+                if cut != first:
                     deviations.append(FIX_CUT_FALLBACK)
             break
     original = cut
@@ -128,17 +127,17 @@ def find_cut_point(
     return CutPoint(first_kept_index=cut, turn_start_index=turn_start, is_split_turn=turn_start != -1, deviations=tuple(deviations))
 
 
-def _first_at_or_after(points: list[int], index: int) -> int | None:
-    lo, hi = 0, len(points)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if points[mid] < index:
-            lo = mid + 1
-        else:
-            hi = mid
-    return points[lo] if lo < len(points) else None
+def _next_point(entries: Sequence[RawEntry], index: int, end: int) -> int | None:
+    """The first cut point at or after ``index`` (before ``end``), or ``None``."""
+    for i in range(index, end):
+        if is_cut_point(entries[i]):
+            return i
+    return None
 
 
-def _last_before(points: list[int], index: int) -> int:
-    before = [p for p in points if p < index]
-    return before[-1] if before else points[0]
+def _previous_point(entries: Sequence[RawEntry], index: int, start: int, first: int) -> int:
+    """The last cut point before ``index`` (not before ``start``), else ``first``."""
+    for i in range(index - 1, start - 1, -1):
+        if is_cut_point(entries[i]):
+            return i
+    return first

@@ -5,8 +5,12 @@ from __future__ import annotations
 from typing import Literal
 
 
-class CompactionError(Exception):
-    """A compaction or branch summary could not be made; no entry was written."""
+class CompactionError(ValueError):
+    """A compaction or branch summary could not be made; no entry was written.
+
+    A :class:`ValueError`, like the other "this request cannot be done" errors, so the
+    notebook magics and the RPC server report it as one line, not a traceback.
+    """
 
 
 class NothingToCompact(CompactionError):

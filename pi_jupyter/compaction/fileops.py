@@ -42,6 +42,8 @@ _EDITOR_TOOLS = {"str_replace_based_edit_tool", "str_replace_editor", "text_edit
 _EDITOR_COMMANDS = {"view": _READ, "create": _WRITE, "str_replace": _EDIT, "insert": _EDIT, "undo_edit": _EDIT}
 _PATH_KEYS = ("path", "file_path", "filePath", "notebook_path")
 _PI_KINDS = {"read": _READ, "write": _WRITE, "edit": _EDIT}
+FILE_TOOL_NAMES = frozenset(_TOOL_KINDS) | frozenset(_EDITOR_TOOLS)
+"""Lower-cased names of the tools whose calls :func:`extract_file_ops` may record (in either mode)."""
 
 
 class FileOps(BaseModel):

@@ -22,9 +22,9 @@ from ..session.index import context_from_path
 from .cut import CutPoint, find_cut_point
 from .entries import RawEntry, RawMessage, as_dicts, message_for_compaction
 from .errors import NothingToCompact
-from .fileops import FileOps, extract_file_ops
+from .fileops import FILE_TOOL_NAMES, FileOps, extract_file_ops
 from .settings import CompactionSettings
-from .tokens import Estimator, branch_context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi
+from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi, latest_compaction_index
 
 FIX_NOTHING_TO_SUMMARIZE = "pi-10.13a"
 """Deviation code: an empty summary input is "nothing to compact", not a request with an empty conversation."""
@@ -86,11 +86,7 @@ def prepare_compaction(
     entries: list[RawEntry] = as_dicts(branch)
     if entries and entries[-1].get("type") == "compaction":
         raise NothingToCompact("already_compacted", ALREADY_COMPACTED)
-    prev_at = -1
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i].get("type") == "compaction":
-            prev_at = i
-            break
+    prev_at = latest_compaction_index(entries)
     previous_summary: str | None = None
     previous_details: Any = None
     boundary_start = 0
@@ -105,7 +101,7 @@ def prepare_compaction(
     if pi_compatible:
         tokens_before = estimate_context_tokens(context_from_path(entries)["messages"], estimate_tokens_pi).tokens
     else:
-        tokens_before = branch_context_tokens(entries, estimate_tokens).tokens
+        tokens_before = context_tokens(entries, estimate_tokens).tokens
     if boundary_start >= boundary_end:
         raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
     cut = find_cut_point(
@@ -121,16 +117,13 @@ def prepare_compaction(
     if not first_id:
         raise NothingToCompact("needs_migration", "the first kept entry has no id: migrate the session file to version 3")
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = _messages(entries, boundary_start, history_end)
-    prefix = _messages(entries, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
+    ops = FileOps()
+    ops.add_details(previous_details)
+    to_summarize = _messages(entries, boundary_start, history_end, ops, pi_compatible, cwd)
+    prefix = _messages(entries, cut.turn_start_index, cut.first_kept_index, ops, pi_compatible, cwd) if cut.is_split_turn else []
     deviations = list(cut.deviations)
     if not pi_compatible and not to_summarize and not prefix:
         raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
-    ops = FileOps()
-    ops.add_details(previous_details)
-    for message in (*to_summarize, *prefix):
-        if message.get("role") == "assistant":
-            extract_file_ops(message, ops, pi_compatible=pi_compatible, cwd=cwd)
     return CompactionPreparation.model_construct(
         first_kept_entry_id=first_id,
         first_kept_index=cut.first_kept_index,
@@ -149,7 +142,8 @@ def prepare_compaction(
     )
 
 
-def _messages(entries: list[RawEntry], start: int, end: int) -> list[RawMessage]:
+def _messages(entries: list[RawEntry], start: int, end: int, ops: FileOps, pi_compatible: bool, cwd: str | None) -> list[RawMessage]:
+    # one pass over the range: the messages, and the file operations of their tool calls
     out = []
     add = out.append
     for i in range(start, end):
@@ -160,4 +154,11 @@ def _messages(entries: list[RawEntry], start: int, end: int) -> list[RawMessage]
             message = message_for_compaction(entry)
         if type(message) is dict:
             add(message)
+            if message.get("role") == "assistant" and type(content := message.get("content")) is list:
+                for block in content:
+                    if type(block) is dict and block.get("type") == "toolCall":
+                        name = block.get("name")
+                        if type(name) is str and name.lower() in FILE_TOOL_NAMES:
+                            extract_file_ops(message, ops, pi_compatible=pi_compatible, cwd=cwd)
+                            break
     return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from .prompts import BRANCH_SUMMARY_MAX_TOKENS
+
 
 class CompactionSettings(BaseModel):
     """When to compact and how much recent history to keep (pi's defaults).
@@ -41,6 +43,21 @@ class BranchSummarySettings(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, frozen=True)
 
     reserve_tokens: int = Field(default=16384, ge=0)
+
+    def fit_to(self, context_window: int) -> BranchSummarySettings:
+        """These settings, shrunk so that a branch summary fits a small window (pi has no such step).
+
+        pi's branch budget is ``window - 16384``; for a window of 16k or less that is zero or
+        less, which pi reads as "no limit", so the whole branch is sent and a small model
+        refuses it. Here the reserve is at most a quarter of the window, but never less than
+        the summary's own output (2048 tokens) plus room for the instructions; larger windows
+        are unchanged.
+        """
+        floor = BRANCH_SUMMARY_MAX_TOKENS + 1024
+        reserve = min(self.reserve_tokens, max(context_window // 4, floor))
+        if reserve >= context_window:
+            reserve = context_window // 2
+        return self if reserve == self.reserve_tokens else self.model_copy(update={"reserve_tokens": reserve})
 
 
 DEFAULT_CONTEXT_WINDOW = 128_000

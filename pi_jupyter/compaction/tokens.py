@@ -367,15 +367,31 @@ def branch_context_tokens(branch: Sequence[Any], estimator: Estimator = estimate
     skipped too); without one, every message of the rebuilt context is estimated.
     ``last_usage_index`` indexes the branch (not the messages).
     """
-    entries = as_dicts(branch)
-    compaction_at = -1
+    return context_tokens(as_dicts(branch), estimator)
+
+
+def latest_compaction_index(entries: Sequence[RawEntry]) -> int:
+    """The index of the last ``compaction`` entry in ``entries``, or -1."""
     for i in range(len(entries) - 1, -1, -1):
         if entries[i].get("type") == "compaction":
-            compaction_at = i
-            break
-    for i in range(len(entries) - 1, compaction_at, -1):
+            return i
+    return -1
+
+
+def context_tokens(entries: list[RawEntry], estimator: Estimator = estimate_tokens) -> ContextEstimate:
+    """:func:`branch_context_tokens` of a branch given as entry dicts (no conversion).
+
+    One walk back from the newest entry: the first trusted usage met before any compaction
+    settles it, so the cost is the part of the branch after the last reply, not the branch
+    (unless no usage was reported since the latest compaction: then the rebuilt context is
+    estimated).
+    """
+    for i in range(len(entries) - 1, -1, -1):
         entry = entries[i]
-        if entry.get("type") != "message":
+        kind = entry.get("type")
+        if kind == "compaction":
+            break  # usage from before the latest compaction described the old, larger context
+        if kind != "message":
             continue
         message = entry.get("message")
         usage = usage_of(message) if isinstance(message, dict) else None

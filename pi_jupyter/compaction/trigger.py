@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from ..messages.overflow import is_context_overflow
 from .entries import as_dicts
 from .settings import CompactionSettings, should_compact
-from .tokens import Estimator, branch_context_tokens, estimate_tokens
+from .tokens import Estimator, context_tokens, estimate_tokens
 
 
 class CompactionTrigger(BaseModel):
@@ -76,7 +76,7 @@ def compaction_trigger(
     same_model = model is None or (message.get("provider") == model[0] and message.get("model") == model[1])
     if same_model and is_context_overflow(message, context_window):
         return CompactionTrigger(reason="overflow", entry_id=entry["id"])
-    estimate = branch_context_tokens(entries, estimator)
+    estimate = context_tokens(entries, estimator)
     if estimate.last_usage_index is None:
         return None  # no usage reported since the last compaction: nothing reliable to compare
     if should_compact(estimate.tokens, context_window, s):

@@ -4,8 +4,12 @@ Before each prompt it looks at the notebook namespace for data frames (pandas, p
 anything with ``shape``, ``columns`` and ``dtypes``) and sends a short note: names, shapes and
 column types, never the data itself. The note is a ``custom_message`` of type
 ``dataframes``: stored in the session, shown in the widget, and seen by the model on purpose.
-A note identical to the last one on the current branch is not sent again (``always=True``
-sends it before every prompt).
+It goes into the conversation just *before* the user's prompt (``ctx.send_message``), so the
+prompt stays the last thing the model reads (a note after it reads like a new request: the
+offline model answered the note instead of the prompt).
+A note identical to the last one still in the context is not sent again (after a compaction
+that summarized it away, or a checkout to a node before it, it is; ``always=True`` sends it
+before every prompt).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ def describe_frame(name: str, frame: Any) -> str | None:
 def describe_namespace(namespace: dict[str, Any]) -> str | None:
     """The note for every public data frame in ``namespace``, or ``None`` when there is none."""
     lines = []
-    for name, value in namespace.items():
+    for name, value in list(namespace.items()):  # a background run may see the namespace change
         if name.startswith("_"):
             continue
         line = describe_frame(name, value)
@@ -47,7 +51,7 @@ def describe_namespace(namespace: dict[str, Any]) -> str | None:
             break
     if not lines:
         return None
-    return "Data frames in the notebook (names, shapes, column types; use the python tool to look inside):\n" + "\n".join(lines)
+    return "Data frames in the notebook (names, shapes, column types; the python tool can look inside):\n" + "\n".join(lines)
 
 
 class DataFramesExtension:
@@ -67,15 +71,16 @@ class DataFramesExtension:
             return None
         if not self.always and note == self._last_note(ctx):
             return None
-        from ..messages import CustomMessage
-
-        return CustomMessage(custom_type=CUSTOM_TYPE, content=note, display=True)
+        ctx.send_message(CUSTOM_TYPE, note, display=True)  # now: before the prompt, which is not yet in the context
+        return None
 
     @staticmethod
     def _last_note(ctx: Any) -> str | None:
-        for entry in reversed(ctx.session.raw_branch()):
-            if entry.get("type") == "custom_message" and entry.get("customType") == CUSTOM_TYPE:
-                content = entry.get("content")
+        # the last note the model still sees: in the agent's context, not merely on the branch
+        # (a note that a compaction summarized away must be sent again)
+        for message in reversed(ctx.agent.messages):
+            if getattr(message, "role", None) == "custom" and getattr(message, "custom_type", None) == CUSTOM_TYPE:
+                content = message.content
                 return content if isinstance(content, str) else None
         return None
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag
 
 from .base import WireModel
+from .text import display_text
 
 
 class TextContent(WireModel):
@@ -52,7 +53,7 @@ class OpaqueContent(WireModel):
 
 def _block_kind(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in ("text", "thinking", "image", "toolCall") else "opaque"
+    return kind if isinstance(kind, str) and kind in ("text", "thinking", "image", "toolCall") else "opaque"
 
 
 ContentBlock = Annotated[
@@ -80,17 +81,25 @@ UserContent = Annotated[
 """Blocks of user, tool-result and custom messages (text and images in practice)."""
 
 
-def text_of(content: str | list[Any] | None, sep: str = "") -> str:
-    """The text blocks of ``content`` joined with ``sep`` (a string is returned as is)."""
+def text_of(content: Any, sep: str = "") -> str:
+    """The text blocks of ``content`` joined with ``sep`` (a string is returned as is).
+
+    Content read from an odd file is shown, never raised on: a text that is not a string is
+    written as text (``5`` as ``"5"``, ``null`` as nothing, see
+    :func:`~pi_jupyter.messages.text.display_text`), items that are not blocks are skipped,
+    and content that is neither a string nor a list is written as text.
+    """
     if content is None:
         return ""
     if isinstance(content, str):
         return content
+    if not isinstance(content, (list, tuple)):
+        return display_text(content)
     parts = []
     for block in content:
         if isinstance(block, dict):
             if block.get("type") == "text":
-                parts.append(block.get("text") or "")
+                parts.append(display_text(block.get("text")))
         elif getattr(block, "type", None) == "text":
-            parts.append(block.text)
+            parts.append(display_text(getattr(block, "text", None)))
     return sep.join(parts)

@@ -5,24 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .base import WireModel
 from .content import ImageContent, TextContent
+from .lenient import readable_message, time_ms, wrapped_text
 from .types import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    OpaqueMessage,
     ToolResultMessage,
     UserMessage,
-    as_message,
+    message_from_dict,
 )
-from .wire import (
-    BRANCH_SUMMARY_PREFIX,
-    BRANCH_SUMMARY_SUFFIX,
-    COMPACTION_SUMMARY_PREFIX,
-    COMPACTION_SUMMARY_SUFFIX,
-    IMAGE_BLOCKED_TEXT,
-)
+from .wire import IMAGE_BLOCKED_TEXT
 
 
 def bash_execution_to_text(message: BashExecutionMessage) -> str:
@@ -46,27 +43,50 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
     through unchanged (the same objects); any other role is dropped. ``block_images``
     replaces images in user and tool-result messages with a short note, as pi's
     ``images.blockImages`` setting does. Accepts models or pi-shaped dicts.
+
+    Never raises for what a session file may hold. A summary whose entry has no valid time
+    keeps ``timestamp: None`` (pi's ``NaN``). A message of a known role whose fields hold
+    values of other types (an :class:`OpaqueMessage` of that role) is read as well as it can
+    be (:mod:`pi_jupyter.messages.lenient`): pi's wrapper text is built from the values as
+    pi builds it, and odd values in the other roles are shown as text or skipped. Items that
+    are no message at all (``null``, a number) are skipped.
     """
     out: list[Any] = []
     for raw in messages:
-        m = as_message(raw)
+        if isinstance(raw, WireModel):
+            m = raw
+        elif isinstance(raw, dict):
+            m = message_from_dict(raw)
+        else:
+            continue  # not a message: nothing a model could be sent
+        if isinstance(m, OpaqueMessage):
+            m = _readable(m)
+            if m is None:
+                continue
         if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage)):
             out.append(_block_images(m) if block_images else m)
-        elif isinstance(m, BashExecutionMessage):
-            if m.exclude_from_context:
-                continue
-            out.append(UserMessage(content=[TextContent(text=bash_execution_to_text(m))], timestamp=m.timestamp))
+        elif isinstance(m, (BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage)):
+            # pi's text from the fields as read (a summary missing from the file reads "undefined" in pi too)
+            text = wrapped_text(m.to_dict())
+            if text is not None:
+                out.append(UserMessage(content=[TextContent(text=text)], timestamp=m.timestamp))
         elif isinstance(m, CustomMessage):
             content = [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
             msg = UserMessage(content=content, timestamp=m.timestamp)
             out.append(_block_images(msg) if block_images else msg)
-        elif isinstance(m, BranchSummaryMessage):
-            text = BRANCH_SUMMARY_PREFIX + m.summary + BRANCH_SUMMARY_SUFFIX
-            out.append(UserMessage(content=[TextContent(text=text)], timestamp=m.timestamp))
-        elif isinstance(m, CompactionSummaryMessage):
-            text = COMPACTION_SUMMARY_PREFIX + m.summary + COMPACTION_SUMMARY_SUFFIX
-            out.append(UserMessage(content=[TextContent(text=text)], timestamp=m.timestamp))
     return out
+
+
+def _readable(message: OpaqueMessage) -> Any | None:
+    """What a model is sent for a message that did not validate (``None``: nothing)."""
+    role = message.role
+    if not isinstance(role, str):
+        return None
+    data = message.to_dict()
+    text = wrapped_text(data)
+    if text is not None:
+        return UserMessage(content=[TextContent(text=text)], timestamp=time_ms(data.get("timestamp")))
+    return readable_message(data)
 
 
 def _block_images(message: Any) -> Any:

@@ -51,11 +51,18 @@ class Usage(WireModel):
 
 
 class UserMessage(WireModel):
-    """What the user (or a program on the user's behalf) says."""
+    """What the user (or a program on the user's behalf) says.
+
+    ``timestamp`` is ``None`` (written ``null``) where no time is known: a summary whose entry
+    has no valid time (pi's ``NaN``, which ``JSON.stringify`` writes as ``null``), or a file
+    that holds ``null``.
+    """
+
+    _keep_none = frozenset({"timestamp"})
 
     role: Literal["user"] = "user"
     content: str | list[UserContent] = ""
-    timestamp: int = Field(default_factory=now_ms)
+    timestamp: int | None = Field(default_factory=now_ms)
 
     @classmethod
     def text(cls, text: str, images: list[ImageContent] | None = None) -> UserMessage:
@@ -155,9 +162,17 @@ class CompactionSummaryMessage(WireModel):
 
 
 class OpaqueMessage(WireModel):
-    """A message of a role this version does not know; kept, never sent to a model."""
+    """A message of a role this version does not know, or one whose fields do not have the
+    types its role asks for (an odd file); kept as read.
 
-    role: str = ""
+    An unknown role is never sent to a model; :func:`~pi_jupyter.messages.convert_to_llm`
+    reads a known role's message as well as it can (see :mod:`pi_jupyter.messages.lenient`).
+    ``role`` is whatever the file holds (usually a string).
+    """
+
+    _keep_none = frozenset({"role"})  # a role of null is kept as read
+
+    role: Any = ""
 
 
 _ROLES = {
@@ -173,7 +188,7 @@ _ROLES = {
 
 def _role_kind(value: Any) -> str:
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if role in _ROLES else "opaque"
+    return role if isinstance(role, str) and role in _ROLES else "opaque"
 
 
 AgentMessage = Annotated[
@@ -198,11 +213,30 @@ _agent_message = TypeAdapter(AgentMessage)
 
 
 def message_from_dict(data: dict[str, Any]) -> Any:
-    """Validate one message dict; a message that does not validate is kept as :class:`OpaqueMessage`."""
+    """Validate one message dict; a message that does not validate is kept as :class:`OpaqueMessage`.
+
+    Never raises for a dict, whatever its values; anything else is a ``TypeError``.
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"a message is a JSON object, not a JSON {_json_type(data)}")
     try:
         return _agent_message.validate_python(data, context=WIRE)
     except ValidationError:
         return OpaqueMessage.model_validate(data, context=WIRE)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
 
 
 def messages_from_dicts(items: list[dict[str, Any]]) -> list[Any]:

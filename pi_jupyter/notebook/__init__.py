@@ -10,9 +10,14 @@ from typing import Any
 
 def load_ipython_extension(shell: Any) -> None:
     """``%load_ext pi_jupyter``: register ``%%pi`` and ``%pi``."""
+    from IPython.core.error import UsageError
+
     from .magics import register
 
-    shell._pi_magics = register(shell)
+    try:
+        shell._pi_magics = register(shell)
+    except ValueError as exc:  # a bad setting in pyproject.toml or the config file: one line naming the file
+        raise UsageError(f"pi_jupyter not loaded: {exc}") from None
 
 
 def unload_ipython_extension(shell: Any) -> None:

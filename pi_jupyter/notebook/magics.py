@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import os
 import shlex
 import sys
@@ -11,11 +12,13 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets.config import Config
 
 from ..agent.agent import Agent, AgentBusyError
+from ..compaction.errors import CompactionError
+from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
@@ -33,6 +36,8 @@ _USER_ERRORS = (
     ValueError,
     PromptFormatError,
     AgentBusyError,
+    ModelNotFoundError,
+    CompactionError,
 )
 
 SUBCOMMANDS = """\
@@ -77,6 +82,20 @@ def _cell_id(shell: Any, source: str) -> str:
     return "src:" + hashlib.sha1(source.encode()).hexdigest()[:16]
 
 
+def _execution_count(shell: Any) -> int | None:
+    """The number of the cell being run (``In [n]``).
+
+    IPython 9 increments ``shell.execution_count`` before the cell runs and IPython 8 after,
+    so the count is read from the running cell's own result, which both versions set.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
 @magics_class
 class PiMagics(Magics, PiConfig):
     """The ``%%pi`` cell magic and the ``%pi`` line magic (``%config PiMagics`` lists the defaults)."""
@@ -91,7 +110,7 @@ class PiMagics(Magics, PiConfig):
 
     # ---------------------------------------------------------------- %%pi
 
-    @magic_arguments()
+    @magic_arguments(name="%pi")  # the usage line reads ``%%pi [...]``: IPython adds one ``%``
     @argument("--session", "-s", default=None, help="session name (in the session folder) or path of a .jsonl file")
     @argument(
         "--model",
@@ -122,7 +141,11 @@ class PiMagics(Magics, PiConfig):
         ``entry_ids``, ``usage``, ``cost``, ``session``.
         """
         try:
-            args = parse_argstring(self.pi, line)
+            # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
+            # (IPython's own splitting keeps the quotes inside the values)
+            args = self.pi.parser.parse_args(shlex.split(line))
+        except ValueError as exc:
+            raise UsageError(f"%%pi: {exc} in the options {line!r}") from None
         except UsageError:
             raise
         except SystemExit as exc:  # argparse's way of saying "bad option"
@@ -156,7 +179,7 @@ class PiMagics(Magics, PiConfig):
             agent.tools = agent._resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
         handle = display(view, display_id=True) if view is not None else None
-        count = getattr(self.shell, "execution_count", None)
+        count = _execution_count(self.shell)
 
         async def run() -> CellResult:
             unsubscribe = agent.subscribe(view.handle) if view is not None else (lambda: None)
@@ -203,21 +226,21 @@ class PiMagics(Magics, PiConfig):
 
         if args.model:
             model = resolve_model(args.model, base_url=self.base_url or None)
-            self._require_key(model)  # before switching: a failed cell must not change the session's model
+            self._require_key(model, "%%pi")  # before switching: a failed cell must not change the session's model
             if agent.model.ref != model.ref:
                 agent.set_model(model)
         else:
-            self._require_key(agent.model)
+            self._require_key(agent.model, "%%pi")
         if args.thinking:
             agent.set_thinking_level(args.thinking)
 
-    def _require_key(self, model: Any) -> None:
+    def _require_key(self, model: Any, where: str) -> None:
         from ..providers import api_key_for
         from ..providers.keys import env_key_names
 
         if api_key_for(model) is None:
             names = " or ".join(env_key_names(model.provider)) or "the provider's API key variable"
-            raise UsageError(f"%%pi: no API key for {model.provider}: set {names} (or choose a model with --model offline/echo)")
+            raise UsageError(f"{where}: no API key for {model.provider}: set {names} (or choose the offline model, offline/echo)")
 
     def _make_view(self, agent: Agent) -> Any:
         if not self.widget:
@@ -234,7 +257,7 @@ class PiMagics(Magics, PiConfig):
     def pi_line(self, line: str) -> Any:
         """``%pi COMMAND [ARGS]``: everything else a notebook user does with the agent and its sessions.
 
-        Commands:
+        ``%pi help`` prints the commands; ``%%pi?`` explains the cell magic.
         """
         try:
             words = shlex.split(line)
@@ -256,7 +279,8 @@ class PiMagics(Magics, PiConfig):
         except _USER_ERRORS as exc:
             raise UsageError(f"%pi {command}: {exc}") from None
 
-    pi_line.__doc__ = (pi_line.__doc__ or "") + "\n" + SUBCOMMANDS
+    # dedented like the docstring above, so ``%pi?`` lines the commands up under their heading
+    pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS
 
     def _agent(self) -> Agent:
         return self.state.agent_for()
@@ -267,7 +291,7 @@ class PiMagics(Magics, PiConfig):
             from ..providers import resolve_model
 
             model = resolve_model(rest[0], base_url=self.base_url or None)
-            self._require_key(model)
+            self._require_key(model, "%pi model")
             agent.set_model(model)
         print(f"{agent.model.ref} (thinking {agent.thinking_level}, context window {agent.model.context_window:,} tokens)")
         return None
@@ -401,8 +425,13 @@ class PiMagics(Magics, PiConfig):
         return agent.session.compare(*refs)
 
     def _cmd_log(self, rest: list[str]) -> Any:
-        limit = int(rest[0]) if rest and rest[0].isdigit() else 50
-        for line in self.state.log_lines(self._agent(), limit):
+        if rest and not rest[0].isdigit():
+            raise UsageError(f"%pi log: N must be a number of events, not {rest[0]!r}")
+        limit = int(rest[0]) if rest else 50
+        lines = self.state.log_lines(self._agent(), limit)
+        if not lines:
+            print("no events yet in this kernel for the current session (a %%pi cell produces them)")
+        for line in lines:
             print(line)
         return None
 
@@ -423,13 +452,27 @@ class PiMagics(Magics, PiConfig):
         if rest and rest[0] == "load":
             if len(rest) != 2:
                 raise UsageError("%pi ext load: give one module name, e.g. pi_jupyter.extensions.audit")
+            failures: list[str] = []
+
+            def watch(event: Any) -> None:
+                if event.type == "extension_error":
+                    failures.append(f"{event.event}: {event.error}")
+
+            unsubscribe = agent.subscribe(watch)
             try:
                 ext = agent.extensions.add(rest[1])
             except ImportError as exc:
                 raise UsageError(f"%pi ext load: cannot import {rest[1]!r}: {exc}") from None
             except TypeError as exc:
                 raise UsageError(f"%pi ext load: {exc}") from None
-            print(f"loaded extension {agent.extensions.names()[-1]}")
+            finally:
+                unsubscribe()
+            name = agent.extensions.names()[-1]
+            if failures:
+                # registered (its other hooks may work), but the user must see that setup failed
+                print(f"loaded extension {name}, but its {'; '.join(failures)}", file=sys.stderr)
+            else:
+                print(f"loaded extension {name}")
             return ext
         if rest and rest[0] == "remove":
             if len(rest) != 2:

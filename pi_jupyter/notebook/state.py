@@ -47,8 +47,12 @@ class NotebookState:
             path = os.path.abspath(os.path.expanduser(ref))
             if path in self.agents:
                 return self.agents[path].session
-            if not os.path.exists(path) and not create:
-                raise FileNotFoundError(f"no session file at {path}")
+            if not os.path.exists(path):
+                if not create:
+                    raise FileNotFoundError(f"no session file at {path}")
+                # a new file in an existing folder is a new session; a missing folder is most likely a typo
+                if not os.path.isdir(os.path.dirname(path)):
+                    raise FileNotFoundError(f"no folder {os.path.dirname(path)} for the new session file {os.path.basename(path)}")
             return Session.open(path, create=True, durability=self.config.durability)
         for agent in self.agents.values():
             if agent.session.name == ref:

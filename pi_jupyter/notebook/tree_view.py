@@ -23,6 +23,7 @@ import concurrent.futures
 import html
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -35,6 +36,7 @@ import traitlets
 from ..session import Session, SessionError
 from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
+from ..views.units import entry_of_key
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
@@ -67,9 +69,30 @@ def render_markdown(text: str) -> str:
     return _MARKDOWN(text)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON that can be written as UTF-8 (what a widget sends to the browser).
+
+    An odd file may hold a lone surrogate (``"\\ud83d"``) or a number JSON cannot write
+    (``1e400`` reads as infinity); the kernel's message packer refuses both. Lone surrogates
+    become U+FFFD and non-finite numbers ``None``.
+    """
+    if isinstance(value, str):
+        return _digest.utf8_safe(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {json_safe(str(k)): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+_text = _digest.as_text
+
+
 def entry_html(entry: dict[str, Any]) -> str:
     """One entry for the side panel: a message rendered, a summary, or a one-line setting."""
-    eid = html.escape(str(entry.get("id")))
+    eid = html.escape(_text(entry.get("id")))
     kind = entry.get("type")
     msg = _digest.message(entry)
     if msg is not None:
@@ -79,7 +102,7 @@ def entry_html(entry: dict[str, Any]) -> str:
         if role == "assistant":
             return _assistant_html(msg, eid)
         if role == "toolResult":
-            name = html.escape(str(msg.get("toolName") or "tool"))
+            name = html.escape(_text(msg.get("toolName") or "tool"))
             text = _digest.content_text(msg.get("content"), "")
             shown = (
                 text if len(text) <= MAX_TOOL_OUTPUT else text[:MAX_TOOL_OUTPUT] + f"\n… [{len(text) - MAX_TOOL_OUTPUT} characters more]"
@@ -91,20 +114,20 @@ def entry_html(entry: dict[str, Any]) -> str:
                 f'<pre class="pitv-pre">{html.escape(shown)}</pre></details>'
             )
         if role == "bashExecution":
-            command = html.escape(str(msg.get("command") or ""))
-            output = html.escape(str(msg.get("output") or "")[:MAX_TOOL_OUTPUT])
+            command = html.escape(_text(msg.get("command") or ""))
+            output = html.escape(_text(msg.get("output") or "")[:MAX_TOOL_OUTPUT])
             body = f'<pre class="pitv-pre">$ {command}\n{output}</pre>'
             return _block("user", "You ran", eid, body)
-        return _block("meta", html.escape(str(role)), eid, html.escape(_digest.preview(json.dumps(msg, default=str), 200)))
+        return _block("meta", html.escape(_text(role)), eid, html.escape(_digest.preview(json.dumps(msg, default=str), 200)))
     if kind == "custom_message":
-        title = html.escape(str(entry.get("customType") or "extension"))
+        title = html.escape(_text(entry.get("customType") or "extension"))
         return _block("user", f"Extension message · {title}", eid, render_markdown(_digest.content_text(entry.get("content"))))
     if kind == "compaction":
         before = entry.get("tokensBefore")
-        title = "Compaction" + (f" · {before:,} tokens before" if isinstance(before, int) else "")
-        return _block("summary", title, eid, render_markdown(str(entry.get("summary") or "")))
+        title = "Compaction" + (f" · {before:,} tokens before" if isinstance(before, int) and not isinstance(before, bool) else "")
+        return _block("summary", title, eid, render_markdown(_text(entry.get("summary") or "")))
     if kind == "branch_summary":
-        return _block("summary", "Branch summary", eid, render_markdown(str(entry.get("summary") or "")))
+        return _block("summary", "Branch summary", eid, render_markdown(_text(entry.get("summary") or "")))
     return _meta_line(_digest.entry_text(entry), eid)
 
 
@@ -132,16 +155,16 @@ def _assistant_html(msg: dict[str, Any], eid: str) -> str:
             continue
         kind = block.get("type")
         if kind == "thinking" and block.get("thinking"):
-            parts.append(f'<details class="pitv-thinking"><summary>thinking</summary>{render_markdown(str(block["thinking"]))}</details>')
+            parts.append(f'<details class="pitv-thinking"><summary>thinking</summary>{render_markdown(_text(block["thinking"]))}</details>')
         elif kind == "text":
-            parts.append(render_markdown(str(block.get("text") or "")))
+            parts.append(render_markdown(_text(block.get("text") or "")))
         elif kind == "toolCall":
             args = json.dumps(block.get("arguments"), ensure_ascii=False, default=str)
             args = args if len(args) <= 600 else args[:600] + "…"
-            parts.append(f'<div class="pitv-call"><code>{html.escape(str(block.get("name") or "?"))}({html.escape(args)})</code></div>')
+            parts.append(f'<div class="pitv-call"><code>{html.escape(_text(block.get("name") or "?"))}({html.escape(args)})</code></div>')
     stop = msg.get("stopReason")
     if stop == "error":
-        parts.append(f'<div class="pitv-err">error: {html.escape(str(msg.get("errorMessage") or "unknown"))}</div>')
+        parts.append(f'<div class="pitv-err">error: {html.escape(_text(msg.get("errorMessage") or "unknown"))}</div>')
     elif stop == "aborted":
         parts.append('<div class="pitv-warn">aborted</div>')
     elif stop == "length":
@@ -285,12 +308,12 @@ class TreeView(anywidget.AnyWidget):
             model = graph.model
             with self._lock, self.hold_sync():
                 self._graph = graph
-                self.svg = svg
-                self.text = text
-                self.nodes = {key: node.to_dict() for key, node in model.nodes.items()}
+                self.svg = _digest.utf8_safe(svg)
+                self.text = _digest.utf8_safe(text)
+                self.nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
                 self.leaf = model.leaf or ""
                 self.path = list(model.path)
-                self.header = model.header()
+                self.header = _digest.utf8_safe(model.header())
                 if self.selected:
                     key = self._key_for(self.selected)
                     self.selected = key or ""
@@ -334,15 +357,15 @@ class TreeView(anywidget.AnyWidget):
     def _key_for(self, ref: str) -> str | None:
         """A drawn node's key for ``ref`` (a key, or an entry id that may be folded away)."""
         model = self._graph.model if self._graph is not None else None
-        if model is None or not ref:
+        if model is None or not isinstance(ref, str):
             return None
         if ref in model.nodes:
             return ref
-        if ref in model.by_entry:
+        if ref in model.by_entry:  # the empty string too, when an odd file has an entry of that id
             return model.by_entry[ref]
         if ref.startswith(("fold:", "sub:", "more:")):
-            first = ref.split(":", 1)[1]
-            return model.by_entry.get(first)
+            first = entry_of_key(ref.split(":", 1)[1])
+            return model.by_entry.get(first) if first is not None else None
         return None
 
     def select(self, ref: str) -> dict[str, Any]:
@@ -375,9 +398,9 @@ class TreeView(anywidget.AnyWidget):
         stops: dict[str, int] = {}
         parts: list[str] = []
         for i, eid in enumerate(node.entry_ids):
-            if eid not in session:
+            entry = _digest.lookup(session, eid)
+            if entry is None:
                 continue
-            entry = session.raw_entry(eid)
             msg = _digest.message(entry)
             if msg is not None and msg.get("role") == "assistant":
                 tokens, _cost, split = _digest.usage(msg)
@@ -398,7 +421,7 @@ class TreeView(anywidget.AnyWidget):
             parts.append(f'<div class="pitv-meta">… {len(node.entry_ids) - MAX_DETAIL_ENTRIES} more entries</div>')
         if node.folded:
             parts.insert(0, f'<div class="pitv-meta">{html.escape(node.title)}: {node.entries:,} entries. Expand to see them.</div>')
-        return {
+        details = {
             "kind": "node",
             "key": key,
             "nodeKind": node.kind,
@@ -421,6 +444,7 @@ class TreeView(anywidget.AnyWidget):
             "executionCount": node.execution_count,
             "html": "".join(parts),
         }
+        return json_safe(details)  # what an odd file holds must still reach the browser
 
     # ------------------------------------------------------------------ actions
 
@@ -436,6 +460,8 @@ class TreeView(anywidget.AnyWidget):
             if node.folded:
                 raise ValueError(f"{node.title}: a folded node stands for many turns; expand it and pick one")
             assert node.target_id is not None
+            if node.target_id == "":
+                raise ValueError(f"{node.title}: its entry's id is the empty string (an odd file), which names no entry to act on")
             return node.target_id
         return self.session.resolve(ref)
 
@@ -505,7 +531,8 @@ class TreeView(anywidget.AnyWidget):
         comparison = self.session.compare(first, second)
         self.last_comparison = comparison
         with self._lock:
-            self.details = {"kind": "comparison", "key": self.selected, "a": first, "b": second, "html": comparison._repr_html_()}
+            details = {"kind": "comparison", "key": self.selected, "a": first, "b": second, "html": comparison._repr_html_()}
+            self.details = json_safe(details)
         self._set_status(f"compared {first} with {second}", "ok")
         return comparison
 
@@ -576,7 +603,7 @@ class TreeView(anywidget.AnyWidget):
 
     def _set_status(self, text: str, kind: str) -> None:
         with self._lock:
-            self.status = {"text": text, "kind": kind, "at": time.time()}
+            self.status = {"text": _digest.utf8_safe(text), "kind": kind, "at": time.time()}
 
     # ------------------------------------------------------------------ browser messages
 

@@ -180,8 +180,14 @@ async def stream(model: str | Model, request: LlmRequest, options: StreamOptions
     """Stream the reply of ``model`` to ``request`` (see the module docstring). Never raises for a model failure."""
     resolved = get_model(model)
     provider = get_provider(resolved)
-    async for event in provider.stream(resolved, request, options or StreamOptions()):
-        yield event
+    events = provider.stream(resolved, request, options or StreamOptions())
+    try:
+        async for event in events:
+            yield event
+    finally:
+        aclose = getattr(events, "aclose", None)  # a consumer that stops early closes the provider's stream too
+        if aclose is not None:
+            await aclose()
 
 
 async def complete(model: str | Model, request: LlmRequest, options: StreamOptions | None = None) -> Any:

@@ -175,6 +175,17 @@ class MessageBuilder:
         acc = self._json.get(index)
         return acc.text if acc is not None else ""
 
+    # -- stop reason
+
+    def set_stop(self, reason: str, table: dict[str, str], field: str) -> None:
+        """Map the vendor's ``reason`` (its ``field``, e.g. ``finish_reason``) through ``table``; an unknown one is an error."""
+        stop = table.get(reason)
+        if stop is None:
+            self.message.stop_reason = "error"
+            self.message.error_message = f"Provider {field}: {reason}"
+        else:
+            self.message.stop_reason = stop  # type: ignore[assignment]
+
     # -- usage
 
     def set_usage(self, input: int, output: int, cache_read: int = 0, cache_write: int = 0, total: int | None = None) -> None:
@@ -221,6 +232,7 @@ async def race_abort(coro: Any, signal: AbortSignal | None) -> Any:
         raise
     if task.done():
         waiter.cancel()
+        await asyncio.wait((waiter,))  # gone before we go on, not a task left pending
         return task.result()
     task.cancel()
     try:
@@ -299,39 +311,49 @@ def _server_message(body: Any) -> str:
 
 
 async def iter_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, bytes]]:
-    """Server-sent events from a byte stream: ``(event name or None, data)`` per event."""
-    buf = b""
-    event: str | None = None
-    data: list[bytes] = []
-    async for chunk in chunks:
-        buf = buf + chunk if buf else chunk
-        if b"\n" not in buf:
-            continue
-        lines = buf.split(b"\n")
-        buf = lines.pop()
-        for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if not line:
-                if data:
-                    yield event, data[0] if len(data) == 1 else b"\n".join(data)
-                event, data = None, []
+    """Server-sent events from a byte stream: ``(event name or None, data)`` per event.
+
+    Closing this generator closes ``chunks``.
+    """
+    try:
+        buf = b""
+        event: str | None = None
+        data: list[bytes] = []
+        async for chunk in chunks:
+            buf = buf + chunk if buf else chunk
+            if b"\n" not in buf:
                 continue
-            if line[0] == 58:  # ":" comment / keep-alive
-                continue
-            name, _, value = line.partition(b":")
-            if value[:1] == b" ":
-                value = value[1:]
+            lines = buf.split(b"\n")
+            buf = lines.pop()
+            for line in lines:
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if not line:
+                    if data:
+                        yield event, data[0] if len(data) == 1 else b"\n".join(data)
+                    event, data = None, []
+                    continue
+                if line[0] == 58:  # ":" comment / keep-alive
+                    continue
+                name, _, value = line.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+                if name == b"data":
+                    data.append(value)
+                elif name == b"event":
+                    event = value.decode()
+        if buf.strip():
+            name, _, value = buf.partition(b":")
             if name == b"data":
-                data.append(value)
-            elif name == b"event":
-                event = value.decode()
-    if buf.strip():
-        name, _, value = buf.partition(b":")
-        if name == b"data":
-            data.append(value[1:] if value[:1] == b" " else value)
-    if data:
-        yield event, b"\n".join(data)
+                data.append(value[1:] if value[:1] == b" " else value)
+        if data:
+            yield event, b"\n".join(data)
+    finally:
+        # Close the source too: a reader that stops early (``[DONE]``, an error) must not leave
+        # the HTTP body generator to the garbage collector, which closes it at a random time.
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class HttpAdapter:

@@ -22,8 +22,10 @@ What it does, in order of precedence:
    in the first turn survives any number of compactions; to keep summaries small, each
    section keeps its first two and latest six bullets and counts the rest as omitted.
 3. **Answering tool results.** When the last message is a tool result, it quotes what the
-   tools returned (the first 20 lines of each, as ``>`` quotes), says which calls failed,
-   and stops. It never calls a tool twice in a row, so a loop always ends.
+   tools returned (the first 20 lines of each, verbatim, in a fenced code block, so a
+   table keeps its lines; the fence is longer than any run of backticks in the output, so
+   output holding a fence of its own does not end the block early), says which calls
+   failed, and stops. It never calls a tool twice in a row, so a loop always ends.
 4. **Calling tools.** When the last user message asks for it, it calls tools it is offered:
 
    * ``call NAME with {json}`` calls ``NAME`` with exactly that JSON object; several such
@@ -40,9 +42,10 @@ What it does, in order of precedence:
 
 With a thinking level set (not ``"off"``) it first streams a short thinking block that
 states which rule it applied. Text streams in several deltas (a few words each); tool-call
-arguments stream as JSON fragments. Usage is ``ceil(chars / 4)`` for input and output,
-``cost`` is 0, and the stop reason is ``stop`` or ``toolUse``. The signal in the options
-aborts between deltas (``stopReason: "aborted"``, partial content kept).
+arguments stream as JSON fragments; tool-call ids are ``offline_<turn>_<n>``, unique in the
+conversation. Usage is ``ceil(chars / 4)`` for input and output, ``cost`` is 0, and the stop
+reason is ``stop`` or ``toolUse``. The signal in the options aborts between deltas
+(``stopReason: "aborted"``, partial content kept).
 
 Make variants with :func:`offline_model`: ``context_window`` (tiny windows for compaction
 tests), ``max_tokens``, and ``delta_delay_s`` (a pause per delta, for demos; default 0).
@@ -369,6 +372,12 @@ def write_summary(prompt: str) -> str:
 # ---------------------------------------------------------------- replies
 
 
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in ``text`` (at least three)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def _answer_tool_results(messages: list[Any]) -> str:
     results: list[ToolResultMessage] = []
     for m in reversed(messages):
@@ -384,13 +393,16 @@ def _answer_tool_results(messages: list[Any]) -> str:
         status = " (failed)" if r.is_error else ""
         lines.append("")
         lines.append(f"`{r.tool_name or r.tool_call_id}`{status} returned:")
-        shown = body.split("\n")
-        for line in shown[:20]:
-            lines.append(f"> {line}" if line else ">")
-        if len(shown) > 20:
-            lines.append(f"> … ({len(shown) - 20} more lines)")
         if not body:
-            lines.append("> (no text)")
+            lines.append("(no text)")
+            continue
+        shown = body.split("\n")
+        fence = _fence(body)
+        lines.append(fence)
+        lines.extend(shown[:20])
+        lines.append(fence)
+        if len(shown) > 20:
+            lines.append(f"… ({len(shown) - 20} more lines)")
     lines.append("")
     lines.append("(I quote tool results; I do not interpret them.)")
     return "\n".join(lines)
@@ -496,9 +508,16 @@ class OfflineProvider:
 
     @staticmethod
     def _call_id(request: LlmRequest, n: int) -> str:
-        # Deterministic and unique within a conversation: the turn number and the call number.
+        # Deterministic and unique within the conversation: the turn number and the call
+        # number, with a suffix when a compaction shortened the history and that id is taken.
         turn = sum(1 for m in request.messages if isinstance(m, AssistantMessage))
-        return f"offline_{turn}_{n}"
+        taken = {c.id for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+        taken.update(m.tool_call_id for m in request.messages if isinstance(m, ToolResultMessage))
+        call_id, k = f"offline_{turn}_{n}", 0
+        while call_id in taken:
+            k += 1
+            call_id = f"offline_{turn}_{n}_{k}"
+        return call_id
 
     def _reply(self, request: LlmRequest, messages: list[Any]) -> tuple[str, list[tuple[str, dict[str, Any]]], str]:
         if not messages:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..messages import Message, convert_to_llm, messages_from_dicts
+from ..messages import Message, OpaqueMessage, convert_to_llm, message_from_dict, messages_from_dicts
 
 
 class ModelRef(BaseModel):
@@ -20,6 +20,14 @@ class ModelRef(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.model_id}"
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> ModelRef:
+        """The pair as built from the file; a value that is not a string (the file is odd) becomes ``None``."""
+        try:
+            return cls.model_validate(raw)
+        except ValidationError:
+            return cls(**{key: value for key, value in raw.items() if isinstance(value, str)})
 
 
 class SessionContext(BaseModel):
@@ -36,22 +44,32 @@ class SessionContext(BaseModel):
     thinking_level: str | None = "off"
     model: ModelRef | None = None
     leaf_id: str | None = None
+    _raw_model: dict[str, Any] | None = PrivateAttr(default=None)
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], leaf_id: str | None) -> SessionContext:
         """Wrap the dict :func:`~pi_jupyter.session.index.build_context` returns (no validation)."""
         model = raw.get("model")
-        return cls.model_construct(
+        ctx = cls.model_construct(
             raw_messages=raw["messages"],
             thinking_level=raw.get("thinkingLevel"),
-            model=ModelRef.model_validate(model) if model is not None else None,
+            model=ModelRef.from_raw(model) if model is not None else None,
             leaf_id=leaf_id,
         )
+        ctx._raw_model = model
+        return ctx
 
     @cached_property
     def messages(self) -> list[Any]:
-        """The messages as pydantic models (see :mod:`pi_jupyter.messages`)."""
-        return messages_from_dicts(self.raw_messages)
+        """The messages as pydantic models (see :mod:`pi_jupyter.messages`).
+
+        An item that is not a message at all (a ``message`` entry holding ``null``, a number,
+        or an object without a string ``role``) becomes an empty :class:`OpaqueMessage`, which
+        is never sent to a model (pi's ``convertToLlm`` drops such items too).
+        """
+        if all(type(m) is dict and type(m.get("role")) is str for m in self.raw_messages):
+            return messages_from_dicts(self.raw_messages)
+        return [message_from_dict(m) if type(m) is dict and type(m.get("role")) is str else OpaqueMessage() for m in self.raw_messages]
 
     def llm(self) -> list[Message]:
         """The messages after ``convert_to_llm``: what a model request carries."""
@@ -62,7 +80,10 @@ class SessionContext(BaseModel):
         out: dict[str, Any] = {"messages": self.raw_messages}
         if self.thinking_level is not None:
             out["thinkingLevel"] = self.thinking_level
-        out["model"] = self.model.model_dump(exclude_none=True) if self.model is not None else None
+        if self._raw_model is not None:
+            out["model"] = self._raw_model  # as pi builds it, values of any type included
+        else:
+            out["model"] = self.model.model_dump(exclude_none=True) if self.model is not None else None
         return out
 
     def __len__(self) -> int:

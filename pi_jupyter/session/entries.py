@@ -163,6 +163,8 @@ def entry_from_dict(data: dict[str, Any]) -> Entry:
         except ValidationError as exc:
             problem = f"{exc.error_count()} invalid field(s): {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
             return _opaque(data, problem)
+        except (TypeError, ValueError) as exc:  # a value no model accepts (a list as a message's role)
+            return _opaque(data, f"invalid: {exc}")
     return _opaque(data, None)
 
 

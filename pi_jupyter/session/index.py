@@ -24,6 +24,7 @@ How odd files are read, entry by entry as pi reads them, except where pi hangs:
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,11 @@ class TreeNode:
 def _is_assistant(entry: RawEntry) -> bool:
     message = entry.get("message")
     return type(message) is dict and message.get("role") == "assistant"
+
+
+def _is_transparent(entry: RawEntry) -> bool:
+    custom_type = entry.get("customType")
+    return type(custom_type) is str and custom_type in TRANSPARENT_TYPES
 
 
 def _parent_key(entry: RawEntry) -> str | None:
@@ -229,7 +235,7 @@ class EntryIndex:
                 elif kind == K_SESSION_INFO:
                     name = entry.get("name")
                     self.name = (name.strip() or None) if isinstance(name, str) else None
-                elif kind == K_CUSTOM and entry.get("customType") in TRANSPARENT_TYPES:
+                elif kind == K_CUSTOM and _is_transparent(entry):
                     # a checkout marker stands for "the leaf is my parent": it is a dead-end child
                     # of the target, so the branch (and pi's context, which walks through it) is the target's
                     leaf = parent
@@ -340,9 +346,13 @@ class EntryIndex:
 
     def path_positions(self, leaf_id: str | None) -> list[int]:
         """Positions (in :attr:`order`) from the root to ``leaf_id``, root first. Raises :class:`CycleError`."""
-        start = self._pos.get(leaf_id, -1) if leaf_id else -1
+        return self.path_positions_from(self._pos.get(leaf_id, -1) if leaf_id else -1)
+
+    def path_positions_from(self, start: int) -> list[int]:
+        """Positions from the root to the entry at position ``start`` (whatever its id, ``""`` too)."""
         if start < 0:
             return []
+        leaf_id = self.order[start]["id"]
         if self._stale:
             self._resolve_parents()
         parents = self._parent
@@ -399,8 +409,42 @@ class EntryIndex:
         return roots
 
 
+_JS_MAX_MS = 8_640_000_000_000_000  # beyond this a JavaScript Date is invalid
+_YEAR_MONTH = re.compile(r"^([+-]\d{6}|\d{4})(?:-(\d{2}))?$")
+
+
+def js_date_ms(value: Any) -> int | None:
+    """``new Date(value).getTime()`` as pi computes an entry's time; ``None`` where JavaScript gives ``NaN``.
+
+    Entry timestamps are ISO strings, but a file written by another tool may hold a number
+    (milliseconds, as ``docs/compaction.md`` wrongly shows) or ``null``, which JavaScript reads
+    as 0. Strings are read as ISO dates, including the year and year-month forms (UTC).
+    """
+    if isinstance(value, str):
+        ms = ms_from_iso(value)
+        if ms is None:
+            match = _YEAR_MONTH.match(value.strip())
+            if match:
+                month = int(match.group(2) or 1)
+                if 1 <= month <= 12:
+                    try:
+                        ms = ms_from_iso(f"{int(match.group(1)):04d}-{month:02d}-01T00:00:00Z")
+                    except (OverflowError, ValueError):
+                        ms = None
+        return ms if ms is not None and abs(ms) <= _JS_MAX_MS else None
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        if value != value or abs(value) > _JS_MAX_MS:
+            return None
+        return int(value)  # TimeClip truncates toward zero
+    return None
+
+
 def _time_key(node: TreeNode) -> int:
-    ms = ms_from_iso(node.entry.get("timestamp"))
+    ms = js_date_ms(node.entry.get("timestamp"))
     return ms if ms is not None else 0
 
 
@@ -417,8 +461,10 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
     if not leaf_id or leaf_id not in index.by_id:
         if not order:
             return {"messages": [], "thinkingLevel": "off", "model": None}
-        leaf_id = order[-1]["id"]
-    positions = index.path_positions(leaf_id)
+        # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
+        positions = index.path_positions_from(len(order) - 1)
+    else:
+        positions = index.path_positions(leaf_id)
     kinds = index._kind
     thinking_at = model_at = compaction_at = -1
     # the last thinking change, model source and compaction on the path win: look backwards
@@ -534,7 +580,7 @@ def _compaction_summary(compaction: RawEntry) -> dict[str, Any]:
         summary["summary"] = compaction["summary"]
     if "tokensBefore" in compaction:
         summary["tokensBefore"] = compaction["tokensBefore"]
-    summary["timestamp"] = ms_from_iso(compaction.get("timestamp"))
+    summary["timestamp"] = js_date_ms(compaction.get("timestamp"))
     return summary
 
 
@@ -548,11 +594,11 @@ def _emit(entry: RawEntry, out: list[dict[str, Any]]) -> None:
         for key in ("customType", "content", "display", "details"):
             if key in entry:
                 msg[key] = entry[key]
-        msg["timestamp"] = ms_from_iso(entry.get("timestamp"))
+        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
         out.append(msg)
     elif kind == "branch_summary" and entry.get("summary"):
         msg = {"role": "branchSummary", "summary": entry["summary"]}
         if "fromId" in entry:
             msg["fromId"] = entry["fromId"]
-        msg["timestamp"] = ms_from_iso(entry.get("timestamp"))
+        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
         out.append(msg)

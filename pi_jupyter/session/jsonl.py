@@ -115,11 +115,16 @@ def loads_line(raw: bytes | memoryview) -> tuple[Any, str | None]:
             text = data.decode("utf-8", "replace")
             problem = "invalid_utf8"
         try:
-            return json.loads(text), problem
+            return json.loads(text, parse_constant=_not_json), problem
         except ValueError as exc2:
             return None, f"not JSON: {exc2 if problem else exc}"
         except RecursionError:
             return None, "not JSON: nested too deeply"
+
+
+def _not_json(name: str) -> Any:
+    # the standard library reads NaN and Infinity, which JSON (and pi's JSON.parse) does not have
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: bool = True) -> ParsedChunk:

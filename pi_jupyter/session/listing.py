@@ -7,6 +7,7 @@ that for ``/resume`` but the file mtime for ``--continue``; here they agree.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -88,12 +89,13 @@ def info_from_entries(
             continue
         ts = message.get("timestamp")
         if isinstance(ts, (int, float)) and not isinstance(ts, bool):
-            last_ms = max(last_ms or 0, int(ts))
+            if math.isfinite(ts):  # 1e400 reads as Infinity, an invalid date for pi
+                last_ms = max(last_ms or 0, int(ts))
         else:
             ms = ms_from_iso(entry.get("timestamp"))
             if ms is not None:
                 last_ms = max(last_ms or 0, ms)
-        text = text_of(message.get("content"), " ")
+        text = content_text(message.get("content"))
         if not text:
             continue
         texts.append(text)
@@ -146,8 +148,29 @@ def list_all_sessions(root: str | os.PathLike[str] | None = None) -> list[Sessio
     return infos
 
 
+def content_text(content: Any) -> str:
+    """The text blocks of a message's content joined with spaces (pi's ``SessionInfo`` texts).
+
+    Content of an unexpected shape (a number, blocks whose text is not a string) gives what
+    can be read of it rather than an error: one odd file must not break a whole listing.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return text_of(blocks, " ")
+
+
+_MAX_MS = 8_640_000_000_000_000  # JavaScript's last valid date; later ones are NaN (an invalid date)
+
+
 def _dt(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    ms = max(-_MAX_MS, min(ms, _MAX_MS))
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return datetime.max.replace(tzinfo=timezone.utc) if ms > 0 else datetime.min.replace(tzinfo=timezone.utc)
 
 
-__all__: list[Any] = ["SessionInfo", "info_from_entries", "list_all_sessions", "list_sessions", "session_info"]
+__all__: list[Any] = ["SessionInfo", "content_text", "info_from_entries", "list_all_sessions", "list_sessions", "session_info"]

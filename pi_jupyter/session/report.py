@@ -18,6 +18,7 @@ ProblemKind = Literal[
     "cycle",  # entries whose parents form a loop; unreachable from any root
     "unknown_type",  # an entry type this version does not know; kept, adds nothing to the context
     "migrated",  # the file was migrated from an older version
+    "odd_value",  # a header field of an unexpected JSON type; read as unset
 ]
 
 

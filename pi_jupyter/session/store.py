@@ -37,6 +37,8 @@ from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from ..messages import WireModel, as_message, now_iso
 from .context import SessionContext
 from .entries import CURRENT_VERSION, Entry, SessionHeader, entry_from_dict
@@ -52,6 +54,7 @@ Durability = Literal["entry", "turn", "never"]
 """When appends are forced to disk: after every entry, after each assistant message, or never."""
 
 _CURRENT: Any = object()
+_MIGRATION_ATTEMPTS = 3  # reads of a file that another process changes while we migrate it
 _SETTLE_GC_ENTRIES = 5000  # files at least this long get their objects moved to the oldest GC generation
 
 
@@ -144,14 +147,21 @@ class Session:
             raise FileNotFoundError(f"no session file at {p} (use create=True to start one there)")
         if os.path.isdir(p):
             raise SessionFileError(p, "is a folder, not a session file")
-        with open(p, "rb") as fh:
-            data = fh.read()
-        with paused_gc():
-            session = cls._from_bytes(p, data, readonly=readonly, durability=durability)
-            del data
-            if len(session._index.order) >= _SETTLE_GC_ENTRIES:
-                settle_gc()  # before the collector runs again, or its next young collection walks them all
-        return session
+        for attempt in range(_MIGRATION_ATTEMPTS):
+            with open(p, "rb") as fh:
+                data = fh.read()
+            try:
+                with paused_gc():
+                    session = cls._from_bytes(p, data, readonly=readonly, durability=durability)
+                    del data
+                    if len(session._index.order) >= _SETTLE_GC_ENTRIES:
+                        settle_gc()  # before the collector runs again, or its next young collection walks them all
+                return session
+            except SessionChangedError:
+                # another process wrote the file while we migrated it (probably migrating it too): read it again
+                if attempt == _MIGRATION_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @classmethod
     def _from_bytes(cls, path: str, data: bytes, *, readonly: bool, durability: Durability) -> Session:
@@ -182,6 +192,10 @@ class Session:
             old = header.get("version", 1)
             migrated = migrate(header, entries)
             report.add(0, "migrated", f"migrated from version {old} to {CURRENT_VERSION}", "info")
+        bad_fields = _typed_header(header)[1]
+        if bad_fields:
+            shown = ", ".join(f"{key} = {header.get(key)!r}" for key in bad_fields)
+            report.add(chunk.lines[0], "odd_value", f"header field(s) of an unexpected type ({shown}); read as unset", "warning")
         all_entries, all_lines = entries, lines  # repeated headers are reported and skipped by the index
         index = EntryIndex()
         index.extend(entries, lines, report)
@@ -224,8 +238,13 @@ class Session:
             fd = self._open_fd()
             try:
                 with exclusive(fd, self._path):
-                    size = os.fstat(fd).st_size
-                    if size != len(data):
+                    stat = os.fstat(fd)
+                    try:
+                        current = os.stat(self._path).st_ino
+                    except FileNotFoundError:
+                        current = None
+                    # another writer may have migrated it first (a new file) and appended to it since
+                    if stat.st_size != len(data) or current != stat.st_ino:
                         raise SessionChangedError(f"{self._path}: changed while it was being migrated; not rewritten")
                     write_atomic(self._path, blob)
             finally:
@@ -354,8 +373,13 @@ class Session:
 
     @property
     def header(self) -> SessionHeader:
-        """The header line as a model."""
-        return SessionHeader.model_validate(self._header)
+        """The header line as a model (a field of the wrong type, which pi ignores, reads as unset)."""
+        return _typed_header(self._header)[0]
+
+    @property
+    def raw_header(self) -> RawEntry:
+        """The header line as read (after a migration, as migrated); do not modify it."""
+        return self._header
 
     @property
     def cwd(self) -> str:
@@ -716,12 +740,19 @@ class Session:
         if target_id == previous and (self._leaf_saved or not persist):
             return previous
         with self._lock:
-            self._index.leaf = target_id
             if not persist or self._path is None:
+                self._index.leaf = target_id
                 self._leaf_saved = self._path is None
                 return target_id
-            # the marker is a child of the target; indexing it leaves the leaf on the target
-            self.append_custom(CHECKOUT_TYPE, {"targetId": target_id, "fromId": previous})
+            if self._readonly:
+                raise SessionError(f"{self._path}: opened read-only; a checkout is written to the file (use persist=False)")
+            self._index.leaf = target_id
+            try:
+                # the marker is a child of the target; indexing it leaves the leaf on the target
+                self.append_custom(CHECKOUT_TYPE, {"targetId": target_id, "fromId": previous})
+            except BaseException:
+                self._index.leaf = previous  # nothing was written: the leaf stays where the file says it is
+                raise
         return self._index.leaf
 
     def on_append(self, callback: Callable[[RawEntry], None]) -> Callable[[], None]:
@@ -862,7 +893,8 @@ class Session:
         leaf = self._index.leaf if entry_id is _CURRENT else (self.resolve(entry_id) if entry_id is not None else None)
         path_entries = self._index.path(leaf)
         if not path_entries:
-            raise EntryNotFoundError(str(entry_id), self._path)
+            # only the point before the first entry has an empty branch (an unknown id fails in resolve)
+            raise SessionError("nothing to fork: the branch is empty (the leaf is before the first entry); give an entry id")
         kept: list[RawEntry] = []
         previous: str | None = None
         dropped: list[str] = []  # labels since the last kept entry
@@ -943,6 +975,18 @@ def _header(sid: str, ts: str, cwd: str, parent: str | None) -> RawEntry:
     if parent:
         header["parentSession"] = parent
     return header
+
+
+def _typed_header(raw: RawEntry) -> tuple[SessionHeader, list[str]]:
+    """The header as a model, and the keys whose values had the wrong type (left unset in the model)."""
+    try:
+        return SessionHeader.model_validate(raw), []
+    except ValidationError as exc:
+        bad = sorted({str(err["loc"][0]) for err in exc.errors() if err.get("loc")} - {"type", "id"})
+        data = {k: v for k, v in raw.items() if k not in bad}
+        if "version" in bad:
+            data["version"] = None  # unknown, rather than the current version's default
+        return SessionHeader.model_validate(data), bad
 
 
 def _ends_turn(entry: RawEntry) -> bool:

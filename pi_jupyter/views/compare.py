@@ -245,7 +245,8 @@ class Comparison(BaseModel):
         lines = [f"common ancestor: {self.ancestor_id or '(none)'}" + (f"  {self.ancestor_preview}" if self.ancestor_preview else "")]
         for b in self.branches:
             lines.append(
-                f"{b.name}: {b.turns} turns, {b.tool_calls} tool calls, {b.tokens:,} tokens, {digest.cost_text(b.cost)}, "
+                f"{b.name}: {_count(b.turns, 'turn')}, {_count(b.tool_calls, 'tool call')}, {_count(b.tokens, 'token')}, "
+                f"{digest.cost_text(b.cost)}, "
                 f"{_seconds(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
         return "\n".join(lines)
@@ -291,7 +292,7 @@ def compare(session: Session, *refs: str, limit: int = 12) -> Comparison:
     ends = digest.cell_ends(entries)
     cells = digest.cell_records(entries)
     leaves = [_resolve(session, ref, ends) for ref in names]
-    paths = [session.raw_branch(leaf) for leaf in leaves]
+    paths = [digest.branch_of(session, leaf) for leaf in leaves]
     ancestor_at = _common_prefix(paths)
     shared = [e for e in paths[0][:ancestor_at] if not digest.is_transparent(e)]
     ancestor = shared[-1] if shared else None  # a marker or cell record stands for its parent
@@ -318,9 +319,10 @@ def _resolve(session: Session, ref: Any, ends: dict[str, str]) -> str:
     entry = session.raw_entry(eid)
     while digest.is_transparent(entry):
         parent = entry.get("parentId")
-        if not isinstance(parent, str) or parent not in session:
+        above = digest.lookup(session, parent) if isinstance(parent, str) and parent else None
+        if above is None:
             break
-        eid, entry = parent, session.raw_entry(parent)
+        eid, entry = parent, above
     return _turn_end(session, eid) if digest.is_head(entry) else eid
 
 
@@ -328,24 +330,38 @@ def _turn_end(session: Session, eid: str) -> str:
     """A prompt stands for its whole turn: follow its only line of replies to the turn's end."""
     cur = eid
     for _ in range(100_000):
-        kids = [k for k in session.child_ids(cur) if not digest.is_transparent(session.raw_entry(k))]
+        below = [(k, digest.lookup(session, k)) for k in session.child_ids(cur)]
+        kids = [(k, e) for k, e in below if e is not None and not digest.is_transparent(e)]
         if len(kids) != 1:
             return cur
-        nxt = session.raw_entry(kids[0])
+        nxt = kids[0][1]
         if digest.is_head(nxt) or digest.is_meta(nxt) or nxt.get("type") in digest.SOLO_TYPES:
             return cur
-        cur = kids[0]
+        cur = kids[0][0]
     return cur
 
 
 def _recent_tips(entries: list[RawEntry], limit: int) -> list[str]:
-    """Ids of the most recent tips (messages with no child but markers and labels), oldest first."""
+    """Ids of the most recent tips (messages with no message below them), oldest first.
+
+    Labels, settings, markers, compactions and summaries between two messages do not end a
+    branch: a label entry is appended after the leaf and the next turn hangs under it.
+    """
+    by_id = {e["id"]: e for e in entries}
     has_child: set[str] = set()
     for entry in entries:
-        parent = entry.get("parentId")
-        if isinstance(parent, str) and not digest.is_transparent(entry) and entry.get("type") != "label":
-            has_child.add(parent)
-    tips = [e["id"] for e in entries if e["id"] not in has_child and digest.message(e) is not None]
+        if digest.message(entry) is None:
+            continue
+        parent, seen = entry.get("parentId"), set()
+        while isinstance(parent, str) and parent in by_id and parent not in seen:
+            seen.add(parent)
+            above = by_id[parent]
+            if digest.message(above) is not None:
+                has_child.add(parent)
+                break
+            parent = above.get("parentId")
+    # an entry whose id is "" is no ref (an odd file): it is left out of the tips
+    tips = [e["id"] for e in entries if e["id"] and e["id"] not in has_child and digest.message(e) is not None]
     return list(dict.fromkeys(tips))[-limit:]
 
 
@@ -366,7 +382,7 @@ def _branch(
     cells: dict[str, tuple[str, int | None]],
 ) -> BranchStats:
     after = [e for e in path[ancestor_at:] if not digest.is_transparent(e)]
-    label = labels.get(leaf)
+    label = digest.as_text(labels[leaf]) if labels.get(leaf) else None  # pi keeps any truthy value as a label
     cell = cells.get(leaf)
     if cell is None:
         cell = next((cells[e["id"]] for e in reversed(after) if e["id"] in cells), None)
@@ -417,7 +433,7 @@ def _branch(
             stats.cache_read_tokens += parts["cacheRead"]
             stats.cache_write_tokens += parts["cacheWrite"]
             stats.tool_calls += calls
-            stop = str(msg.get("stopReason") or "stop")
+            stop = digest.as_text(msg.get("stopReason") or "stop")
             stops[stop] += 1
             model = digest.model_ref(msg.get("provider"), msg.get("model"))
             if model not in stats.models:
@@ -437,10 +453,10 @@ def _branch(
     for entry in reversed(path):
         msg = digest.message(entry)
         if msg is not None and msg.get("role") == "assistant":
-            stats.final_stop_reason = str(msg.get("stopReason") or "stop")
+            stats.final_stop_reason = digest.as_text(msg.get("stopReason") or "stop")
             stats.final_answer = digest.content_text(msg.get("content"))
             if stats.final_stop_reason == "error" and not stats.final_answer:
-                stats.final_answer = f"(error: {msg.get('errorMessage') or 'unknown'})"
+                stats.final_answer = f"(error: {digest.error_summary(digest.as_text(msg.get('errorMessage') or 'unknown'))})"
             break
     return stats
 
@@ -494,3 +510,7 @@ def _answers_html(branches: list[BranchStats]) -> str:
             f'<div style="font-weight:bold;color:{color}">{html.escape(b.name)}</div>{text}</div>'
         )
     return '<div class="pi-answers" style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cells) + "</div>"
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n:,} {one if n == 1 else one + 's'}"

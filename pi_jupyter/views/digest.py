@@ -6,10 +6,12 @@ keeps (no pydantic validation) and tolerate any shape a file may hold.
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Any
 
-from ..messages.text import ms_from_iso
+from ..messages.text import display_text, ms_from_iso
 from ..session.index import CELL_TYPE, CHECKOUT_TYPE, TRANSPARENT_TYPES
 
 RawEntry = dict[str, Any]
@@ -19,6 +21,8 @@ __all__ = ["CELL_TYPE", "CHECKOUT_TYPE", "TRANSPARENT_TYPES"]  # re-exported for
 _SPACE = re.compile(r"\s+")
 # control characters (other than whitespace) break Graphviz labels and terminals
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# a lone surrogate (a JSON escape such as "\ud83d" without its pair) cannot be written as UTF-8
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 HEAD_ROLES = frozenset({"user", "bashExecution"})
 """Message roles that start a turn (besides ``custom_message`` entries)."""
@@ -32,7 +36,47 @@ SOLO_TYPES = frozenset({"compaction", "branch_summary"})
 
 def is_transparent(entry: RawEntry) -> bool:
     """A checkout marker or a cell record: a dead-end child that stands for its parent."""
-    return entry.get("type") == "custom" and entry.get("customType") in TRANSPARENT_TYPES
+    kind = entry.get("customType")
+    return entry.get("type") == "custom" and isinstance(kind, str) and kind in TRANSPARENT_TYPES
+
+
+def as_text(value: Any) -> str:
+    """A value from the file as text: a string as it is, anything else as the file writes it
+    (``5``, ``true``, ``["x"]``; ``null`` as nothing), see :func:`~pi_jupyter.messages.text.display_text`.
+
+    For fields that should hold a string (a label, a model id, a custom type) and hold
+    another JSON type in an odd file.
+    """
+    return value if isinstance(value, str) else display_text(value)
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so it can be written as UTF-8 (to Graphviz, to the browser)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def lookup(session: Any, entry_id: str) -> RawEntry | None:
+    """The entry dict of ``entry_id``, or ``None``; unlike ``Session.raw_entry`` this also finds
+    an entry whose id is the empty string (an odd file: ``""`` is no ref to the session)."""
+    if not isinstance(entry_id, str) or entry_id not in session:
+        return None
+    if entry_id:
+        return session.raw_entry(entry_id)
+    return next((e for e in reversed(session.raw_entries()) if e.get("id") == ""), None)
+
+
+def branch_of(session: Any, entry_id: str) -> list[RawEntry]:
+    """``Session.raw_branch(entry_id)``, also for an entry whose id is ``""``: the entries from the
+    root to it, as pi walks them to build its context (no entry names ``""`` as its parent: a
+    ``parentId`` of ``""`` names none, for pi as here)."""
+    if entry_id:
+        return session.raw_branch(entry_id)
+    entry = lookup(session, entry_id)
+    if entry is None:
+        return []
+    parent = entry.get("parentId")
+    above = session.raw_branch(parent) if isinstance(parent, str) and parent and parent in session else []
+    return [*above, entry]
 
 
 def message(entry: RawEntry) -> dict[str, Any] | None:
@@ -85,15 +129,24 @@ def preview(text: str, limit: int) -> str:
 
 
 def content_text(content: Any, sep: str = "\n") -> str:
-    """The text blocks of a content list (or the string itself)."""
+    """The text blocks of a content list (or the string itself).
+
+    An odd file's values are shown as it writes them: a text block whose text is not a string
+    (``5``), or content that is neither a string nor a list (``true``, an object); ``null``
+    and items that are not blocks are left out.
+    """
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        return ""
+        return as_text(content)
     parts = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+            elif text is not None:
+                parts.append(as_text(text))
     return sep.join(parts)
 
 
@@ -109,33 +162,60 @@ def entry_text(entry: RawEntry) -> str:
     if msg is not None:
         r = msg.get("role")
         if r == "bashExecution":
-            return f"$ {msg.get('command') or ''}"
+            return f"$ {as_text(msg.get('command') or '')}"
         if r in ("branchSummary", "compactionSummary"):
-            return str(msg.get("summary") or "")
+            return as_text(msg.get("summary") or "")
         return content_text(msg.get("content"))
     if kind == "custom_message":
         return content_text(entry.get("content"))
     if kind in ("compaction", "branch_summary"):
-        return str(entry.get("summary") or "")
+        return as_text(entry.get("summary") or "")
     if kind == "label":
-        label = entry.get("label")
-        return f"label {entry.get('targetId')}: {label}" if label else f"label cleared on {entry.get('targetId')}"
+        label, target = entry.get("label"), as_text(entry.get("targetId"))
+        return f"label {target}: {as_text(label)}" if label else f"label cleared on {target}"
     if kind == "model_change":
         return f"model {model_ref(entry.get('provider'), entry.get('modelId'))}"
     if kind == "thinking_level_change":
-        return f"thinking {entry.get('thinkingLevel')}"
+        return f"thinking {as_text(entry.get('thinkingLevel'))}"
     if kind == "session_info":
-        return f"session name {entry.get('name')!r}"
+        name = entry.get("name")
+        return f"session name {name!r}" if isinstance(name, str) else f"session name {as_text(name)}"
     if kind == "custom":
-        return f"custom {entry.get('customType')}"
-    return str(kind or "entry")
+        return f"custom {as_text(entry.get('customType'))}"
+    return as_text(kind or "entry")
+
+
+def error_summary(text: str) -> str:
+    """An error message with a vendor's JSON body boiled down to its type and message.
+
+    ``400 {"type":"error","error":{"type":"invalid_request_error","message":"MSG"}}`` becomes
+    ``400 MSG (invalid_request_error)``, so a short preview shows what went wrong rather than
+    the start of the JSON. Anything else is returned unchanged.
+    """
+    start = text.find("{")
+    if start < 0 or len(text) > 100_000:
+        return text
+    try:
+        body = json.loads(text[start:])
+    except ValueError:
+        return text
+    if not isinstance(body, dict):
+        return text
+    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    msg = inner.get("message")
+    if not isinstance(msg, str) or not msg.strip():
+        return text
+    kind = inner.get("type") or inner.get("code")
+    head = text[:start].strip()
+    tail = f" ({kind})" if isinstance(kind, str) and kind and kind != "error" else ""
+    return f"{head} {msg.strip()}{tail}".strip()
 
 
 def model_ref(provider: Any, model_id: Any) -> str:
-    """``provider/model`` (either part may be missing)."""
+    """``provider/model`` (either part may be missing; odd values are shown as the file writes them)."""
     if provider and model_id:
-        return f"{provider}/{model_id}"
-    return str(model_id or provider or "?")
+        return f"{as_text(provider)}/{as_text(model_id)}"
+    return as_text(model_id or provider or "?")
 
 
 def usage(msg: dict[str, Any]) -> tuple[int, float, dict[str, int]]:
@@ -222,19 +302,26 @@ def cost_text(dollars: float) -> str:
     return f"${dollars:,.2f}"
 
 
+def count(value: Any) -> int:
+    """A token count from the file: a finite number as an integer; anything else (a string,
+    ``NaN``, ``1e400``, which reads as infinity) is 0."""
+    return _int(value)
+
+
 def _int(value: Any) -> int:
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value == value:
-        return int(value)
-    return 0
+        return value if abs(value) < 2**1000 else 0  # beyond a double: JavaScript's Infinity
+    return int(value) if math.isfinite(value) else 0
 
 
 def _float(value: Any) -> float:
-    if isinstance(value, bool):
+    """A cost: a finite number, else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0.0
-    if isinstance(value, (int, float)) and value == value:
-        return float(value)
-    return 0.0
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0

@@ -121,11 +121,11 @@ class GraphModel:
         parts.append(f"leaf {leaf.last_id if leaf is not None else '(before the first entry)'}")
         folded = []
         if self.folded_runs:
-            folded.append(f"{self.folded_runs} runs folded")
+            folded.append(_count(self.folded_runs, "run") + " folded")
         if self.collapsed_branches:
-            folded.append(f"{self.collapsed_branches} branches collapsed")
+            folded.append(_count(self.collapsed_branches, "branch", "branches") + " collapsed")
         if self.merged_branches:
-            folded.append(f"{self.merged_branches} branches merged")
+            folded.append(_count(self.merged_branches, "branch", "branches") + " merged")
         if folded:
             parts.append(", ".join(folded))
         if self.problem:
@@ -172,7 +172,7 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
     leaf_id = _visible_leaf(session)
     problem = None
     try:
-        path_ids = set(session.branch_ids(leaf_id)) if leaf_id is not None else set()
+        path_ids = {e["id"] for e in digest.branch_of(session, leaf_id)} if leaf_id is not None else set()
     except CycleError as exc:
         path_ids, problem = set(), f"the leaf's path has a parent cycle ({exc})"
     full = options.mode == "full"
@@ -187,7 +187,7 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
     )
 
     def path_of(entry_id: str) -> list[dict[str, Any]]:
-        return session.raw_branch(entry_id)
+        return digest.branch_of(session, entry_id)
 
     nodes: dict[str, GraphNode] = {}
     for shown in layout.nodes:
@@ -233,10 +233,8 @@ def _visible_leaf(session: Session) -> str | None:
     """The leaf, or the first ancestor of it that is drawn (a checkout marker or cell record stands for its parent)."""
     leaf = session.leaf_id
     for _ in range(64):
-        if leaf is None or leaf not in session:
-            return leaf
-        entry = session.raw_entry(leaf)
-        if not digest.is_transparent(entry):
+        entry = digest.lookup(session, leaf) if leaf is not None else None
+        if entry is None or not digest.is_transparent(entry):
             return leaf
         parent = entry.get("parentId")
         leaf = parent if isinstance(parent, str) and parent else None
@@ -263,12 +261,13 @@ def _q(value: str) -> str:
     Node names are keys without backslashes or control characters (see ``units.node_key``),
     so this quotes them exactly too.
     """
+    value = digest.utf8_safe(value)
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "") + '"'
 
 
 def _h(text: str) -> str:
     """Text for a Graphviz HTML-like label (Graphviz expands ``\\N`` even there, and reads ``\\\\`` as one backslash)."""
-    return html.escape(digest.one_line(text), quote=True).replace("\\", "\\\\")
+    return html.escape(digest.utf8_safe(digest.one_line(text)), quote=True).replace("\\", "\\\\")
 
 
 _KIND_STYLE: dict[str, tuple[str, str, str, str]] = {
@@ -358,7 +357,7 @@ def _label(node: GraphNode, options: GraphOptions) -> str:
     if node.status == "error" or node.errors:
         what = node.error or "error"
         count = f"{node.errors} errors: " if node.errors > 1 else "error: "
-        what = digest.clip(digest.one_line(what), options.preview_chars - 8)
+        what = digest.clip(digest.one_line(digest.error_summary(what)), options.preview_chars - 8)
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#cf222e"><B>✖ {_h(count + what)}</B></FONT>')
     if node.aborts or node.status == "aborted":
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#bc4c00"><B>■ aborted{f" ×{node.aborts}" if node.aborts > 1 else ""}</B></FONT>')

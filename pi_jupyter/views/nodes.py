@@ -86,7 +86,7 @@ class GraphNode:
         A label entry is appended after whatever was the leaf, so it often ends a turn's
         run; checking out, comparing or forking "this turn" means its last real step.
         """
-        return self.target or self.last_id
+        return self.target if self.target is not None else self.last_id
 
     @property
     def folded(self) -> bool:
@@ -170,10 +170,25 @@ def _head_title(entry: RawEntry, limit: int) -> str:
     if r == "bashExecution":
         return digest.preview(text, limit)
     if r == "custom":
-        return digest.preview(f"{entry.get('customType') or 'custom'}: {text}", limit)
+        return digest.preview(f"{digest.as_text(entry.get('customType') or 'custom')}: {text}", limit)
     msg = digest.message(entry) or {}
     images = " [image]" if digest.has_images(msg.get("content")) else ""
     return "You: " + digest.preview(text, limit - 5 - len(images)) + images
+
+
+def _entry_title(entry: RawEntry, limit: int) -> str:
+    """A few words for any entry (a fold that starts inside a turn names its first step)."""
+    if digest.is_head(entry):
+        return _head_title(entry, limit)
+    r = digest.role(entry)
+    if r == "assistant":
+        answer = _answer([entry], limit - 10)
+        return f"Assistant {answer}" if answer else "Assistant"
+    if r == "toolResult":
+        msg = digest.message(entry) or {}
+        return f"Tool result: {digest.as_text(msg.get('toolName') or '?')}"
+    text = digest.entry_text(entry)
+    return digest.preview(text, limit) if text.strip() else digest.as_text(entry.get("type") or "entry")
 
 
 def _answer(entries: list[RawEntry], limit: int) -> str:
@@ -183,7 +198,7 @@ def _answer(entries: list[RawEntry], limit: int) -> str:
     text = digest.content_text(msg.get("content"))
     if text.strip():
         return "→ " + digest.preview(text, limit - 2)
-    calls = [str(c.get("name") or "?") for c in digest.tool_calls(msg)]
+    calls = [digest.as_text(c.get("name") or "?") for c in digest.tool_calls(msg)]
     if calls:
         return "→ calls " + digest.clip(", ".join(calls), limit - 8)
     if msg.get("stopReason") in ("error", "aborted"):
@@ -209,7 +224,7 @@ def _describe_unit(node: GraphNode, unit: Unit, limit: int) -> None:
 
 def _role_words(entry: RawEntry) -> str:
     r = digest.role(entry)
-    return {"assistant": "assistant", "toolResult": "tool result"}.get(r or "", entry.get("type") or "entry")
+    return {"assistant": "assistant", "toolResult": "tool result"}.get(r or "", digest.as_text(entry.get("type") or "entry"))
 
 
 def _settings(entries: list[RawEntry], limit: int) -> str:
@@ -219,13 +234,14 @@ def _settings(entries: list[RawEntry], limit: int) -> str:
         if kind == "model_change":
             continue  # shown as a model badge
         if kind == "thinking_level_change":
-            parts.append(f"thinking {entry.get('thinkingLevel')}")
+            parts.append(f"thinking {digest.as_text(entry.get('thinkingLevel'))}")
         elif kind == "session_info":
-            parts.append(f"named {entry.get('name')!r}")
+            name = entry.get("name")
+            parts.append(f"named {name!r}" if isinstance(name, str) else f"named {digest.as_text(name)}")
         elif kind == "label":
             parts.append("label")
         else:
-            parts.append(str(entry.get("customType") or kind))
+            parts.append(digest.as_text(entry.get("customType") or kind))
     return digest.clip(", ".join(dict.fromkeys(parts)), limit)
 
 
@@ -243,7 +259,7 @@ def _describe_entry(node: GraphNode, unit: Unit, limit: int) -> None:
         node.summary = model
     elif r == "toolResult":
         msg = digest.message(entry) or {}
-        node.title = f"Tool result: {msg.get('toolName') or '?'}" + (" (error)" if msg.get("isError") else "")
+        node.title = f"Tool result: {digest.as_text(msg.get('toolName') or '?')}" + (" (error)" if msg.get("isError") else "")
         node.answer = digest.preview(digest.entry_text(entry), limit)
     elif kind == "model_change":
         node.title = "Model change"
@@ -251,15 +267,15 @@ def _describe_entry(node: GraphNode, unit: Unit, limit: int) -> None:
         node.title = "Label entry"
         node.answer = digest.preview(digest.entry_text(entry), limit)
     else:
-        node.title = digest.preview(digest.entry_text(entry), limit) or str(kind)
+        node.title = digest.preview(digest.entry_text(entry), limit) or digest.as_text(kind)
 
 
 def _describe_compaction(node: GraphNode, unit: Unit, limit: int, path_of: Callable[[str], list[RawEntry]]) -> None:
     entry = unit.entries[0]
     node.title = "Compaction"
     before = entry.get("tokensBefore")
-    node.tokens_before = before if isinstance(before, int) and not isinstance(before, bool) else None
-    node.summary = str(entry.get("summary") or "")
+    node.tokens_before = digest.count(before) if isinstance(before, (int, float)) and not isinstance(before, bool) else None
+    node.summary = digest.as_text(entry.get("summary") or "")
     node.tokens_after = estimate_context_tokens(path_of(entry["id"]))
     node.answer = digest.preview(node.summary, limit)
 
@@ -270,8 +286,10 @@ def estimate_context_tokens(path: list[RawEntry]) -> int:
 
     chars = 0
     for msg in context_from_path(path)["messages"]:
+        if not isinstance(msg, dict):
+            continue  # a message entry holding null or a number: no text
         if msg.get("role") in ("compactionSummary", "branchSummary"):
-            chars += len(str(msg.get("summary") or ""))
+            chars += len(digest.as_text(msg.get("summary") or ""))
             continue
         content = msg.get("content")
         chars += len(digest.content_text(content))
@@ -293,11 +311,9 @@ def _describe_fold(node: GraphNode, shown: Shown, limit: int) -> None:
     units = shown.units
     turns = sum(u.turns for u in units)
     first = next((u for u in units if u.head is not None), units[0])
-    first_title = (
-        _head_title(first.head, limit - 7) if first.head is not None else digest.preview(digest.entry_text(first.entries[0]), limit)
-    )
+    first_title = _head_title(first.head, limit - 7) if first.head is not None else _entry_title(first.entries[0], limit - 7)
     if shown.kind == "fold":
-        node.title = f"⋯ {turns:,} turns folded" if turns else f"⋯ {len(node.entry_ids):,} entries folded"
+        node.title = f"⋯ {_count(turns, 'turn')} folded" if turns else f"⋯ {_count(len(node.entry_ids), 'entry', 'entries')} folded"
         side = sum(1 for u in units if not u.on_path and u.parent is not None and u.parent.on_path)
         if shown.on_path and side:
             node.title += f", {side} side branch{'es' if side != 1 else ''}"
@@ -306,12 +322,12 @@ def _describe_fold(node: GraphNode, shown: Shown, limit: int) -> None:
         if last is not None and last is not first:
             node.summary = "to " + _head_title(last.head, limit - 3)  # type: ignore[arg-type]
     elif shown.kind == "sub":
-        node.title = f"⋯ branch: {turns:,} turns, {node.tips} tip{'s' if node.tips != 1 else ''}"
+        node.title = f"⋯ branch: {_count(turns, 'turn')}, {_count(node.tips, 'tip')}"
         node.answer = "from " + first_title
     else:
         inside = {id(u) for u in units}
         heads = sum(1 for u in units if u.parent is None or id(u.parent) not in inside)
-        node.title = f"⋯ {heads:,} more branches ({turns:,} turns)"
+        node.title = f"⋯ {heads:,} more branch{'es' if heads != 1 else ''} ({_count(turns, 'turn')})"
         node.answer = "from " + first_title
 
 
@@ -347,9 +363,9 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         stats += f" · {node.tool_calls} tool call{'s' if node.tool_calls != 1 else ''}"
     lines.append(stats)
     if node.turns > 1 or node.folded:
-        lines.append(f"{node.turns:,} turns, {len(node.entry_ids):,} entries")
+        lines.append(f"{_count(node.turns, 'turn')}, {_count(len(node.entry_ids), 'entry', 'entries')}")
     if node.error:
-        lines.append("error: " + digest.clip(digest.one_line(node.error), 200))
+        lines.append("error: " + digest.clip(digest.one_line(digest.error_summary(node.error)), 300))
     elif node.status == "aborted":
         lines.append("aborted")
     if node.models:
@@ -381,3 +397,7 @@ def _search(node: GraphNode, units: list[Unit]) -> str:
     if node.cell_id:
         parts.append(node.cell_id)
     return " ".join(p for p in parts if p).lower()
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"

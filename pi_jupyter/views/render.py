@@ -135,7 +135,7 @@ def _run(program: str, source: str, timeout: float) -> tuple[str | None, str | N
     try:
         proc = subprocess.run(
             [program, "-Tsvg", "-q"],
-            input=source.encode("utf-8"),
+            input=source.encode("utf-8", "replace"),  # a lone surrogate (no UTF-8) becomes "?", never an error
             capture_output=True,
             timeout=timeout,
             check=False,

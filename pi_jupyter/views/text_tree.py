@@ -21,7 +21,7 @@ def node_line(node: GraphNode) -> str:
         parts.append(node.answer)
     parts.extend(stat_parts(node))
     if node.status == "error":
-        parts.append("ERROR" + (f": {digest.clip(digest.one_line(node.error), 60)}" if node.error else ""))
+        parts.append("ERROR" + (f": {digest.clip(digest.one_line(digest.error_summary(node.error)), 60)}" if node.error else ""))
     elif node.status == "aborted" or node.aborts:
         parts.append("ABORTED")
     elif node.status == "length":
@@ -67,6 +67,10 @@ def text_tree(nodes: dict[str, GraphNode], roots: list[str], *, header: str = ""
         lines.append(f"{mark} {prefix}{branch}{node_line(node)}")
         child_prefix = prefix if top else prefix + ("   " if last else "│  ")
         kids = node.children
+        if len(kids) == 1:
+            # an only child continues the line at the same depth: only branch points indent
+            stack.append((kids[0], child_prefix, True, True))
+            continue
         for i in range(len(kids) - 1, -1, -1):
             stack.append((kids[i], child_prefix, i == len(kids) - 1, False))
     if hint:

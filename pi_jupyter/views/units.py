@@ -117,16 +117,31 @@ def build_units(
     return UnitTree(out_roots, units, by_entry, leaf_unit, path)
 
 
-_UNSAFE = re.compile(r"[\\\x00-\x1f\x7f]")
+_UNSAFE = re.compile(r"[\\\x00-\x1f\x7f\ud800-\udfff]")
+_PREFIXES = ("id:", "fold:", "sub:", "more:")
 
 
 def node_key(entry_id: str) -> str:
     """The Graphviz node name for a unit starting at ``entry_id``: the id itself when Graphviz keeps it intact.
 
     DOT names cannot hold every string (a backslash before the closing quote, control
-    characters); such ids get ``id:`` and their UTF-8 bytes in hex.
+    characters, a lone surrogate, which is no UTF-8), and a key must never be empty (``""``
+    means "none" to the TreeView) nor look like a fold's key (``fold:ID``) or an encoded one;
+    such ids get ``id:`` and their UTF-8 bytes in hex (the empty id is ``id:``).
     """
-    return entry_id if not _UNSAFE.search(entry_id) else "id:" + entry_id.encode("utf-8", "surrogatepass").hex()
+    if entry_id and not _UNSAFE.search(entry_id) and not entry_id.startswith(_PREFIXES):
+        return entry_id
+    return "id:" + entry_id.encode("utf-8", "surrogatepass").hex()
+
+
+def entry_of_key(key: str) -> str | None:
+    """The entry id a unit's key stands for (the inverse of :func:`node_key`), or ``None``."""
+    if not key.startswith("id:"):
+        return None if key.startswith(_PREFIXES) or not key else key
+    try:
+        return bytes.fromhex(key[3:]).decode("utf-8", "surrogatepass")
+    except ValueError:
+        return None
 
 
 def _visible(nodes: list[TreeNode]) -> list[TreeNode]:
@@ -189,8 +204,8 @@ def _annotate(
     for entry in unit.entries:
         eid = entry["id"]
         label = labels.get(eid)
-        if label:
-            unit.labels.append(label)
+        if label:  # pi keeps any truthy value as a label: show a number or a list as text
+            unit.labels.append(digest.as_text(label))
         if eid == leaf_id:
             unit.is_leaf = True
         if unit.cell is None:
@@ -217,7 +232,7 @@ def _annotate(
             if _STATUS_RANK[status] > _STATUS_RANK[unit.status]:
                 unit.status = status
                 if status == "error":
-                    unit.error = str(msg.get("errorMessage") or "error")
+                    unit.error = digest.as_text(msg.get("errorMessage") or "error")
         elif r == "toolResult" and msg.get("isError"):
             unit.tool_errors += 1
     unit.on_path = first["id"] in path_ids

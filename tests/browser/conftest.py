@@ -5,10 +5,11 @@ with a token, with its config, runtime, data, settings and workspace folders in 
 folder (settings: start the default kernel without asking, no news, no update checks). Kernels
 are real ipykernels started by JupyterLab. Screenshots go to ``artifacts/`` at the repo root.
 
-Fixtures: ``jupyter_server`` (session), ``browser`` (session), ``lab`` (a fresh page per test,
-with :class:`Lab` helpers: write and open a notebook, wait for its kernel, run cells, read
-outputs, save, reload, screenshot). Everything skips with the reason when Chromium, Playwright
-or JupyterLab is missing.
+Fixtures: ``jupyter_server`` (session), ``notebook7_server`` (session), ``browser`` (session),
+``lab`` (a fresh page per test, with :class:`Lab` helpers: write and open a notebook, wait for
+its kernel, run cells, read outputs, save, reload, screenshot) and ``notebook7`` (the same
+helpers on Notebook 7). Everything skips with the reason when Chromium, Playwright, JupyterLab
+or Notebook is missing.
 """
 
 from __future__ import annotations
@@ -88,14 +89,8 @@ class JupyterServer:
             return ""
 
 
-@pytest.fixture(scope="session")
-def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
-    """A JupyterLab server for the whole session, isolated from the user's Jupyter folders."""
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError:
-        pytest.skip("browser tests need JupyterLab: pip install jupyterlab")
-    base = tmp_path_factory.mktemp("jupyterlab")
+def _launch(base: Path, app: str) -> JupyterServer:
+    """Start ``python -m APP`` (``jupyterlab`` or ``notebook``) isolated in ``base``; wait until it answers."""
     root = base / "notebooks"
     dirs = {name: base / name for name in ("config", "runtime", "data", "settings", "workspaces", "ipython")}
     for d in (root, *dirs.values()):
@@ -117,10 +112,11 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
     env.pop("JUPYTER_PATH", None)
     port = _free_port()
     token = secrets.token_hex(16)
+    app_class = "LabApp" if app == "jupyterlab" else "JupyterNotebookApp"
     cmd = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        app,
         "--no-browser",
         "--allow-root",
         "--ip=127.0.0.1",
@@ -128,41 +124,71 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
         f"--IdentityProvider.token={token}",
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=None",
-        "--LabApp.extension_manager=readonly",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         # window.jupyterapp: run commands (run all, save) exactly as the menus do.
-        "--LabApp.expose_app_in_browser=True",
+        f"--{app_class}.expose_app_in_browser=True",
     ]
-    log = base / "jupyterlab.log"
+    if app == "jupyterlab":
+        cmd += [
+            "--LabApp.news_url=None",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+    log = base / f"{app}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     server = JupyterServer(url=f"http://127.0.0.1:{port}", token=token, root=root, log=log, proc=proc)
     deadline = time.monotonic() + 90
     while True:
         if proc.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {proc.returncode} before answering:\n{server.log_tail()}")
+            pytest.fail(f"{app} exited with {proc.returncode} before answering:\n{server.log_tail()}")
         try:
             server.api("/api/status")
             break
         except (urllib.error.URLError, ConnectionError, OSError):
             if time.monotonic() > deadline:
                 proc.terminate()
-                pytest.fail(f"JupyterLab did not answer on {server.url} within 90 s:\n{server.log_tail()}")
+                pytest.fail(f"{app} did not answer on {server.url} within 90 s:\n{server.log_tail()}")
             time.sleep(0.25)
-    yield server
+    return server
+
+
+def _stop(server: JupyterServer) -> None:
     try:
         server.api("/api/shutdown", method="POST")
     except (urllib.error.URLError, ConnectionError, OSError):
         pass
     try:
-        proc.wait(timeout=20)
+        server.proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        proc.terminate()
+        server.proc.terminate()
         try:
-            proc.wait(timeout=10)
+            server.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            server.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
+    """A JupyterLab server for the whole session, isolated from the user's Jupyter folders."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        pytest.skip("browser tests need JupyterLab: pip install jupyterlab")
+    server = _launch(tmp_path_factory.mktemp("jupyterlab"), "jupyterlab")
+    yield server
+    _stop(server)
+
+
+@pytest.fixture(scope="session")
+def notebook7_server(tmp_path_factory: pytest.TempPathFactory):
+    """A Jupyter Notebook 7 server (the classic-looking single-document app), isolated like JupyterLab's."""
+    try:
+        import notebook  # noqa: F401
+    except ImportError:
+        pytest.skip("Notebook 7 tests need the notebook package: pip install notebook")
+    server = _launch(tmp_path_factory.mktemp("notebook7"), "notebook")
+    yield server
+    _stop(server)
 
 
 @pytest.fixture(scope="session")
@@ -188,9 +214,10 @@ def browser():
 class Lab:
     """One browser page on the JupyterLab server, with helpers for notebooks."""
 
-    def __init__(self, server: JupyterServer, page: Any) -> None:
+    def __init__(self, server: JupyterServer, page: Any, app: str = "lab") -> None:
         self.server = server
         self.page = page
+        self.app = app  # "lab" (JupyterLab) or "notebook" (Notebook 7): they open documents at different URLs
         self.console: list[str] = []
         page.on("console", lambda msg: self.console.append(f"{msg.type}: {msg.text}"))
         page.on("pageerror", lambda err: self.console.append(f"pageerror: {err}"))
@@ -213,7 +240,10 @@ class Lab:
         """Open ``name`` (relative to the served folder) and wait until its kernel is connected and idle."""
         self.path = name
         # ?reset: start from an empty workspace, so notebooks an earlier test opened are not restored
-        self.page.goto(f"{self.server.url}/lab/tree/{name}?reset&token={self.server.token}")
+        if self.app == "lab":
+            self.page.goto(f"{self.server.url}/lab/tree/{name}?reset&token={self.server.token}")
+        else:
+            self.page.goto(f"{self.server.url}/notebooks/{name}?token={self.server.token}")
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=timeout * 1000)
         self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
         self.wait_for_kernel(timeout)
@@ -311,6 +341,35 @@ class Lab:
             time.sleep(0.1)
         raise AssertionError(f"cell {index} did not run within {timeout} s")
 
+    def watch_stream(self, view: Any, timeout: float = 90) -> int:
+        """Sample the text of an AgentView (a ``.piav-root`` locator) until it is done; returns how many times it grew.
+
+        A streamed answer grows in many steps; one that arrives at once grows once or twice.
+        """
+        lengths: list[int] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            lengths.append(len(view.locator(".piav-body").inner_text()))
+            if view.get_attribute("data-state") == "done":
+                break
+            time.sleep(0.05)
+        assert view.get_attribute("data-state") == "done", f"the view never reached done; console: {self.console[-10:]}"
+        return sum(1 for a, b in zip(lengths, lengths[1:], strict=False) if b > a)
+
+    def stop_while_streaming(self, index: int, min_chars: int = 10, timeout: float = 30) -> None:
+        """Wait until AgentView number ``index`` streams answer text, click its Stop button, wait for ``aborted``."""
+        self.page.wait_for_function(
+            "([i, n]) => { const r = document.querySelectorAll('.piav-root')[i];"
+            " const t = r && r.querySelector('.piav-assistant .piav-text');"
+            " return r && r.dataset.state === 'streaming' && t && t.innerText.length > n; }",
+            arg=[index, min_chars],
+            timeout=timeout * 1000,
+        )
+        self.page.locator(".piav-root").nth(index).locator("button.piav-stop").click()
+        self.page.wait_for_function(
+            "(i) => document.querySelectorAll('.piav-root')[i].dataset.state === 'aborted'", arg=index, timeout=timeout * 1000
+        )
+
     def save(self, timeout: float = 30) -> None:
         """Save the notebook and wait until the panel is no longer dirty."""
         self.command("docmanager:save")
@@ -347,5 +406,16 @@ def lab(jupyter_server: JupyterServer, browser: Any):
     page = context.new_page()
     page.set_default_timeout(30_000)
     helper = Lab(jupyter_server, page)
+    yield helper
+    context.close()
+
+
+@pytest.fixture
+def notebook7(notebook7_server: JupyterServer, browser: Any):
+    """A fresh browser page on the session's Notebook 7 server, with the :class:`Lab` helpers."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    helper = Lab(notebook7_server, page, app="notebook")
     yield helper
     context.close()

@@ -8,8 +8,6 @@ reload the transcript is still there. Screenshots go to ``artifacts/``.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -37,10 +35,6 @@ print("BG", res.stop_reason, last.stop_reason, bool(last.text), "check-end")
 """
 
 
-def _text(view) -> int:
-    return len(view.locator(".piav-body").inner_text())
-
-
 def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     lab.write_notebook("pi_magic.ipynb", [SETUP, BLOCKING])
     lab.open_notebook("pi_magic.ipynb")
@@ -51,16 +45,7 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     lab.run_cell(1)
     view = lab.page.locator(".piav-root").nth(0)
     view.wait_for(timeout=30_000)
-    lengths: list[int] = []
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        lengths.append(_text(view))
-        if view.get_attribute("data-state") == "done":
-            break
-        time.sleep(0.05)
-    assert view.get_attribute("data-state") == "done", lab.console[-10:]
-    growth = [b for a, b in zip(lengths, lengths[1:], strict=False) if b > a]
-    assert len(growth) >= 5, f"the answer did not stream in steps: {lengths[:50]}"
+    assert lab.watch_stream(view) >= 5, "the answer did not stream in steps"
     assert "It diverges after step two hundred" in view.inner_text()
     assert "offline/typewriter" in view.locator(".piav-status").inner_text()
     lab.wait_for_output(1, "pi: stop")

@@ -8,10 +8,8 @@ import os
 import secrets
 from typing import Any, ClassVar, Literal
 
-from ...messages import TextContent
 from ..policy import PathNotAllowed, Policy, tool_output_dir
-from ..redact import redact, redact_value
-from ..tools import P, Tool, ToolContext, ToolResult
+from ..tools import P, Tool, ToolContext, ToolResult, redact_result
 
 __all__ = ["BuiltinTool", "ToolError", "new_output_path", "redact_result"]
 
@@ -22,13 +20,6 @@ class ToolError(Exception):
     def __init__(self, message: str, details: Any = None) -> None:
         super().__init__(message)
         self.details = details
-
-
-def redact_result(result: ToolResult) -> ToolResult:
-    """``result`` with secrets removed from its text blocks and its details (images are left as they are)."""
-    content = [TextContent(text=redact(b.text)) if isinstance(b, TextContent) else b for b in result.content]
-    details = redact_value(result.details) if result.details is not None else None
-    return ToolResult(content=content, details=details, is_error=result.is_error)
 
 
 def new_output_path(prefix: str) -> str:

@@ -1,8 +1,9 @@
 """Turn a Python value into text for the model and a MIME bundle for people (no IPython needed).
 
 The model gets text: pandas objects via ``to_string`` (first and last rows, with the
-shape), ``_repr_markdown_`` as is, ``_repr_html_`` stripped to text when the object has no
-``__repr__`` of its own, else ``repr``. The bundle keeps the rich forms (``text/html``,
+shape), ``_repr_markdown_`` as is, ``_repr_html_`` stripped to text (else ``_repr_latex_``,
+else ``_repr_json_``) when the object's ``repr`` says nothing (none of its own, or just
+``<pkg.Class object ...>`` as IPython's ``HTML`` gives), else ``repr``. The bundle keeps the rich forms (``text/html``,
 ``text/markdown``, ``text/latex``, ``image/png``, ``image/jpeg``, ``image/svg+xml``) for
 the widget; whether images reach the model is the caller's decision.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 from html.parser import HTMLParser
 from typing import Any
@@ -31,8 +33,11 @@ class _TextExtractor(HTMLParser):
         self._skip = 0
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
+        self._tables = 0
 
     def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "table":
+            self._tables += 1
         if tag in ("script", "style"):
             self._skip += 1
         elif tag == "tr":
@@ -48,6 +53,8 @@ class _TextExtractor(HTMLParser):
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._tables = max(0, self._tables - 1)
         if tag in ("script", "style"):
             self._skip = max(0, self._skip - 1)
         elif tag in ("td", "th") and self._cell is not None:
@@ -66,6 +73,8 @@ class _TextExtractor(HTMLParser):
             return
         if self._cell is not None:
             self._cell.append(data)
+        elif self._tables and not data.strip():
+            return  # indentation between rows and cells of a table is layout, not text
         else:
             self.parts.append(data)
 
@@ -112,8 +121,12 @@ def _pandas_text(value: Any) -> str | None:
     return None
 
 
-def _has_own_repr(value: Any) -> bool:
-    return type(value).__repr__ is not object.__repr__
+_BARE_REPR = re.compile(r"^<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>$")
+
+
+def _has_own_repr(value: Any, plain: str) -> bool:
+    """True when ``repr`` says more than the class name (``<pkg.Class object at 0x...>`` says nothing)."""
+    return type(value).__repr__ is not object.__repr__ and not _BARE_REPR.match(plain.strip())
 
 
 def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
@@ -131,6 +144,7 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
         ("_repr_svg_", "image/svg+xml"),
         ("_repr_png_", "image/png"),
         ("_repr_jpeg_", "image/jpeg"),
+        ("_repr_json_", "application/json"),
     ):
         if key in bundle:
             continue
@@ -149,19 +163,30 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
         plain = f"<{type(value).__name__} object (repr failed: {type(exc).__name__}: {exc})>"
     bundle["text/plain"] = plain
 
+    own_repr = _has_own_repr(value, plain)
     text = _pandas_text(value)
     if text is None and isinstance(bundle.get("text/markdown"), str):
         text = bundle["text/markdown"]
-    if text is None and isinstance(bundle.get("text/html"), str) and not _has_own_repr(value):
+    if text is None and isinstance(bundle.get("text/html"), str) and not own_repr:
         text = html_to_text(bundle["text/html"])
-    if text is None and isinstance(bundle.get("text/latex"), str) and not _has_own_repr(value):
+    if text is None and isinstance(bundle.get("text/latex"), str) and not own_repr:
         text = bundle["text/latex"]
+    if text is None and "application/json" in bundle and not own_repr:
+        try:
+            text = json.dumps(bundle["application/json"], ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = None
     if text is None:
         text = plain
     # Keep the bundle JSON-friendly and bounded: it lands in the session file.
     for key in list(bundle):
         v = bundle[key]
-        if not isinstance(v, str):
+        if key == "application/json" and not isinstance(v, str):
+            try:
+                bundle[key] = json.dumps(v, ensure_ascii=False, default=str)
+            except (TypeError, ValueError):
+                bundle[key] = str(v)
+        elif not isinstance(v, str):
             bundle[key] = str(v)
         if key != "text/plain" and not key.startswith("image/") and len(bundle[key]) > _MAX_RICH_CHARS:
             del bundle[key]

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from ...resources.ignore import compile_glob
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES, NO_LINE_LIMIT, format_size, truncate_head
 from .walk import walk
 
 __all__ = ["FindParams", "FindTool"]
@@ -90,7 +90,7 @@ class FindTool(BuiltinTool[FindParams]):
             raise ToolError("Operation aborted")
         if not found:
             return ToolResult.text("No files found matching pattern")
-        truncation = truncate_head("\n".join(found), max_lines=1 << 62)
+        truncation = truncate_head("\n".join(found), max_lines=NO_LINE_LIMIT)
         output = truncation.content
         details: dict = {}
         notices = []

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from ...resources.ignore import compile_glob
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
-from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, format_size, truncate_head, truncate_line
+from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, format_size, truncate_head, truncate_line
 from .walk import walk
 
 __all__ = ["GrepParams", "GrepTool"]
@@ -211,7 +211,7 @@ class GrepTool(BuiltinTool[GrepParams]):
                 break
         if matches == 0:
             return ToolResult.text("No matches found")
-        truncation = truncate_head("\n".join(out), max_lines=1 << 62)
+        truncation = truncate_head("\n".join(out), max_lines=NO_LINE_LIMIT)
         output = truncation.content
         details: dict = {}
         notices = []

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
-from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
+from .truncate import DEFAULT_MAX_BYTES, NO_LINE_LIMIT, format_size, truncate_head
 
 __all__ = ["LsParams", "LsTool"]
 
@@ -65,7 +65,7 @@ class LsTool(BuiltinTool[LsParams]):
             results.append(name + ("/" if stat.S_ISDIR(st.st_mode) else ""))
         if not results:
             return ToolResult.text("(empty directory)")
-        truncation = truncate_head("\n".join(results), max_lines=1 << 62)
+        truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)
         output = truncation.content
         details: dict = {}
         notices = []

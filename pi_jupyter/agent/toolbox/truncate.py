@@ -17,6 +17,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_LINES",
     "GREP_MAX_LINE_LENGTH",
+    "NO_LINE_LIMIT",
     "TruncationResult",
     "format_size",
     "truncate_head",
@@ -27,6 +28,8 @@ __all__ = [
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
 GREP_MAX_LINE_LENGTH = 500
+NO_LINE_LIMIT = 2**53 - 1
+"""The line limit of listings capped by bytes only (grep, find, ls): JavaScript's ``Number.MAX_SAFE_INTEGER``, as pi records it."""
 
 
 class TruncationResult(BaseModel):

@@ -1,0 +1,258 @@
+"""``%%pi`` and ``%pi`` in an in-process IPython: option parsing, ``{expr}`` filling, errors, the result, settings.
+
+The kernel tests (``test_notebook_kernel.py``) run the same magics in a real ipykernel; these
+run in IPython's own shell, which is quicker and shows exactly what a user reads.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.terminal.interactiveshell import TerminalInteractiveShell
+from IPython.testing.globalipapp import start_ipython
+
+from pi_jupyter import Session
+from pi_jupyter.notebook.config import file_settings
+from pi_jupyter.notebook.prompt_text import PromptFormatError, fill_prompt
+from pi_jupyter.notebook.result import CellResult
+
+
+def shell_instance() -> TerminalInteractiveShell:
+    """IPython's test shell (one per process; ``start_ipython`` makes it the first time)."""
+    start_ipython()
+    return TerminalInteractiveShell.instance()
+
+
+@pytest.fixture
+def ip(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "no-user-config.toml"))
+    shell = shell_instance()
+    shell.run_line_magic("load_ext", "pi_jupyter")
+    shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
+    shell.run_line_magic("config", "PiMagics.widget = False")
+    shell.run_line_magic("config", "PiMagics.model = 'offline/echo'")
+    yield shell
+    shell.run_line_magic("unload_ext", "pi_jupyter")
+    shell._pi_magics = None
+
+
+def usage_error(shell, line: str, cell: str | None = None) -> str:
+    with pytest.raises(UsageError) as info:
+        if cell is None:
+            shell.run_line_magic("pi", line)
+        else:
+            shell.run_cell_magic("pi", line, cell)
+    return str(info.value)
+
+
+# ------------------------------------------------------------------ {expr}
+
+
+def test_fields_are_python_expressions_in_the_namespace():
+    ns = {"df_rows": 120, "xs": [1, 2, 3], "x": 3.14159, "name": "Ada"}
+    assert fill_prompt("{name} has {df_rows} rows, {len(xs)} items, pi is {x:.2f}", ns) == "Ada has 120 rows, 3 items, pi is 3.14"
+    assert fill_prompt("{name!r} {x:{df_rows // 20}.1f} {xs[-1]}", ns) == "'Ada'    3.1 3"
+    assert fill_prompt("a dict: {{'a': 1}} and {{}}", ns) == "a dict: {'a': 1} and {}"
+    assert fill_prompt("no braces at all", {}) == "no braces at all"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("What is {missing}?", "{missing} in the prompt: name 'missing' is not defined"),
+        ("empty {} braces", "'{}' with no expression"),
+        ("a dict {'a': 1}", "{'a': 1} in the prompt cannot be formatted"),
+        ("{1 +}", "{1 +} in the prompt is not a Python expression"),
+        ("{3!z}", "unknown conversion !z"),
+        ("fails {1/0}", "ZeroDivisionError"),
+        ("unpaired { brace", "braces do not pair up"),
+    ],
+)
+def test_bad_fields_are_refused_with_the_reason(text, says):
+    with pytest.raises(PromptFormatError) as info:
+        fill_prompt(text, {})
+    assert says in str(info.value)
+
+
+# ------------------------------------------------------------------ %%pi
+
+
+def test_a_cell_returns_a_result_and_fills_the_prompt(ip, capsys):
+    ip.user_ns["rows"] = 42
+    result = ip.run_cell_magic("pi", "--name answer", "The table has {rows} rows.")
+    assert isinstance(result, CellResult)
+    assert ip.user_ns["answer"] is result
+    assert result.prompt == "The table has 42 rows."
+    assert result.ok and result.stop_reason == "stop"
+    assert "The table has 42 rows." in result.text  # the offline model repeats the prompt
+    assert len(result.entry_ids) == 2 and result.usage.input > 0
+    assert str(result) == result.text
+    assert result.summary().startswith("pi: stop · 2 new entries")
+    assert result._repr_mimebundle_() == {"text/plain": result.summary()}
+    assert result.text in capsys.readouterr().out  # widget off: the answer is printed
+    stored = Session.open(result.session.path, readonly=True)
+    assert [m.role for m in stored.context().messages] == ["user", "assistant"]
+
+
+def test_options_change_model_thinking_and_tools(ip):
+    result = ip.run_cell_magic("pi", "-m offline/typewriter -t low --tools ''", "use python\n```python\n1 + 1\n```")
+    assert result.model == "offline/typewriter"
+    agent = ip._pi_magics.state.agent_for()
+    assert agent.model.ref == "offline/typewriter" and agent.thinking_level == "low"
+    assert not any(m.role == "toolResult" for m in result.session.context().messages)  # no tools for this cell
+    assert [t.name for t in agent.tools] == ["read", "ls", "grep", "find", "python"]  # --tools was for one cell only
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "says"),
+    [
+        ("--nope", "hi", "unrecognized arguments: --nope"),
+        ("", "   ", "the cell is empty"),
+        ("", "What is {undefined_thing}?", "undefined_thing"),
+        ("--model anthropic/claude-sonnet-4-5", "hi", "no API key for anthropic: set ANTHROPIC_API_KEY"),
+        ("--model nosuch/thing", "hi", "no model 'nosuch/thing'"),
+        ("--thinking weird", "hi", "unknown thinking level 'weird'"),
+        ("--tools read,nosuchtool", "hi", "unknown tool 'nosuchtool'"),
+        ("--session /nonexistent/dir/x.jsonl", "hi", "no folder /nonexistent/dir"),
+        ("--session 'unclosed", "hi", "No closing quotation"),
+    ],
+)
+def test_cell_errors_are_one_line(ip, line, cell, says):
+    message = usage_error(ip, line, cell)
+    assert says in message and "\n" not in message
+    assert not os.path.exists("/nonexistent/dir")
+
+
+def test_quoted_options_lose_their_quotes(ip, tmp_path):
+    result = ip.run_cell_magic("pi", f"--session '{tmp_path / 'my study.jsonl'}' --tools \"read, ls\"", "hi")
+    assert result.session.path == str(tmp_path / "my study.jsonl")
+
+
+def test_a_failed_cell_does_not_change_the_sessions_model(ip):
+    ip.run_cell_magic("pi", "", "first")
+    usage_error(ip, "--model anthropic/claude-sonnet-4-5", "hi")
+    assert ip._pi_magics.state.agent_for().model.ref == "offline/echo"
+
+
+def test_help_shows_the_cell_magic_usage_and_the_commands(ip, capsys):
+    cell_doc = ip.find_cell_magic("pi").__doc__
+    assert cell_doc.lstrip(": \n").startswith("%%pi [--session SESSION]")
+    assert "{{" in cell_doc and "--background" in cell_doc
+    line_doc = ip.find_line_magic("pi").__doc__
+    assert "\nCommands:\n  model [PROVIDER/MODEL]" in line_doc
+    ip.run_line_magic("pi", "help")
+    assert "compare A B" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ %pi
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("bogus", "unknown command 'bogus'"),
+        ("checkout deadbeef", "%pi checkout: entry 'deadbeef' not found"),
+        ("open /nonexistent/x.jsonl", "%pi open: no session file at /nonexistent/x.jsonl"),
+        ("model anthropic/claude-sonnet-4-5", "%pi model: no API key for anthropic"),
+        ("model nosuch/thing", "%pi model: no model 'nosuch/thing'"),
+        ("label", "%pi label: give an entry id"),
+        ("compare onlyone", "%pi compare: give two or more branches"),
+        ("log x", "%pi log: N must be a number"),
+        ('label "unclosed', "%pi: No closing quotation"),
+    ],
+)
+def test_line_errors_are_one_line(ip, line, says):
+    ip.run_cell_magic("pi", "", "hello")
+    message = usage_error(ip, line)
+    assert says in message and "\n" not in message
+
+
+def test_line_commands_act_on_the_current_session(ip, capsys):
+    first = ip.run_cell_magic("pi", "", "first question")
+    answer = first.entry_ids[-1]
+    ip.run_line_magic("pi", f"label {answer} baseline")
+    ip.run_line_magic("pi", "name my study")
+    ip.run_line_magic("pi", "checkout baseline")
+    session = Session.open(first.session.path, readonly=True)
+    assert session.name == "my study" and session.labels[answer] == "baseline"
+    assert session.leaf_id == answer
+    ip.run_line_magic("pi", "log 3")
+    out = capsys.readouterr().out
+    assert out.count("\n") >= 3 and '"type": "agent_end"' in out
+    forked = ip.run_line_magic("pi", "fork baseline")
+    assert forked.path != first.session.path and forked.header.parent_session == first.session.path
+    assert ip._pi_magics.state.agent_for().session is forked
+
+
+# ------------------------------------------------------------------ settings files
+
+
+def test_pyproject_and_user_config_set_defaults_with_precedence(tmp_path, monkeypatch):
+    user = tmp_path / "user.toml"
+    user.write_text('model = "offline/typewriter"\nthinking = "low"\n')
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.pi-jupyter]\nthinking = "high"\ntools = ["read"]\n')
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(user))
+    settings, files = file_settings(str(project / "sub"))
+    assert settings == {"model": "offline/typewriter", "thinking": "high", "tools": ["read"]}
+    assert files == [str(user), str(project / "pyproject.toml")]
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ("[tool.pi-jupyter]\nbogus = 1\n", "unknown pi-jupyter setting 'bogus'"),
+        ("[tool.pi-jupyter]\nconfirm = 'sometimes'\n", "bad value for 'confirm'"),
+        ("[tool.pi-jupyter\n", "cannot read pi-jupyter settings"),
+    ],
+)
+def test_a_bad_settings_file_is_named_when_the_extension_loads(tmp_path, monkeypatch, toml, says):
+    (tmp_path / "pyproject.toml").write_text(toml)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "none.toml"))
+    shell = shell_instance()
+    with pytest.raises(UsageError) as info:
+        from pi_jupyter.notebook import load_ipython_extension
+
+        load_ipython_extension(shell)
+    assert says in str(info.value) and str(tmp_path / "pyproject.toml") in str(info.value)
+
+
+def test_pyproject_settings_reach_the_magics_and_config_overrides_them(tmp_path, monkeypatch):
+    from traitlets.config import Config
+
+    from pi_jupyter.notebook.magics import PiMagics
+
+    (tmp_path / "pyproject.toml").write_text('[tool.pi-jupyter]\nmodel = "offline/typewriter"\nconfirm = "mutating"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "none.toml"))
+    shell = shell_instance()
+    monkeypatch.setattr(shell, "config", Config())
+    magics = PiMagics(shell)
+    assert magics.model == "offline/typewriter" and magics.confirm == "mutating"
+    assert magics.tools == ["read", "ls", "grep", "find", "python"]  # untouched defaults stay
+    ipython_config = Config()
+    ipython_config.PiMagics.model = "offline/echo"  # c.PiMagics.model in ipython_config.py
+    monkeypatch.setattr(shell, "config", ipython_config)
+    magics = PiMagics(shell)
+    assert magics.model == "offline/echo" and magics.confirm == "mutating"
+
+
+def test_ext_load_says_when_an_extensions_setup_failed(ip, tmp_path, monkeypatch, capsys):
+    (tmp_path / "brokenext.py").write_text(
+        "def setup(ctx):\n    raise RuntimeError('no database here')\n\ndef on_event(event, ctx):\n    pass\n"
+    )
+    (tmp_path / "goodext.py").write_text("def on_event(event, ctx):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ip.run_line_magic("pi", "ext load brokenext")
+    captured = capsys.readouterr()
+    assert "loaded extension brokenext, but its setup: RuntimeError: no database here" in captured.err
+    ip.run_line_magic("pi", "ext load goodext")
+    assert capsys.readouterr().out.strip() == "loaded extension goodext"
+    assert "cannot import 'nosuchext'" in usage_error(ip, "ext load nosuchext")
