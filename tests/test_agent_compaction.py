@@ -206,3 +206,26 @@ def test_200_turns_over_the_real_sdk_with_a_small_window(wire, tmp_path):
     assert "PINEAPPLE-42" in context.raw_messages[0]["summary"]
     compactions = [e for e in Session.open(agent.session.path).raw_entries() if e["type"] == "compaction"]
     assert len(compactions) >= 10
+
+
+def test_switching_to_a_smaller_model_compacts_before_the_first_request(tmp_path):
+    # pi's check before a prompt (pi-design 4.3): the last reply's usage already passes the new
+    # model's window minus the reserve, so the history is compacted before anything is sent.
+    big = offline_model("big", context_window=128_000)
+    small = offline_model("small8k", context_window=8_000)
+    rec = Recorder()
+    agent = Agent(Session.create(tmp_path), model=big, thinking="off", stream=rec)
+    asyncio.run(agent.prompt(FACT))
+    for turn in range(12):
+        asyncio.run(agent.prompt(f"turn {turn}: " + "a long note about the data " * 60))
+    assert not any(e["type"] == "compaction" for e in agent.session.raw_entries())  # the big window never needed it
+    agent.set_model(small)
+    events = []
+    agent.subscribe(lambda e: events.append(e.type) if e.type.startswith("auto_compaction") else None)
+    rec.sizes.clear()
+    result = asyncio.run(agent.prompt("What is the launch code?"))
+    assert result.stop_reason == "stop", result.error_message
+    assert events[:2] == ["auto_compaction_start", "auto_compaction_end"]
+    assert any(e["type"] == "compaction" for e in agent.session.raw_entries())
+    assert max(rec.sizes) <= small.context_window  # the summary request and the prompt both fit
+    assert "PINEAPPLE-42" in json.dumps([m.model_dump(mode="json") for m in agent.session.context().messages])

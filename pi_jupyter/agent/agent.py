@@ -543,6 +543,8 @@ class Agent:
         try:
             if prompts:
                 self._overflow_attempted = False
+                if not skip_initial_steering:
+                    await self._before_prompt()
             all_new.extend(await self._run_once(prompts, skip_initial_steering))
             while True:
                 more = await self._maybe_retry(all_new)
@@ -624,6 +626,12 @@ class Agent:
         if providers.is_context_overflow(message, self.model.context_window):
             return False
         return bool(RETRYABLE.search(message.error_message))
+
+    async def _before_prompt(self) -> None:
+        """Compact first if the context already nears the window (a smaller model, a reopened session)."""
+        from .compaction_runner import compact_before_prompt
+
+        await compact_before_prompt(self)
 
     async def _after_run(self, new_messages: list[Any]) -> list[Any] | None:
         """Automatic compaction (threshold and overflow) once retries have settled; the retried run's messages."""

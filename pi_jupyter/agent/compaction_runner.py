@@ -181,30 +181,58 @@ async def auto_compact(agent: Agent, new_messages: list[Any]) -> list[Any] | Non
     if overflow and agent._overflow_attempted:
         agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=OVERFLOW_RETRY_FAILED))
         return None
-    agent._emit(AutoCompactionStartEvent(reason=trigger.reason))
-    signal = AbortSignal()
-    agent._signal = signal
-    agent._compacting = True
-    try:
-        outcome = await _compact(agent, settings, None, trigger.reason, signal)
-    except NothingToCompact:
-        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False))
+    if not await _auto(agent, settings, trigger.reason, will_retry=overflow):
         return None
-    except (SummaryAborted, CompactionCancelled):
-        agent._emit(AutoCompactionEndEvent(aborted=True, will_retry=False))
-        return None
-    except Exception as exc:  # noqa: BLE001 - reported on the event stream, the session is unchanged
-        prefix = "Context overflow recovery failed" if overflow else "Auto-compaction failed"
-        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=f"{prefix}: {exc}"))
-        return None
-    finally:
-        agent._signal = None
-        agent._compacting = False
-    agent._emit(AutoCompactionEndEvent(result=outcome.result.to_pi(), aborted=False, will_retry=overflow))
-    agent.reload()
     if not overflow:
         return None
     agent._overflow_attempted = True
     if agent.messages and getattr(agent.messages[-1], "role", None) == "assistant" and agent.messages[-1].stop_reason == "error":
         agent.messages.pop()
     return await agent._run_once([], False)
+
+
+async def compact_before_prompt(agent: Agent) -> None:
+    """pi's check before a prompt (pi-design §4.3): compact first when the context already nears the window.
+
+    This is what keeps the first request after a switch to a smaller model, or on a session
+    reopened near its limit, from overflowing. An aborted last reply counts here, as in pi;
+    nothing is retried, since no request has been refused yet.
+    """
+    settings = settings_of(agent)
+    if not settings.enabled or agent.session.readonly:
+        return
+    trigger = compaction_trigger(
+        agent.session.raw_branch(),
+        context_window=agent.model.context_window,
+        settings=settings,
+        model=(agent.model.provider, agent.model.id),
+        skip_aborted=False,
+    )
+    if trigger is not None:
+        await _auto(agent, settings, trigger.reason, will_retry=False)
+
+
+async def _auto(agent: Agent, settings: CompactionSettings, reason: str, *, will_retry: bool) -> bool:
+    """One automatic compaction with its start and end events; True when a compaction entry was written."""
+    agent._emit(AutoCompactionStartEvent(reason=reason))
+    signal = AbortSignal()
+    agent._signal = signal
+    agent._compacting = True
+    try:
+        outcome = await _compact(agent, settings, None, reason, signal)
+    except NothingToCompact:
+        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False))
+        return False
+    except (SummaryAborted, CompactionCancelled):
+        agent._emit(AutoCompactionEndEvent(aborted=True, will_retry=False))
+        return False
+    except Exception as exc:  # noqa: BLE001 - reported on the event stream, the session is unchanged
+        prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
+        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=f"{prefix}: {exc}"))
+        return False
+    finally:
+        agent._signal = None
+        agent._compacting = False
+    agent._emit(AutoCompactionEndEvent(result=outcome.result.to_pi(), aborted=False, will_retry=will_retry))
+    agent.reload()
+    return True
