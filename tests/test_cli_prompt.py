@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from plugins import install_extensions
 from wire.server import http_error, openai_reply, responses_reply, tool_call
 
 from pi_jupyter import Session
@@ -170,34 +171,31 @@ def test_installed_extensions_are_loaded_their_tools_offered_and_their_state_reb
     """Extensions from the pi_jupyter.extensions entry point group run in prompt mode too, as in
     a notebook and in rpc mode: their tools are offered, their state comes back from the session
     on the next prompt, and a broken one is a note on stderr (an extension_error line with --json)."""
-    site = tmp_path / "site"
-    (site / "runs_ext-1.0.dist-info").mkdir(parents=True)
-    (site / "runs_ext-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: runs-ext\nVersion: 1.0\n")
-    (site / "runs_ext-1.0.dist-info" / "entry_points.txt").write_text(
-        "[pi_jupyter.extensions]\nruns = runs_ext:Runs\nbroken = runs_ext:Broken\n"
+    env = install_extensions(
+        tmp_path,
+        {"runs": "runs_ext:Runs", "broken": "runs_ext:Broken"},
+        (
+            "from pi_jupyter import tool\n"
+            "@tool\n"
+            "def shout(text: str) -> str:\n"
+            "    'Say it louder.'\n"
+            "    return text.upper()\n"
+            "class Runs:\n"
+            "    def setup(self, ctx):\n"
+            "        self.runs = len(ctx.entries('runs', branch=False))\n"
+            "    def before_prompt(self, text, ctx):\n"
+            "        if 'shout' not in text:\n"  # the offline model answers the last user-side message
+            "            return f'runs so far: {self.runs}'\n"
+            "    def on_event(self, event, ctx):\n"
+            "        if event.type == 'agent_end':\n"
+            "            ctx.append_entry('runs', {'n': self.runs})\n"
+            "            self.runs += 1\n"
+            "    def tools(self):\n"
+            "        return [shout]\n"
+            "class Broken:\n"
+            "    pass\n"
+        ),
     )
-    (site / "runs_ext.py").write_text(
-        "from pi_jupyter import tool\n"
-        "@tool\n"
-        "def shout(text: str) -> str:\n"
-        "    'Say it louder.'\n"
-        "    return text.upper()\n"
-        "class Runs:\n"
-        "    def setup(self, ctx):\n"
-        "        self.runs = len(ctx.entries('runs', branch=False))\n"
-        "    def before_prompt(self, text, ctx):\n"
-        "        if 'shout' not in text:\n"  # the offline model answers the last user-side message
-        "            return f'runs so far: {self.runs}'\n"
-        "    def on_event(self, event, ctx):\n"
-        "        if event.type == 'agent_end':\n"
-        "            ctx.append_entry('runs', {'n': self.runs})\n"
-        "            self.runs += 1\n"
-        "    def tools(self):\n"
-        "        return [shout]\n"
-        "class Broken:\n"
-        "    pass\n"
-    )
-    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     path = tmp_path / "run.jsonl"
 
     first = cli("one", "--session", str(path), cwd=tmp_path, env=env)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugins import install_extensions
 from wire.server import openai_reply
 
 from pi_jupyter.session import Session
@@ -636,26 +637,23 @@ def test_installed_extensions_are_loaded_for_every_session_and_rebuild_their_sta
     """Extensions from the pi_jupyter.extensions entry point group run in rpc mode too: their
     state comes back from the session on a restart, each switched-to session gets its own, and a
     broken one is an extension_error line."""
-    site = tmp_path / "site"
-    (site / "runs_ext-1.0.dist-info").mkdir(parents=True)
-    (site / "runs_ext-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: runs-ext\nVersion: 1.0\n")
-    (site / "runs_ext-1.0.dist-info" / "entry_points.txt").write_text(
-        "[pi_jupyter.extensions]\nruns = runs_ext:Runs\nbroken = runs_ext:Broken\n"
+    env = install_extensions(
+        tmp_path,
+        {"runs": "runs_ext:Runs", "broken": "runs_ext:Broken"},
+        (
+            "class Runs:\n"
+            "    def setup(self, ctx):\n"
+            "        self.runs = len(ctx.entries('runs', branch=False))\n"
+            "    def before_prompt(self, text, ctx):\n"
+            "        return f'runs so far: {self.runs}'\n"
+            "    def on_event(self, event, ctx):\n"
+            "        if event.type == 'agent_end':\n"
+            "            ctx.append_entry('runs', {'n': self.runs})\n"
+            "            self.runs += 1\n"
+            "class Broken:\n"
+            "    pass\n"
+        ),
     )
-    (site / "runs_ext.py").write_text(
-        "class Runs:\n"
-        "    def setup(self, ctx):\n"
-        "        self.runs = len(ctx.entries('runs', branch=False))\n"
-        "    def before_prompt(self, text, ctx):\n"
-        "        return f'runs so far: {self.runs}'\n"
-        "    def on_event(self, event, ctx):\n"
-        "        if event.type == 'agent_end':\n"
-        "            ctx.append_entry('runs', {'n': self.runs})\n"
-        "            self.runs += 1\n"
-        "class Broken:\n"
-        "    pass\n"
-    )
-    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
 
     def notes(path: Path) -> list[str]:
