@@ -69,14 +69,19 @@ class NaiveDelta(anywidget.AnyWidget):
     _esm = "export default { render() {} }"
     delta = traitlets.Unicode("").tag(sync=True)
 
-def measure(name, widget, feed):
-    evs = stream()
+def count_sends(widget):
+    # wraps the widget's comm.send; the one-item list holds the number of calls so far
     sent = [0]
     send = widget.comm.send
     def counting(*args, **kwargs):
         sent[0] += 1
         return send(*args, **kwargs)
     widget.comm.send = counting
+    return sent
+
+def measure(name, widget, feed):
+    evs = stream()
+    sent = count_sends(widget)
     time.sleep(0.3)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     feed(widget, evs)
@@ -123,11 +128,7 @@ def agent_run(name, view):
     agent = Agent(Session.in_memory(), model=wire_model(server), api_key="sk-bench-0000000000000000", thinking="off")
     sent = [0]
     if view is not None:
-        send = view.comm.send
-        def counting(*args, **kwargs):
-            sent[0] += 1
-            return send(*args, **kwargs)
-        view.comm.send = counting
+        sent = count_sends(view)
         agent.subscribe(view.handle)
     time.sleep(0.3)
     cpu0, wall0 = time.process_time(), time.perf_counter()

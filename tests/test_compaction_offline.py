@@ -6,6 +6,7 @@ import asyncio
 
 from test_compaction_gen import Builder, compact_session
 
+from pi_jupyter import Agent
 from pi_jupyter.compaction import (
     CompactionSettings,
     SummaryRequest,
@@ -72,8 +73,6 @@ def test_branch_summary_through_the_offline_model() -> None:
 def test_manual_compaction_in_a_small_window_fits_pis_defaults_to_it() -> None:
     """pi's keep-recent default (20,000 tokens) is larger than a 16k window: a manual compact
     used it unfitted and always answered "Nothing to compact" (automatic compaction fitted it)."""
-    from pi_jupyter import Agent
-
     small = offline_model("small16k", context_window=16_000)
     agent = Agent(Session.in_memory(), model=small, thinking="off")
     agent.settings.compaction = CompactionSettings(enabled=False)  # manual compaction still works
@@ -89,8 +88,6 @@ def test_manual_compaction_in_a_small_window_fits_pis_defaults_to_it() -> None:
 def test_a_summarized_checkout_on_a_small_model_fits_its_window() -> None:
     """The offline model refuses a request larger than its window, as a server does; pi's branch
     budget (window - 16384) is no limit for an 8k model, so the summary request overflowed."""
-    from pi_jupyter import Agent
-
     small = offline_model("small8k", context_window=8_000)
     agent = Agent(Session.in_memory(), model=small, thinking="off")
     asyncio.run(agent.prompt("base question"))

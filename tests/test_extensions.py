@@ -7,6 +7,7 @@ import json
 import sys
 
 import pandas as pd
+from plugins import install_extensions
 from wire.helpers import wire_model
 from wire.server import openai_reply, tool_call
 
@@ -31,6 +32,28 @@ def agent_on(wire, tmp_path, namespace=None, extensions=(), tools=("read",)) -> 
         extensions=extensions,
         settings=AgentSettings(retry=RetrySettings(enabled=False)),
     )
+
+
+class SummaryHook:
+    """An extension with one hook, ``before_compact`` or ``before_checkout``: it records each
+    request and answers :data:`CANCEL` when ``mode`` is ``"cancel"``, else ``summary``."""
+
+    def __init__(self, name: str, hook: str, summary: str, mode: str = "supply") -> None:
+        self.name, self.summary, self.mode = name, summary, mode
+        self.requests: list = []
+        setattr(self, hook, self._answer)
+
+    def _answer(self, request, ctx):
+        self.requests.append(request)
+        return CANCEL if self.mode == "cancel" else self.summary
+
+
+def install_here(tmp_path, monkeypatch, entry_points: dict[str, str], module_source: str) -> None:
+    """:func:`plugins.install_extensions`, importable by this process: module ``runs_ext``
+    (pop it from ``sys.modules`` at the end of the test)."""
+    install_extensions(tmp_path, entry_points, module_source)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    sys.modules.pop("runs_ext", None)  # left by a test that failed before its clean-up
 
 
 def test_audit_never_reaches_the_model_and_the_dataframe_note_does(wire, tmp_path):
@@ -134,14 +157,7 @@ def test_input_context_and_tool_hooks(wire, tmp_path):
 
 
 def test_before_compact_can_cancel_or_supply_the_summary(tmp_path):
-    class Keeper:
-        name = "keeper"
-        mode = "supply"
-
-        def before_compact(self, request, ctx):
-            return CANCEL if self.mode == "cancel" else "## Goal\n- summary written by the extension"
-
-    keeper = Keeper()
+    keeper = SummaryHook("keeper", "before_compact", "## Goal\n- summary written by the extension")
     agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off", extensions=[keeper])
     for i in range(4):
         asyncio.run(agent.prompt(f"turn {i} " + "words " * 200))
@@ -161,17 +177,17 @@ def test_before_compact_can_cancel_or_supply_the_summary(tmp_path):
 
 
 def test_send_message_and_entry_point_registration(tmp_path, monkeypatch):
-    dist = tmp_path / "site" / "demo_ext-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-ext\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[pi_jupyter.extensions]\ngreeter = demo_ext_mod:Greeter\n")
-    (tmp_path / "site" / "demo_ext_mod.py").write_text(
-        "class Greeter:\n"
-        "    name = 'greeter'\n"
-        "    def setup(self, ctx):\n"
-        "        ctx.send_message('greeting', 'The user prefers short answers.', display=False)\n"
+    install_here(
+        tmp_path,
+        monkeypatch,
+        {"greeter": "runs_ext:Greeter"},
+        (
+            "class Greeter:\n"
+            "    name = 'greeter'\n"
+            "    def setup(self, ctx):\n"
+            "        ctx.send_message('greeting', 'The user prefers short answers.', display=False)\n"
+        ),
     )
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
     agent = Agent(Session.create(tmp_path / "s"), model="offline/echo", thinking="off")
     assert agent.extensions.names() == []  # a plain Agent does not load installed extensions by itself
     assert agent.extensions.load_entry_points() == ["greeter"]
@@ -179,23 +195,14 @@ def test_send_message_and_entry_point_registration(tmp_path, monkeypatch):
     ctx = Session.open(agent.session.path).context()
     assert [m.role for m in ctx.messages] == ["custom", "user", "assistant"]
     assert ctx.messages[0].display is False and "short answers" in ctx.llm()[0].content[0].text
-    sys.modules.pop("demo_ext_mod", None)
+    sys.modules.pop("runs_ext", None)
 
 
 def test_automatic_compaction_asks_before_compact_too(tmp_path):
     """pi asks session_before_compact before automatic compactions as well as manual ones."""
     from pi_jupyter.providers import offline_model
 
-    class Keeper:
-        name = "keeper"
-        mode = "cancel"
-        requests: list = []
-
-        def before_compact(self, request, ctx):
-            self.requests.append(request)
-            return CANCEL if self.mode == "cancel" else "## Goal\n- written by the extension"
-
-    keeper = Keeper()
+    keeper = SummaryHook("keeper", "before_compact", "## Goal\n- written by the extension", mode="cancel")
     agent = Agent(Session.create(tmp_path), model=offline_model("small", context_window=4_000), thinking="off", extensions=[keeper])
     events = []
     agent.subscribe(lambda e: events.append(e) if e.type.startswith("auto_compaction") else None)
@@ -213,16 +220,7 @@ def test_automatic_compaction_asks_before_compact_too(tmp_path):
 
 
 def test_before_checkout_can_cancel_or_supply_the_branch_summary(tmp_path):
-    class Guide:
-        name = "guide"
-        mode = "supply"
-        seen: list = []
-
-        def before_checkout(self, request, ctx):
-            self.seen.append(request)
-            return CANCEL if self.mode == "cancel" else "tried plan A; it failed on outliers"
-
-    guide = Guide()
+    guide = SummaryHook("guide", "before_checkout", "tried plan A; it failed on outliers")
     agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off", extensions=[guide])
     asyncio.run(agent.prompt("Plan A"))
     fork_point = agent.session.leaf_id
@@ -235,7 +233,7 @@ def test_before_checkout_can_cancel_or_supply_the_branch_summary(tmp_path):
     except ValueError as exc:
         assert "cancelled by an extension" in str(exc)
     assert open(agent.session.path, "rb").read() == before
-    assert guide.seen[0]["entries"][-1]["id"] == agent.session.leaf_id  # the entries the summary would cover
+    assert guide.requests[0]["entries"][-1]["id"] == agent.session.leaf_id  # the entries the summary would cover
     guide.mode = "supply"
     leaf = asyncio.run(agent.checkout(fork_point, summarize=True, label="back"))
     label = agent.session.raw_entry(leaf)
@@ -248,23 +246,21 @@ def test_before_checkout_can_cancel_or_supply_the_branch_summary(tmp_path):
 def test_a_broken_entry_point_plugin_is_an_extension_error_not_a_crash(tmp_path, monkeypatch):
     """A plugin that has no hooks or whose class fails to build used to raise out of
     load_entry_points, and with it out of every new notebook agent (state.py loads them)."""
-    dist = tmp_path / "site" / "bad_ext-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-ext\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(
-        "[pi_jupyter.extensions]\nhookless = bad_ext_mod:Hookless\nexploding = bad_ext_mod:Exploding\nfine = bad_ext_mod:Fine\n"
+    install_here(
+        tmp_path,
+        monkeypatch,
+        {"hookless": "runs_ext:Hookless", "exploding": "runs_ext:Exploding", "fine": "runs_ext:Fine"},
+        (
+            "class Hookless:\n"
+            "    pass\n"
+            "class Exploding:\n"
+            "    def __init__(self):\n"
+            "        raise RuntimeError('no config file')\n"
+            "class Fine:\n"
+            "    def on_input(self, text, ctx):\n"
+            "        return text\n"
+        ),
     )
-    (tmp_path / "site" / "bad_ext_mod.py").write_text(
-        "class Hookless:\n"
-        "    pass\n"
-        "class Exploding:\n"
-        "    def __init__(self):\n"
-        "        raise RuntimeError('no config file')\n"
-        "class Fine:\n"
-        "    def on_input(self, text, ctx):\n"
-        "        return text\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
     agent = Agent(Session.in_memory(), model="offline/echo", thinking="off")
     events = []
     agent.subscribe(events.append)
@@ -273,7 +269,7 @@ def test_a_broken_entry_point_plugin_is_an_extension_error_not_a_crash(tmp_path,
     assert errors == {("hookless", "load"), ("exploding", "load")}
     assert "RuntimeError: no config file" in [e.error for e in events if e.type == "extension_error" and e.extension_path == "exploding"]
     assert asyncio.run(agent.prompt("still works")).ok
-    sys.modules.pop("bad_ext_mod", None)
+    sys.modules.pop("runs_ext", None)
 
 
 def test_the_dataframe_note_is_sent_again_once_a_compaction_summarized_it_away(tmp_path):

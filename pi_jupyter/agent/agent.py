@@ -571,8 +571,7 @@ class Agent:
         last = next((m for m in reversed(new_messages) if getattr(m, "role", None) == "assistant"), None)
         settings = self.settings.retry
         if last is None or not self._retryable(last):
-            if last is not None and self._retry_attempt > 0 and last.stop_reason not in ("error", "aborted"):
-                self._emit(AutoRetryEndEvent(success=True, attempt=self._retry_attempt))
+            # a successful reply has already ended the retry (in _emit, at its message_end)
             self._retry_attempt = 0
             return None
         if not settings.enabled:

@@ -15,6 +15,7 @@ from ..compaction import (
     CompactionOutcome,
     CompactionResult,
     CompactionSettings,
+    CompactionTrigger,
     NothingToCompact,
     SummaryAborted,
     SummaryRequest,
@@ -164,17 +165,9 @@ async def auto_compact(agent: Agent, new_messages: list[Any]) -> list[Any] | Non
 
     Returns the messages of the retried run after an overflow, else ``None``.
     """
-    settings = settings_of(agent)
-    if not settings.enabled or agent.session.readonly:
-        return None
     if not any(getattr(m, "role", None) == "assistant" for m in new_messages):
         return None
-    trigger = compaction_trigger(
-        agent.session.raw_branch(),
-        context_window=agent.model.context_window,
-        settings=settings,
-        model=(agent.model.provider, agent.model.id),
-    )
+    settings, trigger = _check(agent, skip_aborted=True)
     if trigger is None:
         return None
     overflow = trigger.reason == "overflow"
@@ -198,18 +191,24 @@ async def compact_before_prompt(agent: Agent) -> None:
     reopened near its limit, from overflowing. An aborted last reply counts here, as in pi;
     nothing is retried, since no request has been refused yet.
     """
+    settings, trigger = _check(agent, skip_aborted=False)
+    if trigger is not None:
+        await _auto(agent, settings, trigger.reason, will_retry=False)
+
+
+def _check(agent: Agent, *, skip_aborted: bool) -> tuple[CompactionSettings, CompactionTrigger | None]:
+    """The settings, and the reason to compact now (``None``: disabled, a read-only session, or no need)."""
     settings = settings_of(agent)
     if not settings.enabled or agent.session.readonly:
-        return
+        return settings, None
     trigger = compaction_trigger(
         agent.session.raw_branch(),
         context_window=agent.model.context_window,
         settings=settings,
         model=(agent.model.provider, agent.model.id),
-        skip_aborted=False,
+        skip_aborted=skip_aborted,
     )
-    if trigger is not None:
-        await _auto(agent, settings, trigger.reason, will_retry=False)
+    return settings, trigger
 
 
 async def _auto(agent: Agent, settings: CompactionSettings, reason: str, *, will_retry: bool) -> bool:

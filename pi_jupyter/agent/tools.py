@@ -218,8 +218,8 @@ _redacted: weakref.WeakValueDictionary[int, ToolResult] = weakref.WeakValueDicti
 def redact_result(result: ToolResult) -> ToolResult:
     """``result`` with secrets removed from its text blocks and its details (images are left as they are).
 
-    A result this function made comes back as it is (a builtin tool's result, already
-    redacted, is not scanned again); redacting is idempotent anyway.
+    A result this function made comes back as it is (what :func:`run_tool` returned is not
+    scanned again when the loop finishes the call); redacting is idempotent anyway.
     """
     if _redacted.get(id(result)) is result:
         return result

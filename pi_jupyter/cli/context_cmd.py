@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..messages import as_message, convert_to_llm
+from ..messages import convert_to_llm
 from ..session import CycleError, Session
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, status, write_json
 from .render import render_messages
@@ -50,26 +48,10 @@ def context_json(session: Session, leaf: Any = CURRENT) -> dict[str, Any]:
             # convert_to_llm passes these on unchanged: write them as read, byte for byte
             llm.append(message)
         else:
-            llm.extend(_converted(message))
+            # never raises for what a file holds; a summary without a valid time keeps "timestamp": null
+            llm.extend(m.to_dict() for m in convert_to_llm([message]))
     out["llm"] = llm
     return out
-
-
-def _converted(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """``convert_to_llm`` of one message, as dicts.
-
-    A summary whose entry has no valid time carries ``"timestamp": null`` (pi's ``NaN``), which
-    the typed messages refuse: it is converted with a stand-in time and written back as it was.
-    """
-    try:
-        return [m.to_dict() for m in convert_to_llm([as_message(message)])]
-    except (ValidationError, TypeError, ValueError):
-        pass
-    try:
-        converted = convert_to_llm([as_message({**message, "timestamp": 0})])
-    except (ValidationError, TypeError, ValueError):
-        return []  # nothing a model could be sent
-    return [{**m.to_dict(), "timestamp": message.get("timestamp")} for m in converted]
 
 
 def cycle_message(session: Session, exc: CycleError) -> str:

@@ -53,15 +53,16 @@ def _note_unseen(event: Any) -> None:
     if kind == "extension_error":
         from ..agent.redact import redact
 
-        print(redact(f"pi-jupyter: extension {event.extension_path} failed ({event.event}): {event.error}"), file=sys.stderr, flush=True)
+        note = redact(f"extension {event.extension_path} failed ({event.event}): {event.error}")
     elif kind == "auto_retry_start":
-        seconds = f"{event.delay_ms / 1000:g}s"
-        print(f"pi-jupyter: {event.error_message}; retry {event.attempt}/{event.max_attempts} in {seconds}", file=sys.stderr, flush=True)
+        note = f"{event.error_message}; retry {event.attempt}/{event.max_attempts} in {event.delay_ms / 1000:g}s"
     elif kind == "auto_retry_end" and not event.success:
-        why = "retry cancelled" if event.final_error == "Retry cancelled" else f"gave up retrying after {event.attempt} attempts"
-        print(f"pi-jupyter: {why}", file=sys.stderr, flush=True)
+        note = "retry cancelled" if event.final_error == "Retry cancelled" else f"gave up retrying after {event.attempt} attempts"
     elif kind == "auto_compaction_start":
-        print(f"pi-jupyter: compacting the session ({event.reason})", file=sys.stderr, flush=True)
+        note = f"compacting the session ({event.reason})"
+    else:
+        return
+    print(f"pi-jupyter: {note}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms, message_from_dict
+from ..session import CHECKOUT_TYPE, TreeNode
 from ..session.listing import content_text
 
 TOOL_OUTPUT_CHARS = 1200
@@ -160,3 +161,24 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
     if kind == "session_info":
         return f"session name: {entry.get('name')!r}"
     return f"{kind} (unknown entry type)"
+
+
+def is_checkout_marker(node: TreeNode) -> bool:
+    """A checkout marker (pi_jupyter.checkout), which the tree views show as the node it points to."""
+    return node.entry.get("type") == "custom" and node.entry.get("customType") == CHECKOUT_TYPE
+
+
+def visible_children(node: TreeNode) -> tuple[list[TreeNode], int]:
+    """Children with checkout markers replaced by whatever hangs below them (pi may continue after one),
+    and how many markers were skipped."""
+    out: list[TreeNode] = []
+    hidden = 0
+    stack = list(reversed(node.children))
+    while stack:
+        child = stack.pop()
+        if is_checkout_marker(child):
+            hidden += 1
+            stack.extend(reversed(child.children))
+        else:
+            out.append(child)
+    return out, hidden

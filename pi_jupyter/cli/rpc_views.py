@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..compaction import calculate_context_tokens, estimate_context_tokens, estimate_tokens_pi
+from ..compaction.entries import latest_compaction_index
 from ..providers import Model
-from ..session import CHECKOUT_TYPE, CycleError, Session, TreeNode
-from .render import entry_summary
+from ..session import CycleError, Session, TreeNode
+from .render import entry_summary, is_checkout_marker, visible_children
 
 PREVIEW_CHARS = 80
 """Length of the one-line preview of each node in ``get_tree``."""
@@ -85,7 +86,7 @@ def context_usage(model: Model, session: Session, messages: list[Any]) -> dict[s
     if window <= 0:
         return None
     branch = session.raw_branch()
-    compaction_at = next((i for i in range(len(branch) - 1, -1, -1) if branch[i].get("type") == "compaction"), -1)
+    compaction_at = latest_compaction_index(branch)
     if compaction_at >= 0:
         trusted = False
         for entry in reversed(branch[compaction_at + 1 :]):
@@ -149,10 +150,6 @@ def fork_messages(session: Session) -> list[dict[str, str]]:
     return out
 
 
-def _is_marker(node: TreeNode) -> bool:
-    return node.entry.get("type") == "custom" and node.entry.get("customType") == CHECKOUT_TYPE
-
-
 def tree_view(session: Session) -> dict[str, Any]:
     """The session tree as flat JSON: ``{leafId, path, roots, nodes: [{id, type, parentId, children, ...}]}``.
 
@@ -174,30 +171,18 @@ def tree_view(session: Session) -> dict[str, Any]:
     stack: list[tuple[TreeNode, str | None]] = [(n, None) for n in reversed(session.tree())]
     while stack:
         node, parent = stack.pop()
-        if _is_marker(node):
+        if is_checkout_marker(node):
             stack.extend((c, parent) for c in reversed(node.children))
             continue
         item = _node(node, parent, node.id in path_set)
         if parent is None:
             roots.append(node.id)
         nodes.append(item)
-        children = _visible_children(node)
+        children, _hidden = visible_children(node)
         item["children"] = [c.id for c in children]
         stack.extend((c, node.id) for c in reversed(children))
     shown = {n["id"] for n in nodes}
     return {"leafId": session.leaf_id, "path": [i for i in on_path if i in shown], "roots": roots, "nodes": nodes}
-
-
-def _visible_children(node: TreeNode) -> list[TreeNode]:
-    out: list[TreeNode] = []
-    stack = list(reversed(node.children))
-    while stack:
-        child = stack.pop()
-        if _is_marker(child):
-            stack.extend(reversed(child.children))
-        else:
-            out.append(child)
-    return out
 
 
 def _node(node: TreeNode, parent: str | None, on_path: bool) -> dict[str, Any]:

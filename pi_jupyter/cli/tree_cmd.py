@@ -6,9 +6,9 @@ import argparse
 import shutil
 import sys
 
-from ..session import CHECKOUT_TYPE, CycleError, Session, TreeNode
+from ..session import CycleError, Session, TreeNode
 from .common import note_problems, open_session, safe_stdout, status
-from .render import entry_summary
+from .render import entry_summary, visible_children
 
 NAME = "tree"
 HELP = "print the session tree (current path marked with *, labels in [brackets])"
@@ -32,19 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=int, default=0, help="cut lines to this many characters (default: the terminal's)")
 
 
-def _visible_children(node: TreeNode) -> list[TreeNode]:
-    """Children with checkout markers replaced by whatever hangs below them (pi may continue after one)."""
-    out: list[TreeNode] = []
-    stack = list(reversed(node.children))
-    while stack:
-        child = stack.pop()
-        if _is_marker(child):
-            stack.extend(reversed(child.children))
-        else:
-            out.append(child)
-    return out
-
-
 def _below(body: str, deep: bool, extension: str) -> tuple[str, bool]:
     """The prefix one level further in; only its innermost :data:`MAX_PREFIX` columns are kept."""
     prefix = body + extension
@@ -62,10 +49,9 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
     leaf = session.leaf_id
     root = TreeNode({"type": "root", "id": ""}, session.tree())
     lines: list[str] = []
-    seen = 0  # entries reached from a root, checkout markers included
     # a stack of (node, prefix for its own line, prefix for lines below it, whether outer levels were cut)
     stack: list[tuple[TreeNode, str, str, bool]] = []
-    roots = _visible_children(root)
+    roots, seen = visible_children(root)  # seen: entries reached from a root, checkout markers included
     many = len(roots) > 1
     for i in range(len(roots) - 1, -1, -1):
         last = i == len(roots) - 1
@@ -82,7 +68,7 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
         if width and len(line) > width:
             line = line[: width - 1] + "…"
         lines.append(line)
-        children, hidden = _visible_children(node), _hidden_below(node)
+        children, hidden = visible_children(node)
         seen += 1 + hidden
         if len(children) == 1:
             stack.append((children[0], body, body, deep))
@@ -92,33 +78,16 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
                 child_head, head_deep = _below(body, deep, "└─ " if last else "├─ ")
                 child_body, body_deep = _below(body, deep, "   " if last else "│  ")
                 stack.append((children[i], child_head, child_body, head_deep or body_deep))
-    seen += _hidden_below(root)
     missing = len(session) - seen
     if missing > 0:
-        lines.append(_unreachable_note(session, missing))
+        lines.append(_unreachable_note(session, root.children, missing))
     return lines
 
 
-def _is_marker(node: TreeNode) -> bool:
-    return node.entry.get("type") == "custom" and node.entry.get("customType") == CHECKOUT_TYPE
-
-
-def _hidden_below(node: TreeNode) -> int:
-    """How many checkout markers :func:`_visible_children` skips right below ``node``."""
-    count = 0
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        if _is_marker(child):
-            count += 1
-            stack.extend(child.children)
-    return count
-
-
-def _unreachable_note(session: Session, missing: int) -> str:
+def _unreachable_note(session: Session, roots: list[TreeNode], missing: int) -> str:
     """One line naming the entries no root leads to (they sit on, or below, a parent cycle)."""
     reached: set[str] = set()
-    stack = list(session.tree())
+    stack = list(roots)
     while stack:
         node = stack.pop()
         reached.add(node.id)

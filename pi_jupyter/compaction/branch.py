@@ -198,8 +198,8 @@ async def generate_branch_summary(
     The messages that fit ``context_window - reserve_tokens`` are serialized and sent with
     pi's prompt (in the default mode the reserve is fitted to small windows,
     :meth:`BranchSummarySettings.fit_to`); the summary is pi's preamble, the text, and the
-    file tags. Returns ``None`` when there is nothing to summarize (pi stores the text ``No content to summarize``
-    instead, and does so with ``pi_compatible``). An error reply raises
+    file tags. Returns ``None`` when there is nothing to summarize (pi stores the text
+    ``No content to summarize`` instead, and does so with ``pi_compatible``). An error reply raises
     :class:`~pi_jupyter.compaction.SummaryError`, an aborted one
     :class:`~pi_jupyter.compaction.SummaryAborted`; in the default mode a cut-off or empty
     summary is an error too (pi stores the preamble alone).

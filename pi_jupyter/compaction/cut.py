@@ -105,7 +105,7 @@ def find_cut_point(
             if after is not None:
                 cut = after
             elif not pi_compatible:
-                cut = _previous_point(entries, i, start, first)
+                cut = _previous_point(entries, i, first)
                 if cut != first:
                     deviations.append(FIX_CUT_FALLBACK)
             break
@@ -135,9 +135,9 @@ def _next_point(entries: Sequence[RawEntry], index: int, end: int) -> int | None
     return None
 
 
-def _previous_point(entries: Sequence[RawEntry], index: int, start: int, first: int) -> int:
-    """The last cut point before ``index`` (not before ``start``), else ``first``."""
-    for i in range(index - 1, start - 1, -1):
+def _previous_point(entries: Sequence[RawEntry], index: int, first: int) -> int:
+    """The last cut point before ``index``: ``first`` (the range's first cut point) if none is after it."""
+    for i in range(index - 1, first, -1):
         if is_cut_point(entries[i]):
             return i
     return first

@@ -101,6 +101,14 @@ def message_for_branch_summary(entry: RawEntry) -> RawMessage | None:
     return None
 
 
+def latest_compaction_index(entries: list[RawEntry]) -> int:
+    """The index of the last ``compaction`` entry in ``entries``, or -1."""
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i].get("type") == "compaction":
+            return i
+    return -1
+
+
 def role_of(entry: RawEntry) -> str | None:
     """The role of a ``message`` entry's message, else ``None``."""
     if entry.get("type") != "message":

@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ..session.index import context_from_path
 from .cut import CutPoint, find_cut_point
-from .entries import RawEntry, RawMessage, as_dicts, message_for_compaction
+from .entries import RawEntry, RawMessage, as_dicts, latest_compaction_index, message_for_compaction
 from .errors import NothingToCompact
 from .fileops import FILE_TOOL_NAMES, FileOps, extract_file_ops
 from .settings import CompactionSettings
-from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi, latest_compaction_index
+from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi
 
 FIX_NOTHING_TO_SUMMARIZE = "pi-10.13a"
 """Deviation code: an empty summary input is "nothing to compact", not a request with an empty conversation."""

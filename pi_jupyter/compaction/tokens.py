@@ -370,14 +370,6 @@ def branch_context_tokens(branch: Sequence[Any], estimator: Estimator = estimate
     return context_tokens(as_dicts(branch), estimator)
 
 
-def latest_compaction_index(entries: Sequence[RawEntry]) -> int:
-    """The index of the last ``compaction`` entry in ``entries``, or -1."""
-    for i in range(len(entries) - 1, -1, -1):
-        if entries[i].get("type") == "compaction":
-            return i
-    return -1
-
-
 def context_tokens(entries: list[RawEntry], estimator: Estimator = estimate_tokens) -> ContextEstimate:
     """:func:`branch_context_tokens` of a branch given as entry dicts (no conversion).
 

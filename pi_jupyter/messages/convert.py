@@ -17,7 +17,7 @@ from .types import (
     OpaqueMessage,
     ToolResultMessage,
     UserMessage,
-    message_from_dict,
+    as_message,
 )
 from .wire import IMAGE_BLOCKED_TEXT
 
@@ -53,12 +53,9 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
     """
     out: list[Any] = []
     for raw in messages:
-        if isinstance(raw, WireModel):
-            m = raw
-        elif isinstance(raw, dict):
-            m = message_from_dict(raw)
-        else:
+        if not isinstance(raw, (WireModel, dict)):
             continue  # not a message: nothing a model could be sent
+        m = as_message(raw)
         if isinstance(m, OpaqueMessage):
             m = _readable(m)
             if m is None:
@@ -79,9 +76,6 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
 
 def _readable(message: OpaqueMessage) -> Any | None:
     """What a model is sent for a message that did not validate (``None``: nothing)."""
-    role = message.role
-    if not isinstance(role, str):
-        return None
     data = message.to_dict()
     text = wrapped_text(data)
     if text is not None:

@@ -18,17 +18,16 @@ built from the raw values exactly as pi's string concatenation builds it (``null
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from .base import WIRE
-from .content import TextContent
 from .text import display_text, js_string
-from .types import _ROLES, AssistantMessage, ToolResultMessage, UserMessage
+from .types import _ROLES, AssistantMessage, StopReason, ToolResultMessage, UserMessage
 from .wire import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 
-_STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
+_STOP_REASONS = get_args(StopReason)
 _USAGE_INTS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 _COST_FLOATS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
@@ -74,7 +73,7 @@ def wrapped_text(data: dict[str, Any]) -> str | None:
     exit_code = data.get("exitCode")
     if js_truthy(data.get("cancelled")):
         text += "\n\n(command cancelled)"
-    elif exit_code is not None and not (isinstance(exit_code, (int, float)) and not isinstance(exit_code, bool) and exit_code == 0):
+    elif exit_code is not None and (isinstance(exit_code, bool) or exit_code != 0):  # JavaScript's !== 0
         text += f"\n\nCommand exited with code {js_string(exit_code)}"
     if js_truthy(data.get("truncated")) and js_truthy(data.get("fullOutputPath")):
         text += f"\n\n[Output truncated. Full output: {_concat(data, 'fullOutputPath')}]"
@@ -154,20 +153,15 @@ def _user_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 def _assistant_fields(data: dict[str, Any]) -> dict[str, Any]:
     fields = dict(data)
-    content = data.get("content")
-    if isinstance(content, str):
-        fields["content"] = [{"type": "text", "text": content}]
-    else:
-        fields["content"] = _blocks(content)
+    fields["content"] = _blocks(data.get("content"))
     for key in ("api", "provider", "model"):
-        if key in fields and not isinstance(fields[key], str):
-            fields[key] = display_text(fields[key])
+        _to_str(fields, key)
     if "usage" in fields:
         fields["usage"] = _usage(fields["usage"])
     if fields.get("stopReason") not in _STOP_REASONS:
         fields.pop("stopReason", None)
-    if "errorMessage" in fields and fields["errorMessage"] is not None and not isinstance(fields["errorMessage"], str):
-        fields["errorMessage"] = display_text(fields["errorMessage"])
+    if fields.get("errorMessage") is not None:
+        _to_str(fields, "errorMessage")
     _fix_time(fields)
     return fields
 
@@ -176,10 +170,8 @@ def _tool_result_fields(data: dict[str, Any]) -> dict[str, Any]:
     fields = dict(data)
     # the call's id is shown as text on both sides, so a result still answers its call
     fields["toolCallId"] = display_text(data.get("toolCallId"))
-    if "toolName" in fields and not isinstance(fields["toolName"], str):
-        fields["toolName"] = display_text(fields["toolName"])
-    content = _user_content(data.get("content"))
-    fields["content"] = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
+    _to_str(fields, "toolName")
+    fields["content"] = _blocks(data.get("content"))
     if "isError" in fields and not isinstance(fields["isError"], bool):
         fields["isError"] = js_truthy(fields["isError"])
     _fix_time(fields)
@@ -207,6 +199,7 @@ def _user_content(content: Any) -> str | list[dict[str, Any]] | None:
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
+    """Assistant and tool-result content: a list of blocks (a string or another value is one text block)."""
     if content is None:
         return []
     if not isinstance(content, list):
@@ -223,8 +216,6 @@ def _block(block: Any) -> dict[str, Any] | None:
     if block is None:
         return None
     if not isinstance(block, dict):
-        if isinstance(block, TextContent):
-            return block.to_dict()
         if hasattr(block, "to_dict"):
             return _block(block.to_dict())
         return {"type": "text", "text": display_text(block)}
@@ -256,6 +247,11 @@ def _block(block: Any) -> dict[str, Any] | None:
 def _only_str(fields: dict[str, Any], key: str) -> None:
     if key in fields and not isinstance(fields[key], str):
         del fields[key]
+
+
+def _to_str(fields: dict[str, Any], key: str) -> None:
+    if key in fields and not isinstance(fields[key], str):
+        fields[key] = display_text(fields[key])
 
 
 def _usage(value: Any) -> dict[str, Any]:

@@ -151,6 +151,22 @@ def js_string(value: Any) -> str:
     return "[object Object]"
 
 
+def json_type(value: Any) -> str:
+    """The JSON type of a value read from JSON (``null``, ``boolean``, ``number``, ``string``, ``array``),
+    for messages about a value of the wrong type; another Python value gives its class name."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
 def display_text(value: Any) -> str:
     """A value of any JSON type as text for people: a string as it is, ``null`` as nothing,
     a number or boolean as JavaScript writes it, and an array or object as compact JSON.
@@ -162,10 +178,8 @@ def display_text(value: Any) -> str:
         return value
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _number(value)
+    if isinstance(value, (bool, int, float)):
+        return js_string(value)
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError):

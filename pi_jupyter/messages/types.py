@@ -14,7 +14,7 @@ from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError
 
 from .base import WIRE, WireModel
 from .content import ContentBlock, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent
-from .text import now_ms
+from .text import json_type, now_ms
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Why an assistant message ended."""
@@ -218,25 +218,11 @@ def message_from_dict(data: dict[str, Any]) -> Any:
     Never raises for a dict, whatever its values; anything else is a ``TypeError``.
     """
     if not isinstance(data, dict):
-        raise TypeError(f"a message is a JSON object, not a JSON {_json_type(data)}")
+        raise TypeError(f"a message is a JSON object, not a JSON {json_type(data)}")
     try:
         return _agent_message.validate_python(data, context=WIRE)
     except ValidationError:
         return OpaqueMessage.model_validate(data, context=WIRE)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 def messages_from_dicts(items: list[dict[str, Any]]) -> list[Any]:

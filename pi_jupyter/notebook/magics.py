@@ -17,7 +17,6 @@ from IPython.display import display
 from traitlets.config import Config
 
 from ..agent.agent import Agent, AgentBusyError
-from ..compaction.errors import CompactionError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
 from .cells import CellRun, record_run, start_for
@@ -36,8 +35,7 @@ _USER_ERRORS = (
     ValueError,
     PromptFormatError,
     AgentBusyError,
-    ModelNotFoundError,
-    CompactionError,
+    ModelNotFoundError,  # a KeyError; compaction errors are ValueErrors
 )
 
 SUBCOMMANDS = """\
@@ -146,8 +144,6 @@ class PiMagics(Magics, PiConfig):
             args = self.pi.parser.parse_args(shlex.split(line))
         except ValueError as exc:
             raise UsageError(f"%%pi: {exc} in the options {line!r}") from None
-        except UsageError:
-            raise
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:

@@ -5,7 +5,9 @@ updated in place (no copy per delta): text is appended straight into the block's
 ``__dict__``, which skips pydantic's attribute hook, the hot path of every delta.
 
 :class:`HttpAdapter` is the template both SDK adapters fill in: open the request (raced
-against the :class:`AbortSignal`), then read the response body as SSE. An abort closes the
+against the :class:`AbortSignal`), then read the response body as SSE. The SSE reader and the
+response are closed when the stream ends, however it ends (also when its consumer stops
+early), not left to the garbage collector. An abort closes the
 HTTP response from the signal's callback, which makes the pending read fail at once: one
 callback per request, nothing per chunk. Every failure ends the stream with an ``error``
 event; nothing is raised into the caller except task cancellation.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from pydantic import SecretStr
@@ -45,6 +47,9 @@ from .keys import env_api_key, env_key_names, scrub
 from .partial_json import StreamingJson
 
 ABORTED_TEXT = "Request was aborted"
+
+SseEvents = AsyncIterator[tuple[str | None, bytes]]
+"""What :func:`iter_sse` yields: ``(event name or None, data)`` per server-sent event."""
 
 
 class ProviderError(Exception):
@@ -310,7 +315,7 @@ def _server_message(body: Any) -> str:
     return ""
 
 
-async def iter_sse(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, bytes]]:
+async def iter_sse(chunks: AsyncIterator[bytes]) -> AsyncGenerator[tuple[str | None, bytes], None]:
     """Server-sent events from a byte stream: ``(event name or None, data)`` per event.
 
     Closing this generator closes ``chunks``.
@@ -385,8 +390,8 @@ class HttpAdapter:
         """Send the request; return the ``httpx2.Response`` whose body is the SSE stream."""
         raise NotImplementedError
 
-    def consume(self, response: Any, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:  # pragma: no cover
-        """Read the SSE body, update ``b`` and yield events; raise :class:`ProviderError` on protocol errors."""
+    def consume(self, sse: SseEvents, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:  # pragma: no cover
+        """Read the body's SSE events, update ``b`` and yield events; raise :class:`ProviderError` on protocol errors."""
         raise NotImplementedError
 
     async def stream(self, model: Model, request: LlmRequest, options: StreamOptions | None = None) -> AsyncIterator[AssistantEvent]:
@@ -395,7 +400,7 @@ class HttpAdapter:
         b = MessageBuilder(model, api=self.api)
         signal = options.signal
         secrets: list[Any] = [options.api_key]
-        response = None
+        response = events = sse = None
         unsubscribe = None
         try:
             key = resolve_api_key(model, options)
@@ -404,7 +409,9 @@ class HttpAdapter:
             response = await race_abort(self.open(client, model, request, options), signal)
             unsubscribe = close_on_abort(signal, response)
             yield b.start()
-            async for event in self.consume(response, b, request):
+            sse = iter_sse(response.aiter_bytes())
+            events = self.consume(sse, b, request)
+            async for event in events:
                 yield event
             if signal is not None and signal.aborted:
                 raise Aborted
@@ -421,6 +428,12 @@ class HttpAdapter:
         finally:
             if unsubscribe is not None:
                 unsubscribe()
+            for reader in (events, sse):  # the adapter's reader, then the SSE parser (which closes the body's iterator)
+                if reader is not None:
+                    try:
+                        await reader.aclose()
+                    except Exception:  # noqa: BLE001
+                        pass
             if response is not None:
                 try:
                     await response.aclose()

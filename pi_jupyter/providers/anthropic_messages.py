@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any
 
 import orjson
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from ._stream import HttpAdapter, MessageBuilder, ProviderError, iter_sse
+from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .normalize import transform_messages
 from .text import sanitize_surrogates
@@ -196,88 +195,87 @@ class AnthropicMessagesProvider(HttpAdapter):
         stream = await client.messages.create(**params)
         return stream.response
 
-    async def consume(self, response: Any, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
+    async def consume(self, sse: SseEvents, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
         """Turn Messages stream events into events."""
         by_index: dict[int, int] = {}  # Anthropic block index -> content index
         saw_start = saw_stop = False
         loads = orjson.loads
         usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
-        async with aclosing(iter_sse(response.aiter_bytes())) as sse:
-            async for name, data in sse:
-                if name == "error":
-                    try:
-                        err = loads(data).get("error", {})
-                        message = f"{err.get('type', 'error')}: {err.get('message', '')}"
-                    except (orjson.JSONDecodeError, AttributeError):
-                        message = data.decode(errors="replace")
-                    raise ProviderError(f"Stream error from the server: {message}")
-                if name == "ping":
-                    continue
+        async for name, data in sse:
+            if name == "error":
                 try:
-                    ev = loads(data)
-                except orjson.JSONDecodeError:
-                    raise ProviderError(f"Malformed stream from the server: could not parse SSE event {name!r}: {data[:200]!r}") from None
-                kind = ev.get("type") if isinstance(ev, dict) else None
-                if kind == "content_block_delta":
-                    index = by_index.get(ev.get("index", -1))
-                    if index is None:
-                        continue
-                    delta = ev.get("delta") or {}
-                    dtype = delta.get("type")
-                    if dtype == "text_delta":
-                        yield b.text_delta(index, delta.get("text", ""))
-                    elif dtype == "thinking_delta":
-                        yield b.thinking_delta(index, delta.get("thinking", ""))
-                    elif dtype == "input_json_delta":
-                        yield b.toolcall_delta(index, delta.get("partial_json", ""))
-                    elif dtype == "signature_delta":
-                        b.add_signature(index, delta.get("signature", ""))
-                elif kind == "content_block_start":
-                    block = ev.get("content_block") or {}
-                    btype = block.get("type")
-                    if btype == "text":
-                        index, out = b.text_start()
-                    elif btype == "thinking":
-                        index, out = b.thinking_start("")
-                    elif btype == "redacted_thinking":
-                        index, out = b.thinking_start(block.get("data", ""), thinking=REDACTED_TEXT, redacted=True)
-                    elif btype == "tool_use":
-                        index, out = b.toolcall_start(block.get("id", ""), block.get("name", ""), block.get("input") or {})
-                    else:
-                        continue
-                    by_index[ev.get("index", -1)] = index
-                    yield out
-                elif kind == "content_block_stop":
-                    index = by_index.pop(ev.get("index", -1), None)
-                    if index is not None:
-                        yield b.end(index)
-                elif kind == "message_start":
-                    saw_start = True
-                    u = (ev.get("message") or {}).get("usage") or {}
-                    usage = {
-                        "input": u.get("input_tokens") or 0,
-                        "output": u.get("output_tokens") or 0,
-                        "cache_read": u.get("cache_read_input_tokens") or 0,
-                        "cache_write": u.get("cache_creation_input_tokens") or 0,
-                    }
-                    b.set_usage(**usage)
-                elif kind == "message_delta":
-                    reason = (ev.get("delta") or {}).get("stop_reason")
-                    if reason:
-                        b.set_stop(reason, _STOP, "stop_reason")
-                    u = ev.get("usage") or {}
-                    # Proxies may leave out counts here; keep those from message_start.
-                    for ours, theirs in (
-                        ("input", "input_tokens"),
-                        ("output", "output_tokens"),
-                        ("cache_read", "cache_read_input_tokens"),
-                        ("cache_write", "cache_creation_input_tokens"),
-                    ):
-                        if u.get(theirs) is not None:
-                            usage[ours] = u[theirs]
-                    b.set_usage(**usage)
-                elif kind == "message_stop":
-                    saw_stop = True
+                    err = loads(data).get("error", {})
+                    message = f"{err.get('type', 'error')}: {err.get('message', '')}"
+                except (orjson.JSONDecodeError, AttributeError):
+                    message = data.decode(errors="replace")
+                raise ProviderError(f"Stream error from the server: {message}")
+            if name == "ping":
+                continue
+            try:
+                ev = loads(data)
+            except orjson.JSONDecodeError:
+                raise ProviderError(f"Malformed stream from the server: could not parse SSE event {name!r}: {data[:200]!r}") from None
+            kind = ev.get("type") if isinstance(ev, dict) else None
+            if kind == "content_block_delta":
+                index = by_index.get(ev.get("index", -1))
+                if index is None:
+                    continue
+                delta = ev.get("delta") or {}
+                dtype = delta.get("type")
+                if dtype == "text_delta":
+                    yield b.text_delta(index, delta.get("text", ""))
+                elif dtype == "thinking_delta":
+                    yield b.thinking_delta(index, delta.get("thinking", ""))
+                elif dtype == "input_json_delta":
+                    yield b.toolcall_delta(index, delta.get("partial_json", ""))
+                elif dtype == "signature_delta":
+                    b.add_signature(index, delta.get("signature", ""))
+            elif kind == "content_block_start":
+                block = ev.get("content_block") or {}
+                btype = block.get("type")
+                if btype == "text":
+                    index, out = b.text_start()
+                elif btype == "thinking":
+                    index, out = b.thinking_start("")
+                elif btype == "redacted_thinking":
+                    index, out = b.thinking_start(block.get("data", ""), thinking=REDACTED_TEXT, redacted=True)
+                elif btype == "tool_use":
+                    index, out = b.toolcall_start(block.get("id", ""), block.get("name", ""), block.get("input") or {})
+                else:
+                    continue
+                by_index[ev.get("index", -1)] = index
+                yield out
+            elif kind == "content_block_stop":
+                index = by_index.pop(ev.get("index", -1), None)
+                if index is not None:
+                    yield b.end(index)
+            elif kind == "message_start":
+                saw_start = True
+                u = (ev.get("message") or {}).get("usage") or {}
+                usage = {
+                    "input": u.get("input_tokens") or 0,
+                    "output": u.get("output_tokens") or 0,
+                    "cache_read": u.get("cache_read_input_tokens") or 0,
+                    "cache_write": u.get("cache_creation_input_tokens") or 0,
+                }
+                b.set_usage(**usage)
+            elif kind == "message_delta":
+                reason = (ev.get("delta") or {}).get("stop_reason")
+                if reason:
+                    b.set_stop(reason, _STOP, "stop_reason")
+                u = ev.get("usage") or {}
+                # Proxies may leave out counts here; keep those from message_start.
+                for ours, theirs in (
+                    ("input", "input_tokens"),
+                    ("output", "output_tokens"),
+                    ("cache_read", "cache_read_input_tokens"),
+                    ("cache_write", "cache_creation_input_tokens"),
+                ):
+                    if u.get(theirs) is not None:
+                        usage[ours] = u[theirs]
+                b.set_usage(**usage)
+            elif kind == "message_stop":
+                saw_stop = True
         if not saw_start:
             raise ProviderError("Malformed stream from the server: no message_start event")
         if not saw_stop:

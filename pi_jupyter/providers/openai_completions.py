@@ -30,13 +30,12 @@ field. Per-server quirks are switched in ``Model.compat`` (snake_case keys):
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any
 
 import orjson
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from ._stream import HttpAdapter, MessageBuilder, ProviderError, iter_sse
+from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .normalize import transform_messages
 from .text import sanitize_surrogates
@@ -250,7 +249,7 @@ class OpenAICompletionsProvider(HttpAdapter):
         stream = await client.chat.completions.create(**kwargs)
         return stream.response
 
-    async def consume(self, response: Any, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
+    async def consume(self, sse: SseEvents, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
         """Turn chat-completion chunks into events."""
         text_index = -1
         thinking_index = -1
@@ -259,74 +258,73 @@ class OpenAICompletionsProvider(HttpAdapter):
         finished = False
         done_marker = False
         loads = orjson.loads
-        async with aclosing(iter_sse(response.aiter_bytes())) as sse:
-            async for _event, data in sse:
-                if data[:6] == b"[DONE]":
-                    done_marker = True
-                    break
-                try:
-                    chunk = loads(data)
-                except orjson.JSONDecodeError:
-                    raise ProviderError(f"Malformed stream from the server: could not parse SSE data {data[:200]!r}") from None
-                if not isinstance(chunk, dict):
-                    continue
-                if "error" in chunk and chunk["error"]:
-                    err = chunk["error"]
-                    message = err.get("message") if isinstance(err, dict) else str(err)
-                    raise ProviderError(f"Stream error from the server: {message or err}")
-                usage = chunk.get("usage")
-                if usage:
-                    _usage(b, usage)
-                choices = chunk.get("choices")
-                if not choices:
-                    continue
-                choice = choices[0]
-                if not usage and choice.get("usage"):
-                    _usage(b, choice["usage"])
-                reason = choice.get("finish_reason")
-                if reason:
-                    finished = True
-                    b.set_stop(reason, _STOP, "finish_reason")
-                delta = choice.get("delta")
-                if not delta:
-                    continue
-                content = delta.get("content")
-                if content:
-                    if text_index < 0:
-                        text_index, ev = b.text_start()
-                        open_blocks.append(text_index)
+        async for _event, data in sse:
+            if data[:6] == b"[DONE]":
+                done_marker = True
+                break
+            try:
+                chunk = loads(data)
+            except orjson.JSONDecodeError:
+                raise ProviderError(f"Malformed stream from the server: could not parse SSE data {data[:200]!r}") from None
+            if not isinstance(chunk, dict):
+                continue
+            if "error" in chunk and chunk["error"]:
+                err = chunk["error"]
+                message = err.get("message") if isinstance(err, dict) else str(err)
+                raise ProviderError(f"Stream error from the server: {message or err}")
+            usage = chunk.get("usage")
+            if usage:
+                _usage(b, usage)
+            choices = chunk.get("choices")
+            if not choices:
+                continue
+            choice = choices[0]
+            if not usage and choice.get("usage"):
+                _usage(b, choice["usage"])
+            reason = choice.get("finish_reason")
+            if reason:
+                finished = True
+                b.set_stop(reason, _STOP, "finish_reason")
+            delta = choice.get("delta")
+            if not delta:
+                continue
+            content = delta.get("content")
+            if content:
+                if text_index < 0:
+                    text_index, ev = b.text_start()
+                    open_blocks.append(text_index)
+                    yield ev
+                yield b.text_delta(text_index, content)
+            for field in REASONING_FIELDS:
+                value = delta.get(field)
+                if value and isinstance(value, str):
+                    if thinking_index < 0:
+                        thinking_index, ev = b.thinking_start(field)
+                        open_blocks.append(thinking_index)
                         yield ev
-                    yield b.text_delta(text_index, content)
-                for field in REASONING_FIELDS:
-                    value = delta.get(field)
-                    if value and isinstance(value, str):
-                        if thinking_index < 0:
-                            thinking_index, ev = b.thinking_start(field)
-                            open_blocks.append(thinking_index)
-                            yield ev
-                        yield b.thinking_delta(thinking_index, value)
-                        break
-                tool_calls = delta.get("tool_calls")
-                if tool_calls:
-                    for tc in tool_calls:
-                        key = tc.get("index")
-                        if key is None:
-                            key = tc.get("id")
-                        fn = tc.get("function") or {}
-                        index = calls.get(key)
-                        if index is None and tc.get("id") is not None:
-                            index = calls.get(tc["id"])
-                        if index is None:
-                            index, ev = b.toolcall_start(tc.get("id") or "", fn.get("name") or "")
-                            calls[key] = index
-                            open_blocks.append(index)
-                            yield ev
-                        block = b.blocks[index]
-                        if not block.id and tc.get("id"):
-                            block.__dict__["id"] = tc["id"]
-                        if not block.name and fn.get("name"):
-                            block.__dict__["name"] = fn["name"]
-                        yield b.toolcall_delta(index, fn.get("arguments") or "")
+                    yield b.thinking_delta(thinking_index, value)
+                    break
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                for tc in tool_calls:
+                    key = tc.get("index")
+                    if key is None:
+                        key = tc.get("id")
+                    fn = tc.get("function") or {}
+                    index = calls.get(key)
+                    if index is None and tc.get("id") is not None:
+                        index = calls.get(tc["id"])
+                    if index is None:
+                        index, ev = b.toolcall_start(tc.get("id") or "", fn.get("name") or "")
+                        calls[key] = index
+                        open_blocks.append(index)
+                        yield ev
+                    block = b.blocks[index]
+                    if not block.id and tc.get("id"):
+                        block.__dict__["id"] = tc["id"]
+                    if not block.name and fn.get("name"):
+                        block.__dict__["name"] = fn["name"]
+                    yield b.toolcall_delta(index, fn.get("arguments") or "")
         if not finished and not done_marker:
             raise ProviderError("Connection error: the stream ended before the response was complete")
         for index in open_blocks:

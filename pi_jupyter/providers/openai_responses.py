@@ -25,13 +25,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any
 
 import orjson
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from ._stream import HttpAdapter, MessageBuilder, ProviderError, iter_sse
+from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .normalize import same_model, transform_messages
 from .openai_completions import clamp_effort, openai_client
@@ -223,95 +222,94 @@ class OpenAIResponsesProvider(HttpAdapter):
         stream = await client.responses.create(**build_params(model, request, options))
         return stream.response
 
-    async def consume(self, response: Any, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
+    async def consume(self, sse: SseEvents, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:
         """Turn Responses stream events into assistant events."""
         open_items: dict[Any, tuple[int, dict[str, Any]]] = {}  # output_index -> (content index, item)
         finished = False
         loads = orjson.loads
-        async with aclosing(iter_sse(response.aiter_bytes())) as sse:
-            async for name, data in sse:
-                try:
-                    ev = loads(data)
-                except orjson.JSONDecodeError:
-                    raise ProviderError(f"Malformed stream from the server: could not parse SSE event {name!r}: {data[:200]!r}") from None
-                if not isinstance(ev, dict):
+        async for name, data in sse:
+            try:
+                ev = loads(data)
+            except orjson.JSONDecodeError:
+                raise ProviderError(f"Malformed stream from the server: could not parse SSE event {name!r}: {data[:200]!r}") from None
+            if not isinstance(ev, dict):
+                continue
+            kind = ev.get("type") or name
+            if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+                entry = open_items.get(ev.get("output_index"))
+                if entry is not None and isinstance(b.blocks[entry[0]], TextContent):
+                    yield b.text_delta(entry[0], ev.get("delta") or "")
+            elif kind == "response.reasoning_summary_text.delta":
+                entry = open_items.get(ev.get("output_index"))
+                if entry is not None and isinstance(b.blocks[entry[0]], ThinkingContent):
+                    yield b.thinking_delta(entry[0], ev.get("delta") or "")
+            elif kind == "response.reasoning_summary_part.done":
+                entry = open_items.get(ev.get("output_index"))
+                if entry is not None and isinstance(b.blocks[entry[0]], ThinkingContent):
+                    yield b.thinking_delta(entry[0], "\n\n")
+            elif kind == "response.function_call_arguments.delta":
+                entry = open_items.get(ev.get("output_index"))
+                if entry is not None and isinstance(b.blocks[entry[0]], ToolCall):
+                    yield b.toolcall_delta(entry[0], ev.get("delta") or "")
+            elif kind == "response.output_item.added":
+                item = ev.get("item") or {}
+                itype = item.get("type")
+                if itype == "reasoning":
+                    index, out = b.thinking_start(None)
+                elif itype == "message":
+                    index, out = b.text_start()
+                elif itype == "function_call":
+                    index, out = b.toolcall_start(_call_id(item), item.get("name") or "")
+                    if item.get("arguments"):
+                        b.toolcall_delta(index, item["arguments"])
+                else:
+                    continue  # built-in tool items (web search...) are not ours to show
+                open_items[ev.get("output_index")] = (index, item)
+                yield out
+            elif kind == "response.output_item.done":
+                entry = open_items.pop(ev.get("output_index"), None)
+                if entry is None:
                     continue
-                kind = ev.get("type") or name
-                if kind == "response.output_text.delta" or kind == "response.refusal.delta":
-                    entry = open_items.get(ev.get("output_index"))
-                    if entry is not None and isinstance(b.blocks[entry[0]], TextContent):
-                        yield b.text_delta(entry[0], ev.get("delta") or "")
-                elif kind == "response.reasoning_summary_text.delta":
-                    entry = open_items.get(ev.get("output_index"))
-                    if entry is not None and isinstance(b.blocks[entry[0]], ThinkingContent):
-                        yield b.thinking_delta(entry[0], ev.get("delta") or "")
-                elif kind == "response.reasoning_summary_part.done":
-                    entry = open_items.get(ev.get("output_index"))
-                    if entry is not None and isinstance(b.blocks[entry[0]], ThinkingContent):
-                        yield b.thinking_delta(entry[0], "\n\n")
-                elif kind == "response.function_call_arguments.delta":
-                    entry = open_items.get(ev.get("output_index"))
-                    if entry is not None and isinstance(b.blocks[entry[0]], ToolCall):
-                        yield b.toolcall_delta(entry[0], ev.get("delta") or "")
-                elif kind == "response.output_item.added":
-                    item = ev.get("item") or {}
-                    itype = item.get("type")
-                    if itype == "reasoning":
-                        index, out = b.thinking_start(None)
-                    elif itype == "message":
-                        index, out = b.text_start()
-                    elif itype == "function_call":
-                        index, out = b.toolcall_start(_call_id(item), item.get("name") or "")
-                        if item.get("arguments"):
-                            b.toolcall_delta(index, item["arguments"])
-                    else:
-                        continue  # built-in tool items (web search...) are not ours to show
-                    open_items[ev.get("output_index")] = (index, item)
-                    yield out
-                elif kind == "response.output_item.done":
-                    entry = open_items.pop(ev.get("output_index"), None)
-                    if entry is None:
-                        continue
-                    index, _ = entry
-                    item = ev.get("item") or {}
-                    block = b.blocks[index]
-                    if isinstance(block, ThinkingContent):
-                        summary = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
-                        block.__dict__["thinking"] = "\n\n".join(summary)
-                        if summary or item.get("encrypted_content"):
-                            block.__dict__["thinking_signature"] = orjson.dumps(item).decode()
-                        yield b.thinking_end(index)
-                    elif isinstance(block, TextContent):
-                        parts = item.get("content") or []
-                        if parts:
-                            block.__dict__["text"] = "".join(p.get("text") or p.get("refusal") or "" for p in parts if isinstance(p, dict))
-                        if item.get("id"):
-                            block.__dict__["text_signature"] = text_signature(item["id"])
-                        yield b.text_end(index)
-                    else:
-                        if not b.tool_args_text(index) and item.get("arguments"):
-                            b.toolcall_delta(index, item["arguments"])
-                        if item.get("call_id"):
-                            block.__dict__["id"] = _call_id(item)
-                        yield b.toolcall_end(index)
-                elif kind in ("response.completed", "response.incomplete"):
-                    finished = True
-                    resp = ev.get("response") or {}
-                    if resp.get("usage"):
-                        _usage(b, resp["usage"])
-                    stop = _STATUS.get(resp.get("status") or ("completed" if kind == "response.completed" else "incomplete"), "stop")
-                    if stop == "stop" and any(isinstance(x, ToolCall) for x in b.blocks):
-                        stop = "toolUse"
-                    b.message.stop_reason = stop  # type: ignore[assignment]
-                elif kind == "response.failed":
-                    resp = ev.get("response") or {}
-                    if resp.get("usage"):
-                        _usage(b, resp["usage"])
-                    raise ProviderError(_failure(resp))
-                elif kind == "error":
-                    code = ev.get("code") or (ev.get("error") or {}).get("code")
-                    message = ev.get("message") or (ev.get("error") or {}).get("message") or "unknown error"
-                    raise ProviderError(f"Stream error from the server: {code + ': ' if code else ''}{message}")
+                index, _ = entry
+                item = ev.get("item") or {}
+                block = b.blocks[index]
+                if isinstance(block, ThinkingContent):
+                    summary = [s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict)]
+                    block.__dict__["thinking"] = "\n\n".join(summary)
+                    if summary or item.get("encrypted_content"):
+                        block.__dict__["thinking_signature"] = orjson.dumps(item).decode()
+                    yield b.thinking_end(index)
+                elif isinstance(block, TextContent):
+                    parts = item.get("content") or []
+                    if parts:
+                        block.__dict__["text"] = "".join(p.get("text") or p.get("refusal") or "" for p in parts if isinstance(p, dict))
+                    if item.get("id"):
+                        block.__dict__["text_signature"] = text_signature(item["id"])
+                    yield b.text_end(index)
+                else:
+                    if not b.tool_args_text(index) and item.get("arguments"):
+                        b.toolcall_delta(index, item["arguments"])
+                    if item.get("call_id"):
+                        block.__dict__["id"] = _call_id(item)
+                    yield b.toolcall_end(index)
+            elif kind in ("response.completed", "response.incomplete"):
+                finished = True
+                resp = ev.get("response") or {}
+                if resp.get("usage"):
+                    _usage(b, resp["usage"])
+                stop = _STATUS.get(resp.get("status") or ("completed" if kind == "response.completed" else "incomplete"), "stop")
+                if stop == "stop" and any(isinstance(x, ToolCall) for x in b.blocks):
+                    stop = "toolUse"
+                b.message.stop_reason = stop  # type: ignore[assignment]
+            elif kind == "response.failed":
+                resp = ev.get("response") or {}
+                if resp.get("usage"):
+                    _usage(b, resp["usage"])
+                raise ProviderError(_failure(resp))
+            elif kind == "error":
+                code = ev.get("code") or (ev.get("error") or {}).get("code")
+                message = ev.get("message") or (ev.get("error") or {}).get("message") or "unknown error"
+                raise ProviderError(f"Stream error from the server: {code + ': ' if code else ''}{message}")
         if not finished:
             raise ProviderError("Connection error: the stream ended before response.completed")
         for index, _ in open_items.values():

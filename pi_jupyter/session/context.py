@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..messages import Message, OpaqueMessage, convert_to_llm, message_from_dict, messages_from_dicts
+from ..messages import Message, OpaqueMessage, convert_to_llm, message_from_dict
 
 
 class ModelRef(BaseModel):
@@ -67,8 +67,6 @@ class SessionContext(BaseModel):
         or an object without a string ``role``) becomes an empty :class:`OpaqueMessage`, which
         is never sent to a model (pi's ``convertToLlm`` drops such items too).
         """
-        if all(type(m) is dict and type(m.get("role")) is str for m in self.raw_messages):
-            return messages_from_dicts(self.raw_messages)
         return [message_from_dict(m) if type(m) is dict and type(m.get("role")) is str else OpaqueMessage() for m in self.raw_messages]
 
     def llm(self) -> list[Message]:

@@ -423,14 +423,7 @@ def js_date_ms(value: Any) -> int | None:
     if isinstance(value, str):
         ms = ms_from_iso(value)
         if ms is None:
-            match = _YEAR_MONTH.match(value.strip())
-            if match:
-                month = int(match.group(2) or 1)
-                if 1 <= month <= 12:
-                    try:
-                        ms = ms_from_iso(f"{int(match.group(1)):04d}-{month:02d}-01T00:00:00Z")
-                    except (OverflowError, ValueError):
-                        ms = None
+            ms = _year_month_ms(value)
         return ms if ms is not None and abs(ms) <= _JS_MAX_MS else None
     if value is None:
         return 0
@@ -441,6 +434,17 @@ def js_date_ms(value: Any) -> int | None:
             return None
         return int(value)  # TimeClip truncates toward zero
     return None
+
+
+def _year_month_ms(text: str) -> int | None:
+    """The year (``2024``, ``+012024``) and year-month (``2024-05``) forms JavaScript reads as UTC."""
+    match = _YEAR_MONTH.match(text.strip())
+    if match is None:
+        return None
+    month = int(match.group(2) or 1)
+    if not 1 <= month <= 12:
+        return None
+    return ms_from_iso(f"{int(match.group(1)):04d}-{month:02d}-01T00:00:00Z")  # None beyond datetime's years
 
 
 def _time_key(node: TreeNode) -> int:

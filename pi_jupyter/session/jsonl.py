@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ..messages.text import json_type
 from .report import LoadReport
 
 _WS = b" \t\r\n\x0b\x0c"
@@ -173,7 +174,7 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
                     add_obj(obj)
                     add_line(lineno)
                 else:
-                    report.add(lineno, "malformed", f"a JSON {_js_type(obj)}, not an object", "error")
+                    report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
             lineno += 1
             start = end + 1
     # the number the next line written will have (a torn last line is continued, not counted)
@@ -202,18 +203,6 @@ def _slow_line(raw: bytes, lineno: int, report: LoadReport, *, torn: bool) -> An
     if problem == "invalid_utf8":
         report.add(lineno, "invalid_utf8", "the line is not valid UTF-8; read with replacement characters", "warning")
     return obj
-
-
-def _js_type(obj: Any) -> str:
-    if isinstance(obj, list):
-        return "array"
-    if isinstance(obj, str):
-        return "string"
-    if obj is None:
-        return "null"
-    if isinstance(obj, bool):
-        return "boolean"
-    return "number"
 
 
 def strip_bom(data: bytes) -> bytes:

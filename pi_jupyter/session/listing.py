@@ -162,14 +162,10 @@ def content_text(content: Any) -> str:
     return text_of(blocks, " ")
 
 
-_MAX_MS = 8_640_000_000_000_000  # JavaScript's last valid date; later ones are NaN (an invalid date)
-
-
 def _dt(ms: int) -> datetime:
-    ms = max(-_MAX_MS, min(ms, _MAX_MS))
     try:
         return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
+    except (OverflowError, OSError, ValueError):  # beyond datetime's years 1 to 9999
         return datetime.max.replace(tzinfo=timezone.utc) if ms > 0 else datetime.min.replace(tzinfo=timezone.utc)
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..session.report import EntryNotFoundError, SessionError
 from . import digest
-from .digest import RawEntry
+from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ class Comparison(BaseModel):
         lines = [f"common ancestor: {self.ancestor_id or '(none)'}" + (f"  {self.ancestor_preview}" if self.ancestor_preview else "")]
         for b in self.branches:
             lines.append(
-                f"{b.name}: {_count(b.turns, 'turn')}, {_count(b.tool_calls, 'tool call')}, {_count(b.tokens, 'token')}, "
+                f"{b.name}: {plural(b.turns, 'turn')}, {plural(b.tool_calls, 'tool call')}, {plural(b.tokens, 'token')}, "
                 f"{digest.cost_text(b.cost)}, "
                 f"{_seconds(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
@@ -510,7 +510,3 @@ def _answers_html(branches: list[BranchStats]) -> str:
             f'<div style="font-weight:bold;color:{color}">{html.escape(b.name)}</div>{text}</div>'
         )
     return '<div class="pi-answers" style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cells) + "</div>"
-
-
-def _count(n: int, one: str) -> str:
-    return f"{n:,} {one if n == 1 else one + 's'}"

@@ -40,14 +40,13 @@ def is_transparent(entry: RawEntry) -> bool:
     return entry.get("type") == "custom" and isinstance(kind, str) and kind in TRANSPARENT_TYPES
 
 
-def as_text(value: Any) -> str:
-    """A value from the file as text: a string as it is, anything else as the file writes it
-    (``5``, ``true``, ``["x"]``; ``null`` as nothing), see :func:`~pi_jupyter.messages.text.display_text`.
+as_text = display_text
+"""A value from the file as text: a string as it is, anything else as the file writes it
+(``5``, ``true``, ``["x"]``; ``null`` as nothing), see :func:`~pi_jupyter.messages.text.display_text`.
 
-    For fields that should hold a string (a label, a model id, a custom type) and hold
-    another JSON type in an odd file.
-    """
-    return value if isinstance(value, str) else display_text(value)
+For fields that should hold a string (a label, a model id, a custom type) and hold
+another JSON type in an odd file.
+"""
 
 
 def utf8_safe(text: str) -> str:
@@ -223,8 +222,8 @@ def usage(msg: dict[str, Any]) -> tuple[int, float, dict[str, int]]:
     raw = msg.get("usage")
     if not isinstance(raw, dict):
         return 0, 0.0, {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    parts = {k: _int(raw.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite")}
-    total = _int(raw.get("totalTokens")) or sum(parts.values())
+    parts = {k: count(raw.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite")}
+    total = count(raw.get("totalTokens")) or sum(parts.values())
     cost = raw.get("cost")
     dollars = _float(cost.get("total")) if isinstance(cost, dict) else 0.0
     return total, dollars, parts
@@ -305,15 +304,16 @@ def cost_text(dollars: float) -> str:
 def count(value: Any) -> int:
     """A token count from the file: a finite number as an integer; anything else (a string,
     ``NaN``, ``1e400``, which reads as infinity) is 0."""
-    return _int(value)
-
-
-def _int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     if isinstance(value, int):
         return value if abs(value) < 2**1000 else 0  # beyond a double: JavaScript's Infinity
     return int(value) if math.isfinite(value) else 0
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 turn``, ``2 turns``, ``1,234 entries`` (``many`` where adding an s is wrong)."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
 def _float(value: Any) -> float:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..session.report import CycleError
 from . import digest
+from .digest import plural
 from .layout import plan
 from .nodes import GraphNode, describe
 from .render import INSTALL_HINT, RenderResult, render_svg
@@ -116,16 +117,16 @@ class GraphModel:
 
     def facts(self) -> list[str]:
         """Sizes, the leaf, and what was folded (the header without the title)."""
-        parts = [_count(self.entry_count, "entry", "entries"), _count(self.turn_count, "turn"), _count(self.tip_count, "tip")]
+        parts = [plural(self.entry_count, "entry", "entries"), plural(self.turn_count, "turn"), plural(self.tip_count, "tip")]
         leaf = self.nodes.get(self.leaf) if self.leaf else None
         parts.append(f"leaf {leaf.last_id if leaf is not None else '(before the first entry)'}")
         folded = []
         if self.folded_runs:
-            folded.append(_count(self.folded_runs, "run") + " folded")
+            folded.append(plural(self.folded_runs, "run") + " folded")
         if self.collapsed_branches:
-            folded.append(_count(self.collapsed_branches, "branch", "branches") + " collapsed")
+            folded.append(plural(self.collapsed_branches, "branch", "branches") + " collapsed")
         if self.merged_branches:
-            folded.append(_count(self.merged_branches, "branch", "branches") + " merged")
+            folded.append(plural(self.merged_branches, "branch", "branches") + " merged")
         if folded:
             parts.append(", ".join(folded))
         if self.problem:
@@ -467,7 +468,3 @@ def session_graph_class() -> Any:
 def _html_wrap(svg: str) -> str:
     # inline SVG keeps the tooltips, which an <img> of the same SVG loses
     return f'<div class="pi-session-graph" style="max-width:100%;overflow:auto">{svg}</div>'
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"

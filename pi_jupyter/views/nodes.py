@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import digest
-from .digest import RawEntry
+from .digest import RawEntry, plural
 from .layout import Shown
 from .units import Unit, last_assistant
 
@@ -313,7 +313,7 @@ def _describe_fold(node: GraphNode, shown: Shown, limit: int) -> None:
     first = next((u for u in units if u.head is not None), units[0])
     first_title = _head_title(first.head, limit - 7) if first.head is not None else _entry_title(first.entries[0], limit - 7)
     if shown.kind == "fold":
-        node.title = f"⋯ {_count(turns, 'turn')} folded" if turns else f"⋯ {_count(len(node.entry_ids), 'entry', 'entries')} folded"
+        node.title = f"⋯ {plural(turns, 'turn')} folded" if turns else f"⋯ {plural(len(node.entry_ids), 'entry', 'entries')} folded"
         side = sum(1 for u in units if not u.on_path and u.parent is not None and u.parent.on_path)
         if shown.on_path and side:
             node.title += f", {side} side branch{'es' if side != 1 else ''}"
@@ -322,12 +322,12 @@ def _describe_fold(node: GraphNode, shown: Shown, limit: int) -> None:
         if last is not None and last is not first:
             node.summary = "to " + _head_title(last.head, limit - 3)  # type: ignore[arg-type]
     elif shown.kind == "sub":
-        node.title = f"⋯ branch: {_count(turns, 'turn')}, {_count(node.tips, 'tip')}"
+        node.title = f"⋯ branch: {plural(turns, 'turn')}, {plural(node.tips, 'tip')}"
         node.answer = "from " + first_title
     else:
         inside = {id(u) for u in units}
         heads = sum(1 for u in units if u.parent is None or id(u.parent) not in inside)
-        node.title = f"⋯ {heads:,} more branch{'es' if heads != 1 else ''} ({_count(turns, 'turn')})"
+        node.title = f"⋯ {heads:,} more branch{'es' if heads != 1 else ''} ({plural(turns, 'turn')})"
         node.answer = "from " + first_title
 
 
@@ -363,7 +363,7 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         stats += f" · {node.tool_calls} tool call{'s' if node.tool_calls != 1 else ''}"
     lines.append(stats)
     if node.turns > 1 or node.folded:
-        lines.append(f"{_count(node.turns, 'turn')}, {_count(len(node.entry_ids), 'entry', 'entries')}")
+        lines.append(f"{plural(node.turns, 'turn')}, {plural(len(node.entry_ids), 'entry', 'entries')}")
     if node.error:
         lines.append("error: " + digest.clip(digest.one_line(digest.error_summary(node.error)), 300))
     elif node.status == "aborted":
@@ -397,7 +397,3 @@ def _search(node: GraphNode, units: list[Unit]) -> str:
     if node.cell_id:
         parts.append(node.cell_id)
     return " ".join(p for p in parts if p).lower()
-
-
-def _count(n: int, one: str, many: str | None = None) -> str:
-    return f"{n:,} {one if n == 1 else (many or one + 's')}"

@@ -167,28 +167,24 @@ def _stop(server: JupyterServer) -> None:
             server.proc.kill()
 
 
+def _serve(factory: pytest.TempPathFactory, app: str) -> Any:
+    """Start ``app`` (``jupyterlab`` or ``notebook``) for the session, skipping when it is not installed."""
+    pytest.importorskip(app, reason=f"browser tests need the {app} package: pip install {app}")
+    server = _launch(factory.mktemp(app), app)
+    yield server
+    _stop(server)
+
+
 @pytest.fixture(scope="session")
 def jupyter_server(tmp_path_factory: pytest.TempPathFactory):
     """A JupyterLab server for the whole session, isolated from the user's Jupyter folders."""
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError:
-        pytest.skip("browser tests need JupyterLab: pip install jupyterlab")
-    server = _launch(tmp_path_factory.mktemp("jupyterlab"), "jupyterlab")
-    yield server
-    _stop(server)
+    yield from _serve(tmp_path_factory, "jupyterlab")
 
 
 @pytest.fixture(scope="session")
 def notebook7_server(tmp_path_factory: pytest.TempPathFactory):
     """A Jupyter Notebook 7 server (the classic-looking single-document app), isolated like JupyterLab's."""
-    try:
-        import notebook  # noqa: F401
-    except ImportError:
-        pytest.skip("Notebook 7 tests need the notebook package: pip install notebook")
-    server = _launch(tmp_path_factory.mktemp("notebook7"), "notebook")
-    yield server
-    _stop(server)
+    yield from _serve(tmp_path_factory, "notebook")
 
 
 @pytest.fixture(scope="session")
@@ -399,23 +395,22 @@ class Lab:
         return path
 
 
-@pytest.fixture
-def lab(jupyter_server: JupyterServer, browser: Any):
-    """A fresh browser context and page on the session's JupyterLab (closed after the test)."""
+def _page(browser: Any, server: JupyterServer, app: str) -> Any:
+    """A fresh browser context and page on ``server`` with the :class:`Lab` helpers (closed after the test)."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    helper = Lab(jupyter_server, page)
-    yield helper
+    yield Lab(server, page, app=app)
     context.close()
+
+
+@pytest.fixture
+def lab(jupyter_server: JupyterServer, browser: Any):
+    """A fresh browser context and page on the session's JupyterLab (closed after the test)."""
+    yield from _page(browser, jupyter_server, "lab")
 
 
 @pytest.fixture
 def notebook7(notebook7_server: JupyterServer, browser: Any):
     """A fresh browser page on the session's Notebook 7 server, with the :class:`Lab` helpers."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    helper = Lab(notebook7_server, page, app="notebook")
-    yield helper
-    context.close()
+    yield from _page(browser, notebook7_server, "notebook")

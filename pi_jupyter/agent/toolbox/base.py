@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import secrets
 from typing import Any, ClassVar, Literal
 
 from ..policy import PathNotAllowed, Policy, tool_output_dir
-from ..tools import P, Tool, ToolContext, ToolResult, redact_result
+from ..tools import P, Tool, ToolContext, ToolResult, redact_result  # redact_result: re-exported, it lived here
 
 __all__ = ["BuiltinTool", "ToolError", "new_output_path", "redact_result"]
 
@@ -32,8 +31,8 @@ class BuiltinTool(Tool[P]):
 
     ``cwd`` (default: the call's ``ctx.cwd``) is where relative paths start; ``policy``
     (default: confine to ``cwd``) is checked by file tools on every path. Subclasses implement
-    :meth:`run`; every result, partial update and error message passes through
-    :func:`~pi_jupyter.agent.redact.redact` before anyone sees it.
+    :meth:`run`; its results, partial updates and error messages are redacted by
+    :func:`~pi_jupyter.agent.tools.run_tool`, as every tool's are.
 
     ``path_args`` maps argument names to the access they need, so :meth:`Policy.check` can
     refuse a call before it runs; ``command_arg`` names the argument holding a command or code.
@@ -58,13 +57,11 @@ class BuiltinTool(Tool[P]):
             raise ToolError(str(exc)) from None
 
     async def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
-        """Run :meth:`run` with redacted updates; errors become (redacted) error results."""
-        outer_update = ctx.update
-        safe_ctx = dataclasses.replace(ctx, update=lambda r: outer_update(redact_result(r)))
+        """Run :meth:`run`; errors become error results."""
         try:
             if ctx.signal is not None and ctx.signal.aborted:
                 raise ToolError("Operation aborted")
-            out = await self.run(args, safe_ctx)
+            out = await self.run(args, ctx)
         except asyncio.CancelledError:
             raise
         except ToolError as exc:
@@ -73,7 +70,7 @@ class BuiltinTool(Tool[P]):
             out = ToolResult.error(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         if isinstance(out, str):
             out = ToolResult.text(out)
-        return redact_result(out)
+        return out
 
     async def run(self, args: P, ctx: ToolContext) -> ToolResult | str:
         """The tool's work; raise :class:`ToolError` for failures the model should read."""
