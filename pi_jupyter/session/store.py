@@ -42,6 +42,7 @@ from pydantic import ValidationError
 from ..messages import WireModel, as_message, now_iso
 from .context import SessionContext
 from .entries import CURRENT_VERSION, Entry, SessionHeader, entry_from_dict
+from .files import create_exclusive, read_regular
 from .index import CHECKOUT_TYPE, EntryIndex, RawEntry, TreeNode, build_context
 from .jsonl import dumps, parse_lines, paused_gc, settle_gc, strip_bom
 from .listing import SessionInfo
@@ -148,8 +149,7 @@ class Session:
         if os.path.isdir(p):
             raise SessionFileError(p, "is a folder, not a session file")
         for attempt in range(_MIGRATION_ATTEMPTS):
-            with open(p, "rb") as fh:
-                data = fh.read()
+            data = read_regular(p)
             try:
                 with paused_gc():
                     session = cls._from_bytes(p, data, readonly=readonly, durability=durability)
@@ -281,15 +281,9 @@ class Session:
         header = _header(sid, ts, cwd, parent_session)
         line = dumps(header) + b"\n"
         try:
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            create_exclusive(p, line, fsync=durability != "never")
         except FileExistsError:
             raise SessionFileError(p, "a file already exists there; open it with Session.open") from None
-        try:
-            os.write(fd, line)
-            if durability != "never":
-                os.fsync(fd)
-        finally:
-            os.close(fd)
         if durability != "never":
             fsync_dir(p)
         return cls(header, EntryIndex(), path=p, report=LoadReport(path=p), durability=durability, end=len(line), next_line=2)
@@ -464,7 +458,7 @@ class Session:
         order = self._index.order
         by_id = self._index.by_id
         entries = (e for e in order if by_id.get(e["id"]) is e)
-        problems = len([p for p in self._report.problems if p.severity != "info"])
+        problems = self._report.serious
         return info_from_entries(self._path or "", self._header, entries, problems=problems, mtime=mtime)
 
     def label_of(self, entry_id: str) -> str | None:
