@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from ..messages import THINKING_LEVELS, AssistantMessage, CustomMessage, ToolResultMessage, Usage, UserMessage, as_message
 from ..providers.base import AbortSignal, Model
+from ..providers.retry_after import retry_after_ms
 from ..session import Session
 from .events import (
     AgentEndEvent,
@@ -587,12 +588,15 @@ class Agent:
             self._retry_attempt = 0
             return None
         delay = settings.base_delay_ms * 2 ** (self._retry_attempt - 1)
+        asked = retry_after_ms(last)  # the server's Retry-After beats our backoff, up to the cap
+        delay = delay if asked is None else min(asked, settings.max_delay_ms)
         self._emit(
             AutoRetryStartEvent(
                 attempt=self._retry_attempt,
                 max_attempts=settings.max_retries,
                 delay_ms=delay,
                 error_message=last.error_message or "Unknown error",
+                retry_after_ms=asked,
             )
         )
         if self.messages and self.messages[-1] is last:

@@ -26,6 +26,7 @@ from ..compaction import (
     plan_checkout,
     prepare_compaction,
 )
+from ..compaction.errors import nothing_to_compact_advice
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
 
@@ -219,8 +220,9 @@ async def _auto(agent: Agent, settings: CompactionSettings, reason: str, *, will
     agent._compacting = True
     try:
         outcome = await _compact(agent, settings, None, reason, signal)
-    except NothingToCompact:
-        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False))
+    except NothingToCompact as exc:
+        advice = nothing_to_compact_advice(agent.model.ref, agent.model.context_window, exc) if reason == "overflow" else None
+        agent._emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=advice))
         return False
     except (SummaryAborted, CompactionCancelled):
         agent._emit(AutoCompactionEndEvent(aborted=True, will_retry=False))
