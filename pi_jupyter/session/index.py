@@ -462,19 +462,47 @@ def _time_key(node: TreeNode) -> int:
     return ms if ms is not None else 0
 
 
-def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
-    """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
+@dataclass
+class ContextPlan:
+    """What a context rebuild takes from a branch: its settings, a compaction summary, and which entries to emit.
+
+    ``positions`` are index positions in emitting order (the kept entries before the latest
+    compaction, then everything after it); only message, custom-message and branch-summary
+    entries among them give messages. A reader that holds entries elsewhere (on disk) can emit
+    them one at a time with :func:`entry_messages`.
+    """
+
+    positions: list[int]
+    summary: dict[str, Any] | None
+    thinking: Any
+    model: dict[str, Any] | None
+
+    def settings(self) -> dict[str, Any]:
+        """``{thinkingLevel?, model}`` as :func:`build_context` returns them (after ``messages``)."""
+        out: dict[str, Any] = {}
+        if self.thinking is not None:
+            out["thinkingLevel"] = self.thinking
+        out["model"] = self.model
+        return out
+
+
+EMITTING_KINDS = frozenset({K_MESSAGE, K_CUSTOM_MESSAGE, K_BRANCH_SUMMARY})
+"""Kind codes of the entries that can give a message to a context."""
+
+
+def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> ContextPlan:
+    """pi's ``buildSessionContext`` choices on the index: the latest compaction, the kept range, thinking, model.
 
     ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
-    unknown leaf id falls back to the last entry in the file, as pi does. This works on the
-    index's per-line kind codes, so a 100k-deep branch is rebuilt in milliseconds.
+    unknown leaf id falls back to the last entry in the file, as pi does. Raises
+    :class:`CycleError` when the branch has no root.
     """
     if explicit_none:
-        return {"messages": [], "thinkingLevel": "off", "model": None}
+        return ContextPlan([], None, "off", None)
     order = index.order
     if not leaf_id or leaf_id not in index.by_id:
         if not order:
-            return {"messages": [], "thinkingLevel": "off", "model": None}
+            return ContextPlan([], None, "off", None)
         # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
         positions = index.path_positions_from(len(order) - 1)
     else:
@@ -505,25 +533,36 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
             model = _model_ref(source, "provider", "modelId")
         else:
             model = _model_ref(source["message"], "provider", "model")
-    messages: list[dict[str, Any]] = []
-    if compaction_at >= 0:
-        compaction = order[positions[compaction_at]]
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        kept_from = compaction_at
-        for j in range(compaction_at):
-            if order[positions[j]]["id"] == first_kept:
-                kept_from = j
-                break
-        _emit_positions(order, kinds, positions[kept_from:compaction_at], messages)
-        _emit_positions(order, kinds, positions[compaction_at + 1 :], messages)
-    else:
-        _emit_positions(order, kinds, positions, messages)
-    ctx: dict[str, Any] = {"messages": messages}
-    if thinking is not None:
-        ctx["thinkingLevel"] = thinking
-    ctx["model"] = model
-    return ctx
+    if compaction_at < 0:
+        return ContextPlan(positions, None, thinking, model)
+    compaction = order[positions[compaction_at]]
+    first_kept = compaction.get("firstKeptEntryId", _MISSING)
+    kept_from = compaction_at
+    for j in range(compaction_at):
+        if order[positions[j]]["id"] == first_kept:
+            kept_from = j
+            break
+    emitted = positions[kept_from:compaction_at] + positions[compaction_at + 1 :]
+    return ContextPlan(emitted, _compaction_summary(compaction), thinking, model)
+
+
+def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
+    """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
+
+    See :func:`context_plan`. This works on the index's per-line kind codes, so a 100k-deep
+    branch is rebuilt in milliseconds.
+    """
+    plan = context_plan(index, leaf_id, explicit_none=explicit_none)
+    messages: list[dict[str, Any]] = [plan.summary] if plan.summary is not None else []
+    _emit_positions(index.order, index._kind, plan.positions, messages)
+    return {"messages": messages, **plan.settings()}
+
+
+def entry_messages(entry: RawEntry) -> list[dict[str, Any]]:
+    """The messages one entry gives a context (none, or one), as the rebuild emits them."""
+    out: list[dict[str, Any]] = []
+    _emit(entry, out)
+    return out
 
 
 def _emit_positions(order: list[RawEntry], kinds: bytearray, positions: list[int], out: list[dict[str, Any]]) -> None:
