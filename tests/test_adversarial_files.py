@@ -302,7 +302,9 @@ _body = st.lists(
     st.one_of(
         _line,
         st.builds(lambda i, p: json.dumps(user(f"u{i}", p)), st.integers(0, 9), st.one_of(st.none(), st.sampled_from(["u1", "u2", "x"]))),
-        st.just(json.dumps({"type": "compaction", "id": "c1", "parentId": "u1", "timestamp": TS, "summary": "S", "firstKeptEntryId": "u1"})),
+        st.just(
+            json.dumps({"type": "compaction", "id": "c1", "parentId": "u1", "timestamp": TS, "summary": "S", "firstKeptEntryId": "u1"})
+        ),
         st.just(json.dumps({"type": "custom", "id": "k1", "parentId": "u2", "timestamp": TS, "customType": "pi_jupyter.checkout"})),
     ),
     max_size=25,
