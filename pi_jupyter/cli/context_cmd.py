@@ -11,8 +11,8 @@ from typing import Any
 
 from ..messages import convert_to_llm
 from ..session import CycleError, Session
-from ..session.index import ContextPlan, entry_messages
 from ..session.jsonl import dumps
+from ..session.rebuild import ContextPlan, entry_messages
 from ..session.scan import ScannedSession
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
 from .render import render_message, render_messages

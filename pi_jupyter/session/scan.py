@@ -24,9 +24,10 @@ from pydantic import ValidationError
 
 from .entries import SessionHeader
 from .files import read_regular_fd
-from .index import EMITTING_KINDS, ContextPlan, EntryIndex, RawEntry, TreeNode, context_plan, entry_messages
+from .index import EntryIndex, RawEntry, TreeNode
 from .jsonl import _SKIP, _TORN, _slow_line, loads_line, paused_gc
 from .migrate import needs_migration
+from .rebuild import EMITTING_KINDS, ContextPlan, context_plan, entry_messages
 from .report import CycleError, EntryNotFoundError, LoadReport, SessionError, SessionFileError
 
 CHUNK = 8 << 20
@@ -141,7 +142,7 @@ class ScannedSession:
 
     def emits(self, position: int) -> bool:
         """True when the entry at ``position`` is of a kind that can give the context a message."""
-        return self._index._kind[position] in EMITTING_KINDS
+        return self._index.kinds[position] in EMITTING_KINDS
 
     def read(self, position: int) -> RawEntry:
         """The whole entry at an index position, read back from the file."""
@@ -166,7 +167,7 @@ class ScannedSession:
         """The context's messages one at a time, each entry read back from the file as it is needed."""
         if plan.summary is not None:
             yield plan.summary
-        kinds = self._index._kind
+        kinds = self._index.kinds
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
             for position in plan.positions:
