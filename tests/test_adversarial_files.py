@@ -356,3 +356,13 @@ def test_streamed_reading_refuses_what_the_store_refuses(tmp_path: Path) -> None
         with pytest.raises(SessionFileError) as streamed:
             scan(str(path))
         assert str(streamed.value) == str(whole.value), name
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("ab \n\u2028\t"), max_size=2000), width=st.integers(1, 100))
+def test_one_line_of_a_long_text_is_the_whole_texts_flattening(text: str, width: int) -> None:
+    # the tree flattens only the head of a long entry; it must print what flattening all of it gives
+    from pi_jupyter.cli.render import one_line
+
+    flat = " ".join(text.split())
+    assert one_line(text, width) == (flat if len(flat) <= width else flat[: width - 1] + "…")
