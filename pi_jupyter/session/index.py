@@ -300,19 +300,22 @@ class EntryIndex:
     # -- structure checks ----------------------------------------------------------------
 
     def check_structure(self, report: LoadReport) -> None:
-        """Report orphans, self-parents and parent cycles (free when every parent came first)."""
+        """Report orphans, self-parents and parent cycles (free when every parent came first).
+
+        Cycles are found by walking up from every entry once (entries already walked end a
+        walk), without building the children lists: a file of two million orphans costs a
+        set of ids, not two million lists.
+        """
         if not self._irregular:
             return
-        children = self.children
-        roots: list[str] = list(children.get(None, ()))
-        for eid, entry in self.by_id.items():
+        by_id = self.by_id
+        for eid, entry in by_id.items():
             parent = _parent_key(entry)
             if parent is None:
                 continue
             if parent == eid:
                 report.add(self.line(eid), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
-            elif parent not in self.by_id:
-                roots.append(eid)
+            elif parent not in by_id:
                 if report.sampled("orphan"):
                     report.add(0, "orphan", "", "warning")  # counted only
                     continue
@@ -323,17 +326,8 @@ class EntryIndex:
                     "warning",
                     eid,
                 )
-        reached = set(roots)
-        stack = list(roots)
-        while stack:
-            for child in children.get(stack.pop(), ()):
-                if child not in reached:
-                    reached.add(child)
-                    stack.append(child)
-        if len(reached) >= len(self.by_id):
-            return
-        done: set[str] = set(reached)
-        for eid in self.by_id:
+        done: set[str] = set()
+        for eid in by_id:
             if eid in done:
                 continue
             walk: list[str] = []
@@ -342,8 +336,9 @@ class EntryIndex:
             while cur is not None and cur not in done and cur not in seen:
                 seen[cur] = len(walk)
                 walk.append(cur)
-                parent = _parent_key(self.by_id[cur])
-                cur = parent if parent is not None and parent in self.by_id else None
+                parent = _parent_key(by_id[cur])
+                # a root, an orphan (its branch starts there) or a self-parent ends the walk
+                cur = parent if parent is not None and parent != cur and parent in by_id else None
             if cur is not None and cur in seen:
                 loop = walk[seen[cur] :]
                 report.add(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 ProblemKind = Literal[
     "malformed",  # a line that is not a JSON object
@@ -53,7 +53,9 @@ class LoadReport(BaseModel):
     path: str | None = None
     problems: list[LoadProblem] = Field(default_factory=list)
     omitted: dict[str, int] = Field(default_factory=dict)
-    _counts: dict[str, int] = PrivateAttr(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict, exclude=True, repr=False)
+    """Problems found per kind (listed and omitted); a field rather than a private attribute, which
+    pydantic reads through a slow ``__getattr__``: :meth:`add` runs once per problem."""
 
     @property
     def ok(self) -> bool:
@@ -83,12 +85,12 @@ class LoadReport(BaseModel):
 
     def sampled(self, kind: str) -> bool:
         """True when problems of ``kind`` are only counted from now on (callers can skip building the message)."""
-        return self._counts.get(kind, 0) >= SAMPLE_PER_KIND
+        return self.counts.get(kind, 0) >= SAMPLE_PER_KIND
 
     def add(self, line: int, kind: ProblemKind, message: str, severity: str = "warning", entry_id: str | None = None) -> None:
         """Record a problem (only count it when :data:`SAMPLE_PER_KIND` of its kind are kept already)."""
-        count = self._counts.get(kind, 0)
-        self._counts[kind] = count + 1
+        count = self.counts.get(kind, 0)
+        self.counts[kind] = count + 1
         if count >= SAMPLE_PER_KIND:
             self.omitted[kind] = self.omitted.get(kind, 0) + 1
             return
