@@ -366,3 +366,40 @@ def test_one_line_of_a_long_text_is_the_whole_texts_flattening(text: str, width:
 
     flat = " ".join(text.split())
     assert one_line(text, width) == (flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+# ------------------------------------------------------------------ what a server sends
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    args=st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=20), st.integers(), st.none()), max_size=4),
+    cut=st.integers(0, 200),
+)
+def test_cut_tool_arguments_are_never_repaired(args: dict, cut: int) -> None:
+    # whatever prefix of a call's arguments arrives, the strict parse gives the whole object or an error
+    from pi_jupyter.providers.tool_args import strict_arguments
+
+    text = json.dumps(args)
+    received = text[: min(cut, len(text))]
+    parsed, problem = strict_arguments(received)
+    if received == text:
+        assert parsed == args and problem is None
+    else:
+        assert parsed is None and problem  # never a "repaired" part of the call
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.one_of(st.text(max_size=40), st.sampled_from(["5", "0.5", "-3", "1e400", "nan", "inf", "Wed, 21 Oct 2015 07:28:00 GMT", ""]))
+)
+def test_any_retry_after_header_gives_a_bounded_wait_or_none(value: str) -> None:
+    import httpx
+
+    from pi_jupyter.providers.retry_after import retry_after_ms_of
+
+    class Failure(Exception):
+        response = httpx.Response(429, headers={"retry-after": value.encode("ascii", "ignore").decode()})
+
+    ms = retry_after_ms_of(Failure())
+    assert ms is None or 0 <= ms <= 24 * 3600 * 1000

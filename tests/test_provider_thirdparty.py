@@ -9,6 +9,7 @@ by others, so it also catches what we misread. Faults: tool-call arguments cut i
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -164,3 +165,27 @@ def test_404_from_responses_names_the_endpoint_and_chat_completions(mock: LLMock
     message = result.error_message or ""
     assert message.startswith("404")
     assert f"{mock.base_url('openai')}/responses" in message and "chat completions" in message
+
+
+def test_the_widget_shows_the_wait_the_server_asked_for(mock: LLMockServer, monkeypatch) -> None:
+    import comm
+    from test_agent_view import RecordingComm
+
+    from pi_jupyter.notebook.agent_view import AgentView
+
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    mock.state.scenarios.add(Fail(429, retry_after=1.0))
+    agent = Agent(
+        Session.in_memory(),
+        model=model_for(mock, "anthropic-messages"),
+        tools=[],
+        settings=AgentSettings(retry=RetrySettings(base_delay_ms=5)),
+    )
+    view = AgentView(model=agent.model.ref)
+    agent.subscribe(view.handle)
+    result, _ = run(agent, "hello")
+    view.flush()
+    assert result.ok
+    # what the frontend was sent while the retry waited (the notice then says the retry succeeded)
+    sent = json.dumps(view.comm.sent)
+    assert "Retrying (attempt 1/3) in 1.0 s (the server asked for 1 s)" in sent
