@@ -308,6 +308,10 @@ class EntryIndex:
         """
         if not self._irregular:
             return
+        with paused_gc():  # a walk list per entry: millions of small containers on a damaged file
+            self._check_structure(report)
+
+    def _check_structure(self, report: LoadReport) -> None:
         by_id = self.by_id
         for eid, entry in by_id.items():
             parent = _parent_key(entry)
