@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from .entries import SessionHeader
 from .files import read_regular_fd
 from .index import EntryIndex, RawEntry, TreeNode
-from .jsonl import _SKIP, _TORN, _slow_line, loads_line, paused_gc
+from .jsonl import _SKIP, _TORN, _slow_line, loads_line, paused_gc, settle_gc
 from .migrate import needs_migration
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan, entry_messages
 from .report import CycleError, EntryNotFoundError, LoadReport, SessionError, SessionFileError
@@ -271,6 +271,7 @@ def scan(
         raise NeedsFullRead("repeated ids")
     index.check_structure(report)
     report.problems.sort(key=lambda problem: problem.line)
+    settle_gc()  # the stubs, made with the collector paused, go straight to its oldest generation
     return ScannedSession(p, header, index, report, offsets)
 
 
