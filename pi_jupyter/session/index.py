@@ -32,7 +32,7 @@ from typing import Any
 from ..messages.text import ms_from_iso
 from .entries import ENTRY_TYPES
 from .jsonl import paused_gc
-from .report import CycleError, LoadReport
+from .report import SAMPLE_PER_KIND, CycleError, LoadReport
 
 RawEntry = dict[str, Any]
 
@@ -313,26 +313,34 @@ class EntryIndex:
 
     def _check_structure(self, report: LoadReport) -> None:
         by_id = self.by_id
+        listed = report.counts.get("orphan", 0)
+        counted = 0  # orphans beyond the report's sample: only counted (a file may hold millions)
+        done: set[str] = set()
         for eid, entry in by_id.items():
-            parent = _parent_key(entry)
-            if parent is None:
+            parent = entry.get("parentId")
+            if type(parent) is not str or not parent:
+                done.add(eid)
                 continue
             if parent == eid:
                 report.add(self.line(eid), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
-            elif parent not in by_id:
-                if report.sampled("orphan"):
-                    report.add(0, "orphan", "", "warning")  # counted only
-                    continue
-                report.add(
-                    self.line(eid),
-                    "orphan",
-                    f"entry {eid!r} names parent {parent!r}, which is not in the file; its branch starts there",
-                    "warning",
-                    eid,
-                )
-        done: set[str] = set()
-        for eid in by_id:
-            if eid in done:
+                done.add(eid)
+                continue
+            if parent not in by_id:
+                if listed < SAMPLE_PER_KIND:
+                    listed += 1
+                    report.add(
+                        self.line(eid),
+                        "orphan",
+                        f"entry {eid!r} names parent {parent!r}, which is not in the file; its branch starts there",
+                        "warning",
+                        eid,
+                    )
+                else:
+                    counted += 1
+                done.add(eid)
+                continue
+            if eid in done or parent in done:
+                done.add(eid)  # the common case (parents come first in a file): no walk to make
                 continue
             walk: list[str] = []
             seen: dict[str, int] = {}
@@ -340,9 +348,9 @@ class EntryIndex:
             while cur is not None and cur not in done and cur not in seen:
                 seen[cur] = len(walk)
                 walk.append(cur)
-                parent = _parent_key(by_id[cur])
+                up = _parent_key(by_id[cur])
                 # a root, an orphan (its branch starts there) or a self-parent ends the walk
-                cur = parent if parent is not None and parent != cur and parent in by_id else None
+                cur = up if up is not None and up != cur and up in by_id else None
             if cur is not None and cur in seen:
                 loop = walk[seen[cur] :]
                 report.add(
@@ -354,6 +362,8 @@ class EntryIndex:
                     loop[0],
                 )
             done.update(walk)
+        if counted:
+            report.count_more("orphan", counted)
 
     # -- queries -------------------------------------------------------------------------
 

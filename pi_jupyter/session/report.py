@@ -96,6 +96,11 @@ class LoadReport(BaseModel):
             return
         self.problems.append(LoadProblem(line=line, kind=kind, message=message, severity=severity, entry_id=entry_id))  # type: ignore[arg-type]
 
+    def count_more(self, kind: ProblemKind, n: int) -> None:
+        """Count ``n`` more problems of ``kind`` without listing them (the caller listed a sample already)."""
+        self.counts[kind] = self.counts.get(kind, 0) + n
+        self.omitted[kind] = self.omitted.get(kind, 0) + n
+
     def omitted_lines(self) -> list[str]:
         """One line per kind with problems only counted: ``... and 1999900 more orphan problems``."""
         return [f"... and {n} more {kind} problem(s) (the first {SAMPLE_PER_KIND} are listed)" for kind, n in self.omitted.items()]
