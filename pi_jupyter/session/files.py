@@ -56,17 +56,8 @@ def read_regular(path: str) -> bytes:
     file); the type is checked on the opened descriptor, so a swap after a check by name
     cannot slip a pipe in.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        what = not_regular(info.st_mode)
-        if what is not None:
-            raise SessionFileError(path, f"is {what}, not a regular file: a session is a .jsonl file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
+    with read_regular_fd(path) as fh:
+        return fh.read()
 
 
 def create_exclusive(path: str, data: bytes, *, fsync: bool) -> None:

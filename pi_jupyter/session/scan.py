@@ -28,7 +28,7 @@ from .index import EntryIndex, RawEntry, TreeNode
 from .jsonl import _SKIP, _TORN, _slow_line, loads_line, paused_gc, settle_gc
 from .migrate import needs_migration
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan, entry_messages
-from .report import CycleError, EntryNotFoundError, LoadReport, SessionError, SessionFileError
+from .report import EntryNotFoundError, LoadReport, SessionError, SessionFileError
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -288,4 +288,4 @@ def _check_header(path: str, header: RawEntry, line: int) -> None:
         raise NeedsFullRead("odd header fields") from None
 
 
-__all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "scan"]
+__all__ = ["NeedsFullRead", "ScannedSession", "scan"]
