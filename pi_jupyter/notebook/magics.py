@@ -172,7 +172,7 @@ class PiMagics(Magics, PiConfig):
             agent.reload()
         tools_before = agent.tools
         if args.tools is not None:
-            agent.tools = agent._resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
+            agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
         handle = display(view, display_id=True) if view is not None else None
         count = _execution_count(self.shell)
