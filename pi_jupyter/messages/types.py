@@ -175,7 +175,7 @@ class OpaqueMessage(WireModel):
     role: Any = ""
 
 
-_ROLES = {
+MESSAGE_ROLES = {
     "user": UserMessage,
     "assistant": AssistantMessage,
     "toolResult": ToolResultMessage,
@@ -188,7 +188,7 @@ _ROLES = {
 
 def _role_kind(value: Any) -> str:
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if isinstance(role, str) and role in _ROLES else "opaque"
+    return role if isinstance(role, str) and role in MESSAGE_ROLES else "opaque"
 
 
 AgentMessage = Annotated[
