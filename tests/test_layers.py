@@ -85,6 +85,7 @@ def _imports(name: str, tree: ast.AST) -> list[tuple[str, int, list[str]]]:
 
 TREES = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in MODULES.items()}
 GRAPH = {name: _imports(name, tree) for name, tree in TREES.items()}
+TREES_BY_PATH = {MODULES[name]: tree for name, tree in TREES.items()}
 
 
 def _layer(name: str) -> str | None:
@@ -219,3 +220,8 @@ def test_nothing_above_the_notebook_imports_ipython_or_widgets(layer):
                 mods = [node.module]
             wrong.extend(f"{_where(name, node.lineno)}: {m}" for m in mods if m.split(".")[0] in ("IPython", "ipywidgets", "anywidget"))
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_folder_says_its_job():
+    missing = [str(p.relative_to(PACKAGE.parent)) for p in sorted(PACKAGE.glob("*/__init__.py")) if not ast.get_docstring(TREES_BY_PATH[p])]
+    assert not missing, "a folder's __init__.py says its job in a docstring: " + ", ".join(missing)

@@ -1,4 +1,7 @@
-"""The session store: entries, the JSONL file, migrations, tree queries and the context rebuild."""
+"""The session store: entries, the JSONL file, migrations, tree queries and the context rebuild.
+
+``Session`` (:mod:`.store`) is assembled from reading, appending and moving the leaf; it imports no layer below.
+"""
 
 from .context import ModelRef, SessionContext
 from .entries import (
