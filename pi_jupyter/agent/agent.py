@@ -138,18 +138,17 @@ class Agent:
     def _initial_model(self, model: str | Model | None, recorded: Any) -> Model:
         from .. import providers
 
+        chosen: Model | None = None
         if isinstance(model, Model):
             chosen = model
         elif model:
             chosen = providers.resolve_model(model, base_url=self._base_url)
-        else:
-            chosen = None
-            if recorded is not None and recorded.provider and recorded.model_id:
-                candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
-                if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
-                    chosen = candidate
-            if chosen is None:
-                chosen = providers.default_model()
+        elif recorded is not None and recorded.provider and recorded.model_id:
+            candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
+            if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
+                chosen = candidate
+        if chosen is None:
+            chosen = providers.default_model()
         current = self.session.context()
         if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
             if len(self.session) == 0 or model is not None:
