@@ -388,7 +388,6 @@ class Agent:
         return [queue.pop(0)]
 
     def _loop_config(self) -> LoopConfig:
-
         stream = self._stream_fn()
         has = {hook for ext in self.extensions for hook in ("transform_context", "after_tool_call") if callable(getattr(ext, hook, None))}
         return LoopConfig(
