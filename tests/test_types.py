@@ -17,6 +17,7 @@ MYPY_CLEAN = [
     "pi_jupyter/agent/result.py",
     "pi_jupyter/agent/retry.py",
     "pi_jupyter/agent/run_context.py",
+    "pi_jupyter/agent/run_state.py",
     "pi_jupyter/agent/settings.py",
     "pi_jupyter/agent/thinking.py",
     "pi_jupyter/agent/tool_hooks.py",
