@@ -7,9 +7,11 @@ persistence, which appends each finished message to the session file, so a crash
 most the message being streamed.
 
 ``Agent`` is the assembly of its parts, each with its own state and module: the loop
-(:mod:`.loop`), the store (:mod:`pi_jupyter.session`), compaction (:mod:`.compaction_runner`),
-extensions (:mod:`.extensions`), retry (:mod:`.retry`) and the policy (:mod:`.policy`). The
-parts see the agent only through a :class:`~.run_context.RunContext` (:class:`_Run` here).
+(:mod:`.loop`), the store (:mod:`pi_jupyter.session`) and its persistence subscriber
+(:mod:`.persistence`), compaction (:mod:`.compaction_runner`), extensions (:mod:`.extensions`),
+retry (:mod:`.retry`), the policy and tool hooks (:mod:`.policy`, :mod:`.tool_hooks`) and the
+run state with its abort signal (:mod:`.run_state`). The parts see the agent only through a
+:class:`~.run_context.RunContext` (:class:`_Run` here).
 """
 
 from __future__ import annotations
