@@ -64,6 +64,7 @@ from .registry import (
     register_model,
 )
 from .replay import ReplayProvider, replay_model
+from .retry_after import retry_after_ms
 
 _providers: dict[str, Any] = {}
 _replays: dict[str, ReplayProvider] = {}
@@ -241,6 +242,7 @@ __all__ = [
     "get_model",
     "get_provider",
     "is_context_overflow",
+    "retry_after_ms",
     "list_models",
     "offline_model",
     "openai_compatible",

@@ -223,7 +223,14 @@ class EntryIndex:
                 kind = kind_of.get(etype, K_OTHER)
                 leaf = eid
                 if kind == K_MESSAGE:
-                    pass  # the most common kind first; whether it is an assistant message is looked up when needed
+                    # the most common kind first; whether it is an assistant message is looked up when needed
+                    if type(entry.get("message")) is not dict and report is not None:
+                        what = (
+                            "has no 'message' field; it adds nothing to the context"
+                            if "message" not in entry
+                            else "has a 'message' that is not an object; no model can be sent it"
+                        )
+                        report.add(line, "no_message", f"message entry {eid!r} {what}", "error", eid)
                 elif kind == K_LABEL:
                     target = entry.get("targetId")
                     label = entry.get("label")
@@ -301,6 +308,10 @@ class EntryIndex:
             if parent == eid:
                 report.add(self.line(eid), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
             elif parent not in self.by_id:
+                roots.append(eid)
+                if report.sampled("orphan"):
+                    report.add(0, "orphan", "", "warning")  # counted only
+                    continue
                 report.add(
                     self.line(eid),
                     "orphan",
@@ -308,7 +319,6 @@ class EntryIndex:
                     "warning",
                     eid,
                 )
-                roots.append(eid)
         reached = set(roots)
         stack = list(roots)
         while stack:

@@ -141,7 +141,7 @@ class SessionReading:
         order = self._index.order
         by_id = self._index.by_id
         entries = (e for e in order if by_id.get(e["id"]) is e)
-        problems = len([p for p in self._report.problems if p.severity != "info"])
+        problems = self._report.serious
         return info_from_entries(self._path or "", self._header, entries, problems=problems, mtime=mtime)
 
     def label_of(self, entry_id: str) -> str | None:
