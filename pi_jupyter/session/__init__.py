@@ -4,6 +4,7 @@ from .context import ModelRef, SessionContext
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -14,6 +15,7 @@ from .entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
     entry_from_dict,
 )
 from .index import CHECKOUT_TYPE, TreeNode, context_from_path
@@ -56,6 +58,8 @@ __all__ = [
     "SessionHeader",
     "SessionInfo",
     "SessionInfoEntry",
+    "ContextEditEntry",
+    "UsageEntry",
     "SessionLockedError",
     "ThinkingLevelChangeEntry",
     "TreeNode",

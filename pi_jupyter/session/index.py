@@ -57,6 +57,8 @@ K_MODEL = 7
 K_LABEL = 8
 K_SESSION_INFO = 9
 K_CUSTOM = 10
+K_CONTEXT_EDIT = 11
+K_USAGE = 12
 
 _KINDS = {
     "message": K_MESSAGE,
@@ -68,6 +70,8 @@ _KINDS = {
     "label": K_LABEL,
     "session_info": K_SESSION_INFO,
     "custom": K_CUSTOM,
+    "context_edit": K_CONTEXT_EDIT,
+    "usage": K_USAGE,
 }
 assert set(_KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
 _MISSING: Any = object()
@@ -495,37 +499,14 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
             model = _model_ref(source, "provider", "modelId")
         else:
             model = _model_ref(source["message"], "provider", "model")
-    messages: list[dict[str, Any]] = []
-    if compaction_at >= 0:
-        compaction = order[positions[compaction_at]]
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        kept_from = compaction_at
-        for j in range(compaction_at):
-            if order[positions[j]]["id"] == first_kept:
-                kept_from = j
-                break
-        _emit_positions(order, kinds, positions[kept_from:compaction_at], messages)
-        _emit_positions(order, kinds, positions[compaction_at + 1 :], messages)
-    else:
-        _emit_positions(order, kinds, positions, messages)
+    from .projection import context_positions, project_positions  # pi 1.6's projection (edits, system messages)
+
+    messages = project_positions(order, kinds, context_positions(order, positions, compaction_at), compaction_at >= 0)
     ctx: dict[str, Any] = {"messages": messages}
     if thinking is not None:
         ctx["thinkingLevel"] = thinking
     ctx["model"] = model
     return ctx
-
-
-def _emit_positions(order: list[RawEntry], kinds: bytearray, positions: list[int], out: list[dict[str, Any]]) -> None:
-    add = out.append
-    for i in positions:
-        kind = kinds[i]
-        if kind == K_MESSAGE:
-            message = order[i].get("message", _MISSING)
-            if message is not _MISSING:
-                add(message)
-        elif kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
-            _emit(order[i], out)
 
 
 def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
@@ -546,21 +527,10 @@ def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
             model = _model_ref(entry, "provider", "modelId")
         elif kind == "compaction":
             compaction, compaction_at = entry, i
-    messages: list[dict[str, Any]] = []
-    if compaction is not None:
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        keeping = False
-        for entry in path[:compaction_at]:
-            if entry.get("id") == first_kept:
-                keeping = True
-            if keeping:
-                _emit(entry, messages)
-        for entry in path[compaction_at + 1 :]:
-            _emit(entry, messages)
-    else:
-        for entry in path:
-            _emit(entry, messages)
+    from .projection import context_positions, project_positions
+
+    kinds = bytes(_KINDS.get(e.get("type"), K_OTHER) if type(e.get("type")) is str else K_OTHER for e in path)
+    messages = project_positions(path, kinds, context_positions(path, list(range(len(path))), compaction_at), compaction is not None)
     ctx: dict[str, Any] = {"messages": messages}
     if thinking is not None:
         ctx["thinkingLevel"] = thinking

@@ -19,6 +19,9 @@ ProblemKind = Literal[
     "unknown_type",  # an entry type this version does not know; kept, adds nothing to the context
     "migrated",  # the file was migrated from an older version
     "odd_value",  # a header field of an unexpected JSON type; read as unset
+    "bad_context_edit",  # pi 1.x: an edit whose target or replacement is not usable
+    "bad_system_message",  # pi 1.x: a system message with fields of odd types
+    "bad_usage",  # pi 1.x: a usage entry (or compaction usage) with odd numbers
 ]
 
 

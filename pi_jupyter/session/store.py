@@ -48,6 +48,7 @@ from .listing import SessionInfo
 from .lock import exclusive, fsync_dir, write_atomic
 from .migrate import migrate, needs_migration
 from .paths import default_session_dir, new_session_id, session_file_name
+from .pi1_checks import check_pi1_entries
 from .report import EntryNotFoundError, LoadReport, SessionChangedError, SessionError, SessionFileError
 
 Durability = Literal["entry", "turn", "never"]
@@ -200,6 +201,7 @@ class Session:
         index = EntryIndex()
         index.extend(entries, lines, report)
         index.check_structure(report)
+        check_pi1_entries(index, report)
         report.problems.sort(key=lambda problem: problem.line)  # stable: file-wide notes first, then by line
         session = cls(
             header,
