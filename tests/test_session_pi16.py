@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pi_jupyter.providers import LlmRequest, ToolSpec
 from pi_jupyter.providers.transcript import collapse_request
 from pi_jupyter.session import Session
@@ -236,3 +238,52 @@ def test_usage_entries_and_summary_usage_count_in_every_cost_total(tmp_path):
     assert [round(b.cost, 6) for b in comparison.branches][-1] == 1.25
     model = build_model(s, parse_options("test", {"mode": "full"}))
     assert round(sum(n.cost for n in model.nodes.values()), 6) == 1.25
+
+
+def test_edit_context_forgets_and_replaces_as_pi_writes_it(tmp_path):
+    s = Session.create(tmp_path)
+    u1 = s.append_message({"role": "user", "content": "my key is sk-abc", "timestamp": 1})
+    a1 = s.append_message(msg("a1", u1, "assistant", [{"type": "text", "text": "got sk-abc"}])["message"])
+    s.edit_context(u1, None)
+    edit_id = s.edit_context(a1, "got it")
+    assert s.raw_entry(edit_id)["replacement"] == {"content": [{"type": "text", "text": "got it"}]}  # one text block, as pi writes
+    assert "sk-abc" not in sent_text(s)
+    reopened = Session.open(s.path)
+    assert "sk-abc" not in sent_text(reopened) and reopened.load_report.ok
+    assert [e["type"] for e in reopened.raw_entries()][-2:] == ["context_edit", "context_edit"]
+
+
+def test_edit_context_refuses_with_pis_reasons(tmp_path):
+    from pi_jupyter.session import ContextEditError
+
+    s = Session.create(tmp_path)
+    u1 = s.append_message({"role": "user", "content": "a", "timestamp": 1})
+    s.append_thinking_level_change("high")
+    thinking = s.leaf_id
+    s.checkout(None)
+    s.append_message({"role": "user", "content": "b", "timestamp": 2})
+    before = len(s)
+    cases = [
+        ("nope", None, "Entry nope not found"),
+        (u1, None, f"Entry {u1} is not on the active branch"),
+        (s.leaf_id, 5, "Context edit replacement must be null or contain string/array content"),
+    ]
+    for target, replacement, reason in cases:
+        with pytest.raises(ContextEditError, match=reason):
+            s.edit_context(target, replacement)
+    s.checkout(thinking)
+    with pytest.raises(ContextEditError, match=f"Entry {thinking} does not contribute editable model content"):
+        s.edit_context(thinking, None)
+    assert len(s) == before + 1  # only the checkout marker was written
+
+
+def test_a_compaction_keeps_the_system_prompt_snapshot_and_its_usage(tmp_path):
+    s = Session.create(tmp_path)
+    s.append_message({"role": "system", "content": "", "sections": {"preamble": "P"}, "toolsAdded": [READ], "timestamp": 1})
+    s.append_message({"role": "user", "content": "old", "timestamp": 2})
+    kept = s.append_message({"role": "user", "content": "kept", "timestamp": 3})
+    cid = s.append_compaction("S", kept, 100, usage={"input": 5, "output": 1, "totalTokens": 6, "cost": {"total": 0.1}})
+    entry = s.raw_entry(cid)
+    assert entry["systemMessage"]["sections"] == {"preamble": "P"} and entry["usage"]["totalTokens"] == 6
+    raw = s.context().raw_messages
+    assert [m["role"] for m in raw] == ["system", "compactionSummary", "user"]

@@ -1,6 +1,7 @@
 """The session store: entries, the JSONL file, migrations, tree queries and the context rebuild."""
 
 from .context import ModelRef, SessionContext
+from .context_edits import ContextEditError
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -59,6 +60,7 @@ __all__ = [
     "SessionInfo",
     "SessionInfoEntry",
     "ContextEditEntry",
+    "ContextEditError",
     "UsageEntry",
     "SessionLockedError",
     "ThinkingLevelChangeEntry",
