@@ -287,3 +287,21 @@ def test_a_compaction_keeps_the_system_prompt_snapshot_and_its_usage(tmp_path):
     assert entry["systemMessage"]["sections"] == {"preamble": "P"} and entry["usage"]["totalTokens"] == 6
     raw = s.context().raw_messages
     assert [m["role"] for m in raw] == ["system", "compactionSummary", "user"]
+
+
+def test_the_tree_marks_edited_and_dropped_entries(tmp_path):
+    from pi_jupyter.views import build_model, parse_options
+
+    path = write(
+        tmp_path / "s.jsonl",
+        HEADER,
+        msg("u1", None, "user", "secret"),
+        msg("a1", "u1", "assistant", [{"type": "text", "text": "echo"}]),
+        edit("e1", "a1", "u1", None),
+        edit("e2", "e1", "a1", {"content": "short"}),
+    )
+    model = build_model(Session.open(path), parse_options("test", {"mode": "full"}))
+    marks: dict[str, str] = {}
+    for node in model.nodes.values():
+        marks.update(node.to_dict()["contextEdits"])
+    assert marks == {"u1": "dropped", "a1": "edited"}

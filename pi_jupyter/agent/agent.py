@@ -34,6 +34,7 @@ from .events import (
 )
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
 from .tools import Tool, ToolResult
+from .transcript_system import prepare_run
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -67,6 +68,8 @@ class AgentSettings(BaseModel):
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     default_thinking_level: str = "medium"
     block_images: bool = False
+    record_system_prompt: bool = False
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`)."""
 
 
 class RunResult(BaseModel):
@@ -564,6 +567,8 @@ class Agent:
         if self._abort_requested:
             self._signal.abort()
         config = self._loop_config()
+        if self.settings.record_system_prompt:
+            prepare_run(self.session, self.messages, config)
         return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
 
     async def _maybe_retry(self, new_messages: list[Any]) -> list[Any] | None:

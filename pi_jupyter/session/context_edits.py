@@ -71,3 +71,12 @@ def system_snapshot(context_messages: list[dict[str, Any]], timestamp: str) -> d
     if head is None:
         return None
     return {**head, "timestamp": ms_from_iso(timestamp)}
+
+
+def context_edit_marks(entries: list[RawEntry]) -> dict[str, str]:
+    """Entry id -> ``"dropped"`` or ``"edited"``, by the latest ``context_edit`` of it in the file (for the tree)."""
+    marks: dict[str, str] = {}
+    for entry in entries:
+        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
+            marks[entry["targetId"]] = "dropped" if entry.get("replacement") is None else "edited"
+    return marks
