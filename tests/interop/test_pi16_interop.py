@@ -205,3 +205,28 @@ def test_what_pi_0_73_1_makes_of_pi16_files(run_node, written, tmp_path):
     assert [m["role"] for m in at_tip["messages"]][0] == "compactionSummary"  # no snapshot before the summary
     mine = ours(path, names["u2"])
     assert SECRET not in json.dumps(mine["llm"])  # we read them as pi 1.6 does
+
+
+def test_pi16_resumes_our_recorded_session_with_the_same_prompt_tools_and_context(pi16, tmp_path):
+    import asyncio
+
+    from pi_jupyter import Agent, AgentSettings
+
+    settings = AgentSettings(record_system_prompt=True)
+    agent = Agent(Session.create(tmp_path), model="offline/echo", settings=settings, tools=["read", "bash"], thinking="off")
+    asyncio.run(agent.prompt("first, with my key sk-ours-123"))
+    user_id, echo_id = agent.session.branch_ids()[-2:]
+    agent.session.edit_context(user_id, None)  # forget the prompt with the key, and the echo of it
+    agent.session.edit_context(echo_id, "(echo)")
+    agent.reload()
+    agent.tools = [t for t in agent.tools if t.name == "read"]
+    asyncio.run(agent.prompt("second"))
+    path = Path(agent.session.path)
+    [pi] = pi16("pi_session_oracle.mjs", [{"op": "context", "file": str(path)}])
+    assert_same(ours(path), pi, "our recorded session")
+    for api in ("anthropic-messages", "openai-completions", "openai-responses"):
+        [request] = pi16("pi_request_oracle.mjs", [{"file": str(path), "api": api, "model": _model(api)}])
+        mine = _our_body(api, Session.open(path, readonly=True), agent.session.leaf_id)
+        assert _comparable(api, mine) == _comparable(api, request["body"]), api
+        sent = json.dumps(request["body"])
+        assert json.dumps(agent.system_prompt)[1:-1] in sent and "sk-ours-123" not in sent
