@@ -40,6 +40,7 @@ from .settings import AgentSettings, RetrySettings
 from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
+from .transcript_system import prepare_run
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -459,6 +460,8 @@ class Agent:
         if self._abort_requested:
             self._signal.abort()
         config = self._loop_config()
+        if self.settings.record_system_prompt:
+            prepare_run(self.session, self.messages, config)
         return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
 
     @property

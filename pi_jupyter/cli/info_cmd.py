@@ -10,6 +10,7 @@ from typing import Any
 
 from ..messages import iso_from_ms
 from ..session import CycleError, Session
+from ..session.usage import entry_usage
 from .common import open_session, safe_stdout, status, write_json
 
 NAME = "info"
@@ -76,22 +77,21 @@ def session_summary(session: Session) -> dict[str, Any]:
         entry_types[kind] += 1
         if kind == "model_change":
             models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
-        if kind != "message" or not isinstance(entry.get("message"), dict):
+        message = entry.get("message") if kind == "message" else None
+        if isinstance(message, dict):
+            role = message.get("role", "?")
+            roles[role if isinstance(role, str) else "?"] += 1
+            if role == "assistant":
+                models[f"{message.get('provider')}/{message.get('model')}"] = None
+        spent = entry_usage(entry)  # assistant messages, and pi 1.x's usage entries and summaries
+        if spent is None:
             continue
-        message = entry["message"]
-        role = message.get("role", "?")
-        role = role if isinstance(role, str) else "?"
-        roles[role] += 1
-        if role != "assistant":
-            continue
-        models[f"{message.get('provider')}/{message.get('model')}"] = None
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            for key in tokens:
-                tokens[key] += int(_number(usage.get(key)))
-            costs = usage.get("cost")
-            if isinstance(costs, dict):
-                cost += _number(costs.get("total"))
+        usage = spent[1]
+        for key in tokens:
+            tokens[key] += int(_number(usage.get(key)))
+        costs = usage.get("cost")
+        if isinstance(costs, dict):
+            cost += _number(costs.get("total"))
     leaf = session.leaf_id
     depth: int | None
     try:

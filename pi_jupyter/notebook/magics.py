@@ -19,6 +19,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
+from . import context_commands
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_text import PromptFormatError, fill_prompt
@@ -49,6 +50,8 @@ SUBCOMMANDS = """\
                              move to another node (ID: id, id prefix, label, cell id, or 'root')
   fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
   label ID TEXT              label an entry ('' clears)
+  forget ID                  drop an entry from what the model sees (the file keeps it)
+  edit ID TEXT               replace what the model sees of an entry (the file keeps the original)
   name TEXT                  name the current session
   compact [INSTRUCTIONS]     summarize older history into a compaction entry
   context                    what the next request would send: system prompt, messages, tokens
@@ -387,6 +390,18 @@ class PiMagics(Magics, PiConfig):
         agent.session.label(target, text or None)
         print(f"labelled {target}: {text!r}" if text else f"cleared the label of {target}")
         return None
+
+    def _cmd_forget(self, rest: list[str]) -> Any:
+        if len(rest) != 1:
+            raise UsageError("%pi forget: give one entry id (id, id prefix, label or cell id)")
+        agent = self._agent()
+        print(context_commands.forget(agent, self._resolve_ref(agent, rest[0])))
+
+    def _cmd_edit(self, rest: list[str]) -> Any:
+        if len(rest) < 2:
+            raise UsageError("%pi edit: give an entry id and the text the model should see instead")
+        agent = self._agent()
+        print(context_commands.edit(agent, self._resolve_ref(agent, rest[0]), " ".join(rest[1:])))
 
     def _cmd_name(self, rest: list[str]) -> Any:
         agent = self._agent()

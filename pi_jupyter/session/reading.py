@@ -14,8 +14,9 @@ from pydantic import ValidationError
 
 from .context import SessionContext
 from .entries import Entry, SessionHeader, entry_from_dict
-from .index import EntryIndex, RawEntry, TreeNode, build_context
+from .index import EntryIndex, RawEntry, TreeNode
 from .listing import SessionInfo
+from .rebuild import build_context
 from .report import EntryNotFoundError, LoadReport, SessionError
 from .viewers import viewer
 

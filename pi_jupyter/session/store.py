@@ -52,6 +52,7 @@ from .lock import exclusive, fsync_dir, write_atomic
 from .migrate import migrate, needs_migration
 from .moves import SessionMoves
 from .paths import default_session_dir, new_session_id, session_file_name
+from .pi1_checks import check_pi1_entries
 from .reading import CURRENT_LEAF, Durability, typed_header
 from .report import LoadReport, SessionChangedError, SessionError, SessionFileError
 
@@ -202,6 +203,7 @@ class Session(SessionMoves):
         index = EntryIndex()
         index.extend(entries, lines, report)
         index.check_structure(report)
+        check_pi1_entries(index, report)
         report.problems.sort(key=lambda problem: problem.line)  # stable: file-wide notes first, then by line
         session = cls(
             header,

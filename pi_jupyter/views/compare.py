@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from ..session.report import EntryNotFoundError, SessionError
+from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
@@ -419,6 +420,10 @@ def _branch(
             turn_end = ms
         if entry.get("type") == "model_change":
             stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
+        elif entry.get("type") in SPENDING_ENTRY_TYPES:  # pi 1.x: summaries and other calls outside the conversation
+            tokens, cost, _ = digest.usage(entry)
+            stats.tokens += tokens
+            stats.cost += cost
         msg = digest.message(entry)
         if msg is None:
             continue
