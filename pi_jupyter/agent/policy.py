@@ -232,7 +232,10 @@ class Policy(BaseModel):
         base = os.fspath(cwd) if cwd is not None else os.getcwd()
         expanded = expand_path(path)
         absolute = os.path.normpath(os.path.join(base, expanded))
-        real = os.path.realpath(absolute)
+        try:
+            real = os.path.realpath(absolute)
+        except OSError as exc:  # a component vanished while it was being resolved
+            raise PathNotAllowed(f"Path not allowed: {path!r} could not be resolved ({exc.strerror}); it is changing. Try again.") from None
         root = self.root_dir(base)
         if _within(real, root):
             return real
