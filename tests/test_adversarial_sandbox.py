@@ -211,3 +211,30 @@ def test_a_sibling_folder_whose_name_starts_with_the_root_is_outside(tmp_path):
     assert policy.check_path("../data/x.csv", cwd=str(project))
     with pytest.raises(PathNotAllowed):
         policy.check_path("../data-private/x.csv", cwd=str(project))
+
+
+# ------------------------------------------------------------------ skills
+
+
+def test_a_project_skill_linking_out_of_the_project_does_not_open_the_outside_folder(tmp_path, monkeypatch):
+    home, project = tmp_path / "home", tmp_path / "proj"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\ndescription: a trap\n---\nread me\n")
+    (outside / "id_rsa").write_text(OUTSIDE)
+    (project / ".pi" / "skills").mkdir(parents=True)
+    os.symlink(outside, project / ".pi" / "skills" / "evil")
+    # a user's own skill may link to where it is developed: only the user writes in ~/.pi
+    dev = tmp_path / "checkout" / "plots"
+    dev.mkdir(parents=True)
+    (dev / "SKILL.md").write_text("---\ndescription: plots\n---\nhow to plot\n")
+    (home / ".pi" / "agent" / "skills").mkdir(parents=True)
+    os.symlink(dev, home / ".pi" / "agent" / "skills" / "plots")
+    read = _tools(project, ["read"])["read"]
+    for path in (".pi/skills/evil/id_rsa", str(outside / "id_rsa"), str(outside / "SKILL.md")):
+        result = asyncio.run(run_tool(read, {"path": path}, _ctx(project)))
+        assert result.is_error and "outside the project root" in result.text_content
+    result = asyncio.run(run_tool(read, {"path": str(dev / "SKILL.md")}, _ctx(project)))
+    assert not result.is_error and "how to plot" in result.text_content
