@@ -275,3 +275,45 @@ def test_ext_load_says_when_an_extensions_setup_failed(ip, tmp_path, monkeypatch
     ip.run_line_magic("pi", "ext load goodext")
     assert capsys.readouterr().out.strip() == "loaded extension goodext"
     assert "cannot import 'nosuchext'" in usage_error(ip, "ext load nosuchext")
+
+
+# ------------------------------------------------------------------ settings between cells
+
+
+def test_settings_changed_after_a_cell_apply_to_the_next_cell(ip, capsys):
+    ip.run_cell_magic("pi", "", "hello")
+    ip.run_line_magic("config", "PiMagics.tools = ['read', 'bash']")
+    ip.run_line_magic("config", "PiMagics.model = 'offline/typewriter'")
+    ip.run_line_magic("config", "PiMagics.thinking = 'low'")
+    ip.run_line_magic("config", "PiMagics.tool_timeout = 0")
+    capsys.readouterr()
+    ip.run_line_magic("pi", "status")
+    status = capsys.readouterr().out
+    assert "tools    read, bash\n" in status and "model    offline/typewriter" in status
+    agent = ip._pi_magics.state.agent_for()
+    assert agent.policy.confirm == "none"
+    ip.run_line_magic("config", "PiMagics.confirm = 'mutating'")
+    ip.run_line_magic("config", "PiMagics.tools = ['python']")
+    agent = ip._pi_magics.state.agent_for()
+    assert agent.policy.confirm == "mutating" and [t.name for t in agent.tools] == ["python"]
+    assert agent.tools[0].timeout is None  # 0: no limit
+    # a model chosen for the session stays until the setting itself changes again
+    ip.run_line_magic("pi", "model offline/echo")
+    ip.run_cell_magic("pi", "", "again")
+    assert ip._pi_magics.state.agent_for().model.ref == "offline/echo"
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ('tools = "read,python"', "not one string"),
+        ("tool_timeout = -5", "tool_timeout must be a number of seconds"),
+        ("stream_rate = 0", "stream_rate must be"),
+    ],
+)
+def test_bad_setting_values_in_a_file_are_named(tmp_path, monkeypatch, toml, says):
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "pyproject.toml").write_text(f"[tool.pi-jupyter]\n{toml}\n")
+    with pytest.raises(ValueError) as info:
+        file_settings(str(tmp_path))
+    assert says in str(info.value) and str(tmp_path / "pyproject.toml") in str(info.value)

@@ -246,7 +246,8 @@ class PiMagics(Magics, PiConfig):
             return None
         from .agent_view import AgentView
 
-        view = AgentView(title=agent.session.name or os.path.basename(agent.session.path or "session"), model=agent.model.ref)
+        title = agent.session.name or os.path.basename(agent.session.path or "session")
+        view = AgentView(title=title, model=agent.model.ref, max_rate=self.stream_rate)
         view.on_stop(agent.abort)
         return view
 
