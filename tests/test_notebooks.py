@@ -35,7 +35,7 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def test_the_notebooks_are_shipped():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"quickstart"} <= names, names
+    assert {"quickstart", "teaching-agent-memory"} <= names, names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
@@ -104,3 +104,26 @@ def test_quickstart_rerun_forks_into_two_sibling_answers(tmp_path):
     # the context shown at the end is the current branch only: east, not north
     context = json.dumps(by_id["ctx"].outputs)
     assert "'east'" in context and "'north'" not in context
+
+
+def test_teaching_notebook_leaves_every_entry_type_and_keeps_compacted_originals(tmp_path):
+    nb = run_notebooks.execute(ROOT / "notebooks" / "teaching-agent-memory.ipynb", workdir=tmp_path)
+    assert run_notebooks.problems(nb) == []
+    files = list((tmp_path / "notebooks" / "memory-demo" / "sessions").glob("*.jsonl"))
+    assert len(files) == 1
+    s = Session.open(files[0], readonly=True)
+    raw = s.raw_entries()
+    types = {e["type"] for e in raw}
+    pi_types = {"message", "model_change", "thinking_level_change", "compaction", "branch_summary", "custom", "custom_message", "label"}
+    assert pi_types | {"session_info"} <= types
+    # compaction replaced the first turn in the context, and the file still holds it
+    first_user = next(e for e in raw if e["type"] == "message" and e["message"]["role"] == "user")
+    assert "PINEAPPLE-42" in json.dumps(first_user)
+    # the extension's private state never reaches the model; its custom_message does
+    context = json.dumps(s.context().raw_messages)
+    assert "tally.state" not in context
+    by_id = {c.id: c for c in nb.cells}
+    shown = json.dumps(by_id["extension"].outputs)
+    assert "custom_message in the context: True" in shown and "tally.state in the context:    False" in shown
+    resources = json.dumps(by_id["resources"].outputs)
+    assert resources.count("True") == 3 and "skill body in the system prompt:      False" in resources
