@@ -35,7 +35,7 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def test_the_notebooks_are_shipped():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"quickstart", "teaching-agent-memory"} <= names, names
+    assert {"quickstart", "teaching-agent-memory", "exploring-a-session-tree"} <= names, names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
@@ -127,3 +127,21 @@ def test_teaching_notebook_leaves_every_entry_type_and_keeps_compacted_originals
     assert "custom_message in the context: True" in shown and "tally.state in the context:    False" in shown
     resources = json.dumps(by_id["resources"].outputs)
     assert resources.count("True") == 3 and "skill body in the system prompt:      False" in resources
+
+
+def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtures_alone(tmp_path):
+    fixtures = ROOT / "tests" / "fixtures" / "pi"
+    before = {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")}
+    nb = run_notebooks.execute(ROOT / "notebooks" / "exploring-a-session-tree.ipynb", workdir=tmp_path)
+    assert run_notebooks.problems(nb) == []
+    assert {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")} == before
+    s = Session.open(tmp_path / "notebooks" / "explore-demo" / "large-session.jsonl", readonly=True)
+    new_leaf = s.resolve("new branch")
+    new_path = s.branch_ids(new_leaf)
+    recorded_prompt = next(e for e in s.raw_entries() if e["type"] == "message" and "does it capture the theme" in json.dumps(e))
+    # the new answer hangs from the node before the recorded prompt: a sibling, nothing overwritten
+    assert recorded_prompt["id"] not in new_path and recorded_prompt["parentId"] in new_path
+    assert len(s.raw_entries()) > 1018
+    by_id = {c.id: c for c in nb.cells}
+    assert "[offline model]" in json.dumps(by_id["continue"].outputs)
+    assert "compactionSummary" in json.dumps(by_id["ctx-now"].outputs)
