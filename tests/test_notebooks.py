@@ -35,7 +35,7 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def test_the_notebooks_are_shipped():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"quickstart", "teaching-agent-memory", "exploring-a-session-tree"} <= names, names
+    assert {"quickstart", "teaching-agent-memory", "exploring-a-session-tree", "bring-your-own-model"} <= names, names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
@@ -145,3 +145,31 @@ def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtu
     by_id = {c.id: c for c in nb.cells}
     assert "[offline model]" in json.dumps(by_id["continue"].outputs)
     assert "compactionSummary" in json.dumps(by_id["ctx-now"].outputs)
+
+
+def _local_server_answers() -> bool:
+    import urllib.request
+
+    for port in (8080, 11434, 8000, 1234):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=0.5):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def test_bring_your_own_model_says_in_one_line_that_nothing_is_reachable_and_skips(tmp_path):
+    nb = run_notebooks.execute(ROOT / "notebooks" / "bring-your-own-model.ipynb", workdir=tmp_path)
+    assert run_notebooks.problems(nb) == []
+    by_id = {c.id: c for c in nb.cells}
+    found = "".join(o.get("text", "") for o in by_id["find"].outputs)
+    live = "".join(o.get("text", "") for o in by_id["live"].outputs)
+    if _local_server_answers():
+        assert found.startswith("using ")
+        return
+    assert found.startswith("No model reachable") and found.count("\n") == 1
+    assert live.strip() == "skipped: no model reachable"
+    # what would be sent is still shown: the request body for an OpenAI-compatible server
+    sent = "".join(o.get("text", "") for o in by_id["sent"].outputs)
+    assert '"role": "system"' in sent and '"stream": true' in sent and "read: path" in sent
