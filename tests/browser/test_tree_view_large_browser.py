@@ -151,3 +151,31 @@ def test_context_lens_greys_what_the_compaction_replaced(lab):
     root.locator(".pitv-viewport").focus()
     lab.page.keyboard.press("0")  # fit: the whole picture of what is sent and what is not
     lab.screenshot("tree_lens.png", root)
+
+
+COMPARE_SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.model = "offline/echo"
+%pi new compare-demo
+print("setup-end")
+"""
+
+
+def test_pi_compare_in_n_and_root_in_the_notebook(lab):
+    cells = [COMPARE_SETUP, "%%pi\nFit a linear model to the prices", "%%pi\nNow plot the residuals", "%pi compare In[3] root"]
+    lab.write_notebook("compare_cells.ipynb", cells)
+    lab.open_notebook("compare_cells.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+    for i in (1, 2):
+        lab.run_cell(i)
+        lab.wait_for_execution_count(i)
+    lab.run_cell(3)
+    out = lab.wait_for_output(3, "Cell by cell")
+    assert "Now plot the residuals" in out and "Fit a linear model" in out, out
+    assert "did not run on this branch" in out  # root's branch ran no cell after itself
+    # the answer panes read left to right, whatever JupyterLab's table style says
+    cell = lab.cell(3)
+    aligns = cell.locator("table.pi-compare-cells td").evaluate_all("(tds) => tds.map((td) => getComputedStyle(td).textAlign)")
+    assert aligns and set(aligns) == {"left"}, aligns
+    lab.screenshot("compare_cells.png", cell)
