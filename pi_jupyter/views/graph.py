@@ -194,7 +194,19 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
     )
 
     def path_of(entry_id: str) -> list[dict[str, Any]]:
-        return digest.branch_of(session, entry_id)
+        # a compaction's context is its summary plus what it kept: walk up to its first kept
+        # entry only (a walk to the root per compaction made 100k-entry sessions slow)
+        entry = digest.lookup(session, entry_id)
+        stop = entry.get("firstKeptEntryId") if entry is not None else None
+        out: list[dict[str, Any]] = []
+        cur = entry
+        while cur is not None and len(out) < 100_000:
+            out.append(cur)
+            if cur.get("id") == stop:
+                return out[::-1]
+            parent = cur.get("parentId")
+            cur = digest.lookup(session, parent) if isinstance(parent, str) and parent else None
+        return digest.branch_of(session, entry_id)  # no kept entry on the path: the whole branch, as the rebuild does
 
     nodes: dict[str, GraphNode] = {}
     for shown in layout.nodes:
