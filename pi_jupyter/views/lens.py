@@ -160,6 +160,13 @@ class ContextLens(BaseModel):
 
 def context_lens(session: Session, leaf: str | None = None) -> ContextLens:
     """The :class:`ContextLens` of the branch ending at ``leaf`` (default: the current leaf)."""
+    from .graph import gc_paused
+
+    with gc_paused():
+        return _context_lens(session, leaf)
+
+
+def _context_lens(session: Session, leaf: str | None) -> ContextLens:
     leaf_id = session.resolve(leaf) if leaf is not None else session.leaf_id
     if leaf_id is None:
         return ContextLens(leaf_id=None)
