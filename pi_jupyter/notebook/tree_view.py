@@ -415,15 +415,9 @@ class TreeView(anywidget.AnyWidget):
         model = self._graph.model
         key = model.by_entry.get(lens.leaf_id) if lens.leaf_id is not None else None
         self.last_lens = lens
-        self.lens = json_safe(
-            {
-                "from": key or "",
-                "leafId": lens.leaf_id,
-                "headline": lens.headline(),
-                "nodes": lens.node_states(model),
-                "counts": lens.counts(),
-            }
-        )
+        kept = model.by_entry.get(lens.first_kept_id) if lens.first_kept_id is not None else None
+        state = {"from": key or "", "leafId": lens.leaf_id, "headline": lens.headline(), "nodes": lens.node_states(model)}
+        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or ""})
         if show or self.details.get("kind") == "lens":
             self.details = json_safe({"kind": "lens", "key": self.selected, "title": "Context lens", "html": lens.to_html()})
         return lens

@@ -148,9 +148,15 @@ def test_context_lens_greys_what_the_compaction_replaced(lab):
     panel = root.locator(".pitv-panel .pitv-lens-panel")
     assert panel.locator(".pitv-lens-row.pitv-lens-replaced").count() >= 1
     assert panel.locator(".pitv-lens-row.pitv-lens-summary").count() >= 1
+    # the first entry the compaction kept is marked, and the request's own starting node
+    assert root.locator("svg g.node.pitv-lens-firstkept").count() == 1
+    assert "pi-leaf" in (root.locator("svg g.node.pitv-lens-from").get_attribute("class") or "")
+    lab.screenshot("tree_lens.png", root)
     root.locator(".pitv-viewport").focus()
     lab.page.keyboard.press("0")  # fit: the whole picture of what is sent and what is not
-    lab.screenshot("tree_lens.png", root)
+    lab.screenshot("tree_lens_fit.png", root)
+    bar.locator("button.pitv-lens-close").click()
+    assert not bar.is_visible() and root.locator("svg g.node.pitv-lens-replaced").count() == 0
 
 
 COMPARE_SETUP = """

@@ -259,6 +259,7 @@ Object.assign(View.prototype, {
     this.lensBtn.classList.toggle("pitv-on", this.lensOn);
     this.root.classList.toggle("pitv-lensing", this.lensOn);
     if (this.lensOn) this.send({ type: "action", action: "lens", key: this.model.get("selected") || "" });
+    else this.send({ type: "action", action: "lens_off" });
     this.paintLens();
     this.drawMinimap();
   },
@@ -274,6 +275,8 @@ Object.assign(View.prototype, {
     for (const [key, g] of this.groups) {
       const st = states[key];
       for (const c of ["in", "summary", "replaced", "out", "mixed", "off"]) g.classList.toggle("pitv-lens-" + c, this.lensOn && (st || "off") === c);
+      g.classList.toggle("pitv-lens-firstkept", this.lensOn && key === lens.firstKept);
+      g.classList.toggle("pitv-lens-from", this.lensOn && key === lens.from);
     }
     this.lensBar.textContent = "";
     this.lensBar.style.display = this.lensOn ? "" : "none";
@@ -282,9 +285,13 @@ Object.assign(View.prototype, {
       this.lensBar.append(el(this.doc, "span", null, "Context lens: computing…"));
       return;
     }
-    this.lensBar.append(el(this.doc, "div", "pitv-lens-title", lens.headline || ""));
+    const close = button(this.doc, "×", "turn the context lens off (C)", () => this.toggleLens(false), "pitv-lens-close");
+    this.lensBar.append(close, el(this.doc, "div", "pitv-lens-title", lens.headline || ""));
     const legend = el(this.doc, "div", "pitv-lens-legend");
-    for (const [cls, text] of [["in", "sent"], ["summary", "sent as a summary"], ["replaced", "replaced by the compaction (not sent)"], ["out", "on the path, never sent"], ["off", "other branches"]]) {
+    const keys = [["from", "the request is built from here"], ["in", "sent"], ["summary", "sent as a summary"]];
+    if (lens.firstKept) keys.push(["firstkept", "first entry the compaction kept"]);
+    keys.push(["replaced", "replaced by the compaction (not sent)"], ["out", "on the path, never sent"], ["off", "other branches"]);
+    for (const [cls, text] of keys) {
       const item = el(this.doc, "span", "pitv-lens-key pitv-lens-key-" + cls);
       item.append(el(this.doc, "i"), this.doc.createTextNode(text));
       legend.append(item);

@@ -89,7 +89,7 @@ class View {
     this.toolbar = el(d, "div", "pitv-toolbar");
     this.search = el(d, "input", "pitv-search");
     this.search.type = "search";
-    this.search.placeholder = "Search prompts, answers, labels, errors, models  (/)";
+    this.search.placeholder = "Search text, labels, errors, models (/)";
     this.search.setAttribute("aria-label", "search the tree");
     this.search.addEventListener("input", () => this.runSearch());
     this.search.addEventListener("keydown", (ev) => {
@@ -107,7 +107,7 @@ class View {
     const next = button(d, "›", "next match (Enter, N)", () => this.stepMatch(1));
     this.modeTurns = button(d, "Turns", "one node per turn", () => this.send({ type: "action", action: "mode", mode: "turns" }), "pitv-toggle");
     this.modeFull = button(d, "Entries", "one node per entry", () => this.send({ type: "action", action: "mode", mode: "full" }), "pitv-toggle");
-    this.lensBtn = button(d, "Context lens", "show what the next request would send from the selected node (or the leaf)", () => this.toggleLens(), "pitv-toggle pitv-act-lens");
+    this.lensBtn = button(d, "Lens", "context lens: what the next request would send from the selected node (or the leaf) (C)", () => this.toggleLens(), "pitv-toggle pitv-act-lens");
     const zoomOut = button(d, "−", "zoom out (-)", () => this.zoomCenter(1 / 1.25));
     const zoomIn = button(d, "+", "zoom in (+)", () => this.zoomCenter(1.25));
     const fit = button(d, "Fit", "fit the whole tree (0)", () => this.fit());
