@@ -56,7 +56,7 @@ SUBCOMMANDS = """\
   compact [INSTRUCTIONS]     summarize older history into a compaction entry
   context                    what the next request would send: system prompt, messages, tokens
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
-  compare A B [C ...]        compare branches (ids, labels or cell ids)
+  compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   skills                     the skills found for this project, with their warnings
@@ -430,11 +430,12 @@ class PiMagics(Magics, PiConfig):
         return show_tree(self._agent(), rest)
 
     def _cmd_compare(self, rest: list[str]) -> Any:
-        if len(rest) < 2:
-            raise UsageError("%pi compare: give two or more branches (ids, labels or cell ids)")
-        agent = self._agent()
-        refs = [self._resolve_ref(agent, r) for r in rest]
-        return agent.session.compare(*refs)
+        by = "turns" if "--turns" in rest else "auto"
+        refs = [r for r in rest if r != "--turns"]
+        if len(refs) < 2:
+            raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
+        # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
+        return self._agent().session.compare(*refs, by=by)
 
     def _cmd_log(self, rest: list[str]) -> Any:
         if rest and not rest[0].isdigit():

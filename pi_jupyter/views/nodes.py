@@ -109,6 +109,8 @@ class GraphNode:
             "firstId": self.first_id,
             "lastId": self.last_id,
             "target": self.target_id,
+            "parent": self.parent,
+            "children": self.children,
             "search": self.search,
             "contextEdits": self.context_edits,
         }

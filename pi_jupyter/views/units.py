@@ -228,7 +228,7 @@ def _annotate(
         conversation = True
         r = msg.get("role")
         if r == "assistant":
-            tokens, cost, _ = digest.usage(msg)
+            tokens, cost = digest.usage_brief(msg)
             unit.tokens += tokens
             unit.cost += cost
             unit.tool_calls += len(digest.tool_calls(msg))
