@@ -195,8 +195,9 @@ class PiMagics(Magics, PiConfig):
                 except SessionError:
                     pass
                 if view is not None and handle is not None:
-                    try:
-                        handle.update(view.bundle(), raw=True)
+                    try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
+                        handle.update(view.final_bundle(), raw=True)
+                        view.close()
                     except Exception:  # noqa: BLE001 - the transcript update is best effort
                         pass
 
