@@ -193,6 +193,11 @@ class AgentView(Transport, anywidget.AnyWidget):
             return list(self._messages)
 
     @property
+    def stop_requested(self) -> bool:
+        """True once Stop was pressed during the current run."""
+        return self._stop_requested
+
+    @property
     def state(self) -> str:
         """The state the status line shows (``"streaming"``, ``"done"``, ...)."""
         return self._state
@@ -260,6 +265,8 @@ class AgentView(Transport, anywidget.AnyWidget):
         self.flush()  # so the widget state saved with the notebook is complete
         data = dict(data)
         data.update(self.static_bundle())
+        # the types a saved notebook keeps when the widget state is not saved (see save_hook)
+        metadata = {**metadata, "pi_jupyter": {"durable": ["text/html", "text/markdown", "text/plain"]}}
         return data, metadata
 
     # ------------------------------------------------------------------ events

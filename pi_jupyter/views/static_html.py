@@ -168,6 +168,30 @@ def _quote_html(label: str, text: str) -> str:
     return f'<div style="{_USER_STYLE}"><p><strong>{_esc(label)}</strong></p>{markdown_html(text)}</div>'
 
 
+def render_item(m: Any, results: dict[str, ToolResultMessage], shown: set[str], max_output: int = DEFAULT_MAX_OUTPUT) -> str:
+    """One message or :class:`Notice` as HTML; ``results`` pairs tool calls with their results, ``shown`` collects those drawn."""
+    if isinstance(m, Notice):
+        return f'<p class="pi-notice pi-notice-{m.tone}">{_TONES[m.tone]} {_esc(m.text)}</p>'
+    if isinstance(m, UserMessage):
+        return _user_html(m)
+    if isinstance(m, AssistantMessage):
+        return _assistant_html(m, results, shown, max_output)
+    if isinstance(m, ToolResultMessage):
+        if m.tool_call_id in shown:
+            return ""
+        return _tool_html(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output)
+    if isinstance(m, CustomMessage):
+        return _quote_html(m.custom_type or "custom", text_of(m.content, "\n")) if m.display is not False else ""
+    if isinstance(m, BashExecutionMessage):
+        code = f" · exit {m.exit_code}" if m.exit_code not in (None, 0) else ""
+        return f"<p><strong>Shell</strong> <code>$ {_esc(m.command)}</code>{code}</p>" + _pre(clip_middle(m.output, max_output))
+    if isinstance(m, CompactionSummaryMessage):
+        return _quote_html(f"Compaction summary ({m.tokens_before:,} tokens before)", m.summary)
+    if isinstance(m, BranchSummaryMessage):
+        return _quote_html("Branch summary", m.summary)
+    return f"<p><em>[{_esc(str(getattr(m, 'role', '') or 'unknown'))} message]</em></p>"
+
+
 def render_html(
     items: Iterable[Any],
     *,
@@ -189,27 +213,7 @@ def render_html(
     if title:
         parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
     for m in seq:
-        if isinstance(m, Notice):
-            parts.append(f'<p class="pi-notice pi-notice-{m.tone}">{_TONES[m.tone]} {_esc(m.text)}</p>')
-        elif isinstance(m, UserMessage):
-            parts.append(_user_html(m))
-        elif isinstance(m, AssistantMessage):
-            parts.append(_assistant_html(m, results, shown, max_output))
-        elif isinstance(m, ToolResultMessage):
-            if m.tool_call_id not in shown:
-                parts.append(_tool_html(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output))
-        elif isinstance(m, CustomMessage):
-            if m.display is not False:
-                parts.append(_quote_html(m.custom_type or "custom", text_of(m.content, "\n")))
-        elif isinstance(m, BashExecutionMessage):
-            code = f" · exit {m.exit_code}" if m.exit_code not in (None, 0) else ""
-            parts.append(f"<p><strong>Shell</strong> <code>$ {_esc(m.command)}</code>{code}</p>" + _pre(clip_middle(m.output, max_output)))
-        elif isinstance(m, CompactionSummaryMessage):
-            parts.append(_quote_html(f"Compaction summary ({m.tokens_before:,} tokens before)", m.summary))
-        elif isinstance(m, BranchSummaryMessage):
-            parts.append(_quote_html("Branch summary", m.summary))
-        else:
-            parts.append(f"<p><em>[{_esc(str(getattr(m, 'role', '') or 'unknown'))} message]</em></p>")
+        parts.append(render_item(m, results, shown, max_output))
     if status is not None:
         parts.append(f'<p class="pi-status" style="{_DIM};font-size:.9em"><em>{_esc(status.line())}</em></p>')
     parts.append(footer)
@@ -238,4 +242,4 @@ def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, ti
     return "\n\n".join(chunks) + "\n"
 
 
-__all__ = ["PROMPT_FOLD", "Notice", "RunStatus", "render_html", "render_markdown"]
+__all__ = ["PROMPT_FOLD", "Notice", "RunStatus", "render_html", "render_item", "render_markdown"]
