@@ -24,7 +24,7 @@ from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
-from .runner import BackgroundRun
+from .runner import BackgroundRun, PendingRun
 from .state import NotebookState
 
 _USER_ERRORS = (
@@ -59,6 +59,8 @@ SUBCOMMANDS = """\
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
+  export [--branch REF] [--format html|markdown] [PATH]
+                             write the session as one self-contained HTML page (or a branch as Markdown)
   skills                     the skills found for this project, with their warnings
   ext [load MODULE | remove NAME]
                              list, load or remove extensions of the current session's agent
@@ -108,6 +110,7 @@ class PiMagics(Magics, PiConfig):
             cfg.merge(shell.config)
         super().__init__(shell=shell, config=cfg)
         self.state = NotebookState(self, shell.user_ns if shell is not None else {})
+        self._awaited = False  # True while pi_async runs the cell: the wait is left to it
 
     # ---------------------------------------------------------------- %%pi
 
@@ -198,8 +201,9 @@ class PiMagics(Magics, PiConfig):
                 except SessionError:
                     pass
                 if view is not None and handle is not None:
-                    try:
-                        handle.update(view.bundle(), raw=True)
+                    try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
+                        handle.update(view.final_bundle(), raw=True)
+                        view.close()
                     except Exception:  # noqa: BLE001 - the transcript update is best effort
                         pass
 
@@ -213,12 +217,30 @@ class PiMagics(Magics, PiConfig):
             if args.name:
                 self.shell.user_ns[args.name] = bg
             return bg
-        result = state.runner.wait(future, on_interrupt=agent.abort)
+        stopped = lambda: bool(view and view.stop_requested)  # noqa: E731
+        pending = PendingRun(state.runner, future, agent.abort, lambda r: self._finish_cell(args, view, r), stopped)
+        return pending if self._awaited else pending.wait()
+
+    def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult) -> CellResult:
         if args.name:
             self.shell.user_ns[args.name] = result
         if view is None:
             print(result.text)
         return result
+
+    async def pi_async(self, line: str, cell: str) -> Any:
+        """``%%pi`` as a kernel awaits it (see :mod:`.async_cell`): the same cell, and Stop works while it blocks."""
+        self._awaited = True
+        try:
+            value = self.pi(line, cell)
+        finally:
+            self._awaited = False
+        if not isinstance(value, PendingRun):
+            return value
+        try:
+            return await value.wait_async()
+        except _USER_ERRORS as exc:
+            raise UsageError(f"%%pi: {exc}") from None
 
     def _configure(self, agent: Agent, args: argparse.Namespace) -> None:
         from ..providers import resolve_model
@@ -505,6 +527,12 @@ class PiMagics(Magics, PiConfig):
             print(f"{name}: {', '.join(hooks)}")
         return None
 
+    def _cmd_export(self, rest: list[str]) -> Any:
+        from .export import export_session
+
+        export_session(self._agent(), rest, resolve=lambda ref: self._resolve_ref(self._agent(), ref))
+        return None
+
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report
 
@@ -528,4 +556,7 @@ def register(shell: Any) -> PiMagics:
         shell._pi_cell_id = getattr(info, "cell_id", None)
 
     shell.events.register("pre_run_cell", remember_cell)
+    from .async_cell import install
+
+    install(shell)
     return magics
