@@ -60,6 +60,7 @@ class Experiment:
         render: Callable[[Variant], str] | None = None,
         cwd: str | None = None,
         max_retries: int = 3,
+        retry_delay_ms: int = 2000,
     ) -> None:
         from ..agent.toolbox import KNOWN_TOOLS
         from .scorers import get_scorer
@@ -116,6 +117,7 @@ class Experiment:
                     replay_leaf=recorded[1] if use_replay and recorded else None,
                     cwd=self.cwd,
                     max_retries=max_retries,
+                    retry_delay_ms=retry_delay_ms,
                 )
             )
         self.replayed = sum(1 for s in self.specs if s.replay_leaf)
@@ -257,8 +259,8 @@ class Experiment:
             for s in self.statuses:
                 if s.state == "queued":
                     self.skip(self.specs[s.index], "stopped" if self._stopped else "not run")
-            result = ExperimentResult(self.session, self.grid.id)
-            self.grid.continue_from = result.pick_continue() if self.continue_from == "first" else None
+            done = [s.leaf for s in self.statuses if s.state == "done" and s.leaf]
+            self.grid.continue_from = done[0] if done and self.continue_from == "first" else None
             BranchSession(self.session, self.start).append_custom(EXPERIMENT_TYPE, experiment_data(self.grid))
             if self.grid.continue_from is not None:
                 self.session.checkout(self.grid.continue_from)

@@ -66,12 +66,6 @@ class ExperimentResult:
         """The leaf the session continues from after the experiment (``None``: it stayed at the start)."""
         return self.grid.continue_from
 
-    def pick_continue(self) -> str | None:
-        """The first combination's first repeat if it succeeded, else the first branch that did."""
-        rows = [r for r in self.rows if r.leaf]
-        done = [r for r in rows if r.state == "done"]
-        return done[0].leaf if done else None
-
     def records(self) -> list[dict[str, Any]]:
         """The table as a list of dicts (one per branch; a column per varied key and per score)."""
         grid, rows = self._read()

@@ -40,6 +40,7 @@ class BranchSpec(BaseModel):
     replay_start: str | None = None
     cwd: str | None = None
     max_retries: int = 3
+    retry_delay_ms: int = 2000
 
 
 class BranchStatus(BaseModel):
@@ -112,7 +113,7 @@ async def run_branch(
             from .replay import branch_replay_stream
 
             stream = branch_replay_stream(session, spec.replay_start, spec.replay_leaf)
-        settings = AgentSettings(retry=RetrySettings(max_retries=spec.max_retries))
+        settings = AgentSettings(retry=RetrySettings(max_retries=spec.max_retries, base_delay_ms=spec.retry_delay_ms))
         agent = Agent(
             view,  # type: ignore[arg-type]  # a session view with its own leaf
             model=spec.model,

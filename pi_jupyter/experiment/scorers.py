@@ -140,6 +140,17 @@ _registry: dict[str, Callable[..., Any]] = {"judge": Judge(), "length": answer_l
 
 def register_scorer(fn: Callable[[ScoredBranch], Any], name: str | None = None) -> Callable[[ScoredBranch], Any]:
     """Make ``fn`` available by name (``--score NAME``, ``%pi score REF NAME``); returns ``fn``."""
+    if name and scorer_name(fn) != name:
+        try:
+            fn.name = name  # type: ignore[attr-defined]  # its values are stored under the name it is known by
+        except AttributeError:
+            inner = fn
+
+            async def renamed(branch: ScoredBranch) -> Any:
+                return await call_scorer(inner, branch)
+
+            renamed.name, renamed.version = name, scorer_version(inner)  # type: ignore[attr-defined]
+            fn = renamed
     _registry[name or scorer_name(fn)] = fn
     return fn
 
