@@ -112,7 +112,7 @@ async def run_branch(
         if spec.replay_leaf is not None:
             from .replay import branch_replay_stream
 
-            stream = branch_replay_stream(session, spec.replay_start, spec.replay_leaf)
+            stream = branch_replay_stream(session, spec.replay_start, spec.replay_leaf, spec.start)
         settings = AgentSettings(retry=RetrySettings(max_retries=spec.max_retries, base_delay_ms=spec.retry_delay_ms))
         agent = Agent(
             view,  # type: ignore[arg-type]  # a session view with its own leaf
