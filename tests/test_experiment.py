@@ -74,7 +74,7 @@ def test_grid_is_siblings_from_the_start_with_bound_prompts(session):
     # distinct leaves, and the session continues from the first combination's first repeat
     assert len(set(result.branches)) == 8
     assert result.continue_from == rows[0].leaf == session.leaf_id
-    assert "continue from" in result.summary()
+    assert f"continues from branch #0 (leaf {rows[0].leaf})" in result.summary()
 
 
 def test_table_is_rebuilt_from_the_file_alone(session):

@@ -136,7 +136,12 @@ class ExperimentResult:
             counts[r.state] = counts.get(r.state, 0) + 1
         parts = ", ".join(f"{n} {state}" for state, n in counts.items())
         cost = sum(r.cost for r in rows)
-        where = f"cells below continue from branch {self.continue_from}" if self.continue_from else "the session stayed at the start"
+        picked = next((r.index for r in rows if r.leaf == self.continue_from), None) if self.continue_from else None
+        where = (
+            f"the session continues from branch #{picked} (leaf {self.continue_from})"
+            if picked is not None
+            else "the session stayed at the start"
+        )
         return f"experiment {self.id}: {len(rows)} branches: {parts} · ${cost:.4f} · {where}"
 
     def table_html(self) -> str:
