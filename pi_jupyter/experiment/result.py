@@ -183,8 +183,10 @@ class ExperimentResult:
         lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in shown]
         return "\n".join([*lines, self.summary()])
 
-    def _repr_html_(self) -> str:
-        return self.table_html() + self.plot().svg
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model
+        figure = self.plot().svg
+        return {"text/html": self.table_html() + figure, "image/svg+xml": figure, "text/plain": self.text()}
 
     def __repr__(self) -> str:
         return self.text()

@@ -1,0 +1,106 @@
+"""``%%pi --vary`` in a real kernel, driven as JupyterLab drives it: the grid, its outputs, re-runs, errors."""
+
+from __future__ import annotations
+
+import pytest
+from kernel_client import Kernel
+
+from pi_jupyter import Session
+from pi_jupyter.experiment import load_experiment
+from pi_jupyter.experiment.records import VARIANT_TYPE
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.session_dir = {dir!r}
+%config PiMagics.model = "offline/echo"
+%config PiMagics.thinking = "off"
+"""
+
+GRID = """%%pi --vary model=offline/echo,offline/typewriter --vary "tone='very terse',warm" --repeat 2 --score length
+Explain {topic} in a {tone} way."""
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("grid")
+    k = Kernel(str(tmp))
+    try:
+        setup = k.run(SETUP.format(dir=str(tmp / "sessions")) + "\ntopic = 'recursion'")
+        assert setup.status == "ok", setup.error
+        k.tmp = tmp
+        yield k
+    finally:
+        k.close()
+
+
+def session_of(kernel) -> Session:
+    files = sorted((kernel.tmp / "sessions").glob("*.jsonl"))
+    assert len(files) == 1, files
+    return Session.open(files[0], readonly=True)
+
+
+def test_grid_cell_runs_siblings_and_leaves_durable_outputs(kernel):
+    first = kernel.run("%%pi\nHello, I am studying recursion.", cell_id="intro")
+    assert first.status == "ok", first.error
+    run = kernel.run(GRID, cell_id="grid")
+    assert run.status == "ok", run.error
+    # the live view was displayed, then replaced by a plain progress line (no widget needed to read it)
+    assert run.data("application/vnd.jupyter.widget-view+json")
+    final = run.outputs[-2]["content"]["data"] if run.outputs[-2]["msg_type"] == "update_display_data" else None
+    assert final is not None and "application/vnd.jupyter.widget-view+json" not in final
+    assert "8 branches: 8 done" in final["text/plain"] and "cells below continue from branch #0" in final["text/plain"]
+    # the value is the result: an HTML table and an SVG figure in the bundle
+    value = run.outputs[-1]["content"]["data"]
+    assert run.outputs[-1]["msg_type"] == "execute_result"
+    assert "<table" in value["text/html"] and "<svg" in value["text/html"] and value["image/svg+xml"].startswith("<svg")
+    assert "very terse" in value["text/html"] and "recursion" in value["text/html"]
+    s = session_of(kernel)
+    result = load_experiment(s)
+    assert [r.state for r in result.rows] == ["done"] * 8
+    assert {r.values["tone"] for r in result.rows} == {"very terse", "warm"}
+    assert all(r.scores["length"] > 0 for r in result.rows)
+    intro_leaf = [e for e in s.raw_entries() if e.get("type") == "message"][1]["id"]
+    starts = {s.raw_entry(r.variant_entry)["parentId"] for r in result.rows}
+    assert starts == {intro_leaf}  # all siblings from where the cell started
+    # the cell below continues from the first branch
+    below = kernel.run("%%pi\nAnd now?", cell_id="below")
+    assert below.status == "ok", below.error
+    s = session_of(kernel)
+    user = [e for e in s.raw_entries() if e.get("type") == "message" and e["message"]["role"] == "user"][-1]
+    assert result.rows[0].leaf in s.branch_ids(user["id"])
+
+
+def test_rerun_adds_siblings_and_the_value_has_the_table(kernel):
+    again = kernel.run(GRID + "\n", cell_id="grid")  # same cell id: new siblings beside the old set
+    assert again.status == "ok", again.error
+    s = session_of(kernel)
+    variants = [e for e in s.raw_entries() if e.get("customType") == VARIANT_TYPE]
+    assert len(variants) == 16 and len({v["parentId"] for v in variants}) == 1
+    table = kernel.run("r = _\nprint(type(r).__name__, r.table().shape[0], len(r.branches), r.compare().__class__.__name__)")
+    assert table.stdout.split() == ["ExperimentResult", "8", "8", "Comparison"], table.stdout + str(table.error)
+    scored = kernel.run("%pi score last answered")
+    assert scored.status == "ok", scored.error
+    assert all(r.scores.get("answered") is True for r in load_experiment(session_of(kernel)).rows)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("--vary tone", "--vary 'tone': write KEY=V1,V2"),
+        ("--vary model=offline/echo,nope/nope", "unknown model 'nope/nope'"),
+        ("--vary mood=a,b", "tone"),
+        ("--vary n=" + ",".join(str(i) for i in range(70)), "70 branches, more than the limit of 64"),
+        ("--vary tone=a --budget -1", "--budget -1.0"),
+    ],
+)
+def test_bad_grid_is_one_line_and_writes_nothing(kernel, options, message):
+    before = session_of(kernel).path
+    size = open(before, "rb").read()
+    run = kernel.run(f"%%pi {options}\nWrite in a {{tone}} {{style}} way {{n}}.", cell_id="bad")
+    assert run.error is not None
+    text = run.error.get("evalue") or ""
+    assert message in text and "\n" not in text.strip(), text
+    assert "Traceback" not in run.stderr
+    assert open(before, "rb").read() == size
