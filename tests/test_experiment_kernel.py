@@ -104,3 +104,44 @@ def test_bad_grid_is_one_line_and_writes_nothing(kernel, options, message):
     assert message in text and "\n" not in text.strip(), text
     assert "Traceback" not in run.stderr
     assert open(before, "rb").read() == size
+
+
+REGISTER = """
+from pi_jupyter.providers import register_model, Model, ModelCost
+for name in ("gpt-a", "gpt-b"):
+    register_model(Model(id=name, provider="openai", api="openai-completions", base_url={url!r},
+                         cost=ModelCost(input=3.0, output=15.0)))
+"""
+
+
+def test_a_recorded_grid_replays_in_a_fresh_kernel_without_a_key(wire, tmp_path):
+    """Recorded once with a key; re-run in a new kernel with no key: same tree shape and table, no request sent."""
+    from wire.server import openai_reply
+
+    wire.respond_with("openai", lambda r: openai_reply(text=f"{r.body['model']} says {str(r.body['messages'][-1]['content'])[:60]}"))
+    cell = "%%pi --vary model=openai/gpt-a,openai/gpt-b --vary q=one,two\nAnswer {q}."
+    setup = SETUP.format(dir=str(tmp_path / "sessions")) + REGISTER.format(url=wire.openai_url)
+    tables = []
+    for env in ({"OPENAI_API_KEY": "sk-test-recording"}, {"OPENAI_API_KEY": ""}):
+        k = Kernel(str(tmp_path), env=env)
+        try:
+            assert k.run(setup).status == "ok"
+            run = k.run(cell, cell_id="grid")
+            assert run.status == "ok", run.error
+            tables.append(k.run("print(_.table()[['model','q','state','turns','tokens_in','tokens_out','answer']].to_json())").stdout)
+        finally:
+            k.close()
+    assert len(wire.requests_to("openai")) == 4  # the second kernel sent nothing
+    assert tables[0] == tables[1] and "gpt-a says" in tables[0] and "Answer one" in tables[0]
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    s = Session.open(files[0], readonly=True)
+    assert "sk-test-recording" not in open(files[0]).read()
+    first, second = (load_experiment(s, i) for i in __import__("pi_jupyter.experiment.records", fromlist=["x"]).experiment_ids(s))
+
+    def shape(row):
+        return [
+            (e["type"], (e.get("message") or {}).get("role"))
+            for e in s.raw_branch(row.leaf)[s.branch_ids(row.leaf).index(row.variant_entry) :]
+        ]
+
+    assert [shape(r) for r in first.rows] == [shape(r) for r in second.rows]
