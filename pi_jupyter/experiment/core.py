@@ -37,6 +37,13 @@ class Experiment:
     the running estimate would pass it. ``scorers``: callables or registered names. ``replay``:
     ``True`` serves every branch from its recorded counterpart (same prompt, variant and
     repeat in this session); ``None`` (default) does so only for models without a key.
+    ``model``, ``thinking``, ``tools``: for branches that do not vary them (default model: the
+    session's, if its key is set, else the offline model; default tools: none). ``yes``: allow
+    more than ``limit`` branches. ``start``: the node the branches grow from (default: the
+    current leaf). ``continue_from``: ``"first"`` moves the session to the first finished
+    branch at the end, ``"start"`` leaves it. ``max_retries``/``retry_delay_ms``: each branch's
+    retry of transient provider errors. Bad options raise :class:`GridError` (one line) here,
+    before anything is written.
     """
 
     def __init__(
