@@ -145,3 +145,28 @@ def test_a_recorded_grid_replays_in_a_fresh_kernel_without_a_key(wire, tmp_path)
         ]
 
     assert [shape(r) for r in first.rows] == [shape(r) for r in second.rows]
+
+
+def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
+    import time
+
+    k = Kernel(str(tmp_path))
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        values = ",".join(str(i) for i in range(20))
+        msg_id = k.send(f"%%pi --model offline/typewriter --vary n={values} --concurrency 1\nCount slowly to {{n}} hundred.", "slow")
+        time.sleep(1.5)
+        k.interrupt()
+        run = k.collect(msg_id)
+        assert run.error is not None and run.error["ename"] == "KeyboardInterrupt"
+        # the output is the durable progress line, not a live widget left half-way
+        final = [o["content"]["data"] for o in run.outputs if o["msg_type"] == "update_display_data"]
+        assert final and "application/vnd.jupyter.widget-view+json" not in final[-1] and "20 branches" in final[-1]["text/plain"]
+        s = Session.open(next((tmp_path / "sessions").glob("*.jsonl")), readonly=True)
+        rows = load_experiment(s).rows
+        assert {r.state for r in rows} <= {"done", "aborted", "skipped"} and "skipped" in {r.state for r in rows}
+        assert all(r.error == "stopped" for r in rows if r.state == "skipped")
+        after = k.run("%%pi\nStill here?", cell_id="after")
+        assert after.status == "ok", after.error
+    finally:
+        k.close()

@@ -107,11 +107,12 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         except Exception:  # noqa: BLE001 - the record is best effort; the branches are written
             pass
         agent.reload()
-    if handle is not None and view is not None:
-        from .experiment_view import final_bundle
+        # interrupted too: the output becomes the durable line (stopped branches are rows of the table)
+        if handle is not None and exp.result is not None:
+            from .experiment_view import final_bundle
 
-        handle.update(final_bundle(result, exp.progress(), exp.replayed), raw=True)
-    elif exp.replayed:
+            handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
+    if handle is None and exp.replayed:
         print(f"{exp.replayed} of {exp.grid.size} branches replayed from the recording")
     if args.name:
         magics.shell.user_ns[args.name] = result
