@@ -21,7 +21,7 @@ from ..session import Session
 from .branch_session import BranchSession
 from .executors import Executor, executor_for
 from .limiter import RateLimiter
-from .records import EXPERIMENT_TYPE, SCORE_TYPE, VARIANT_TYPE, Grid, experiment_data, variant_data
+from .records import EXPERIMENT_TYPE, SCORE_TYPE, VARIANT_TYPE, Grid, Row, experiment_data, variant_data
 from .result import ExperimentResult, score_rows
 from .runner import BranchOutcome, BranchSpec, BranchStatus, run_branch, spec_tools
 from .variants import DEFAULT_LIMIT, GridError, Variant, expand, fill, validate
@@ -234,8 +234,17 @@ class Experiment:
         if self.session.path is not None and outcome.leaf is not None and outcome.leaf not in self.session:
             self.session.refresh()  # a worker wrote it
         if self.scorers and outcome.state == "done" and outcome.leaf:
-            result = ExperimentResult(self.session, self.grid.id)
-            await score_rows(self.session, result, self.scorers, only=[outcome.index], prompt=self.specs[outcome.index].prompt)
+            spec = self.specs[outcome.index]
+            last = (self.session.raw_entry(outcome.leaf).get("message") or {}).get("stopReason")
+            row = Row(
+                index=outcome.index,
+                values=spec.variant.values,
+                repeat=spec.variant.repeat,
+                state="done",
+                leaf=outcome.leaf,
+                stop_reason=last,
+            )
+            await score_rows(self.session, self.grid.id, [row], self.scorers, prompt=spec.prompt)
 
     # ---------------------------------------------------------------- control
 

@@ -116,7 +116,7 @@ class ExperimentResult:
         """Score every branch that finished with each scorer (a callable or a registered name)."""
         from .scorers import get_scorer
 
-        await score_rows(self.session, self, [get_scorer(s) if isinstance(s, str) else s for s in scorers])
+        await score_rows(self.session, self.id, self.rows, [get_scorer(s) if isinstance(s, str) else s for s in scorers])
         return self
 
     def score(self, *scorers: Callable[..., Any] | str) -> ExperimentResult:
@@ -203,20 +203,20 @@ def _cell(value: Any, column: str) -> str:
 
 async def score_rows(
     session: Session,
-    result: ExperimentResult,
+    experiment_id: str,
+    rows: Sequence[Row],
     scorers: Sequence[Callable[..., Any]],
     *,
-    only: Sequence[int] | None = None,
     prompt: str = "",
 ) -> None:
-    """Score finished rows and append each value as a ``pi_jupyter.score`` entry on the row's leaf.
+    """Score the finished ``rows`` and append each value as a ``pi_jupyter.score`` entry on the row's leaf.
 
     A scorer that fails writes nothing for that branch and warns; the other scores stand.
     """
     import logging
 
-    for row in result.rows:
-        if row.state != "done" or row.leaf is None or (only is not None and row.index not in only):
+    for row in rows:
+        if row.state != "done" or row.leaf is None:
             continue
         branch = branch_for_scoring(session, row, prompt)
         for fn in scorers:
@@ -226,7 +226,7 @@ async def score_rows(
             except Exception as exc:  # noqa: BLE001 - one scorer's failure must not lose the others
                 logging.getLogger("pi_jupyter.experiment").warning("scorer %s failed on branch %s: %s", name, row.index, exc)
                 continue
-            data = {"experiment": result.id, "index": row.index, "scorer": name, "version": scorer_version(fn), "value": value}
+            data = {"experiment": experiment_id, "index": row.index, "scorer": name, "version": scorer_version(fn), "value": value}
             BranchSession(session, row.leaf).append_custom(SCORE_TYPE, data)
 
 

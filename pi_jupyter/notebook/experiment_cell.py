@@ -140,5 +140,6 @@ def score_command(magics: Any, rest: list[str]) -> ExperimentResult:
     from ..experiment.scorers import get_scorer
 
     scorers = [get_scorer(n) for n in names]
-    magics.state.runner.wait(magics.state.runner.submit(score_rows(session, result, scorers, only=only)), on_interrupt=lambda: None)
+    rows = [r for r in result.rows if only is None or r.index in only]
+    magics.state.runner.wait(magics.state.runner.submit(score_rows(session, result.id, rows, scorers)), on_interrupt=lambda: None)
     return result
