@@ -216,6 +216,14 @@ def test_budget_zero_on_free_model_runs_and_stop_skips(session):
     result = run(exp.run())
     assert [r.state for r in result.rows] == ["skipped"] * 3
     assert [r.error for r in result.rows] == ["stopped"] * 3
+    assert {k: exp.progress()[k] for k in ("done", "running", "queued", "failed", "skipped", "total")} == {
+        "done": 0,
+        "running": 0,
+        "queued": 0,
+        "failed": 0,
+        "skipped": 3,
+        "total": 3,
+    }
     assert load_experiment(Session.open(session.path)).grid.skipped == {0: "stopped", 1: "stopped", 2: "stopped"}
 
 

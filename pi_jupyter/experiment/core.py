@@ -258,7 +258,8 @@ class Experiment:
         """Counts by state, cost so far, the budget and seconds elapsed."""
         counts = {k: 0 for k in ("done", "running", "queued", "failed", "skipped")}
         for s in self.statuses:
-            counts["failed" if s.state == "aborted" else s.state] = counts.get(s.state, 0) + 1
+            key = "failed" if s.state == "aborted" else s.state
+            counts[key] = counts.get(key, 0) + 1
         elapsed = time.monotonic() - self.started if self.started else 0.0
         return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
 
@@ -272,6 +273,8 @@ class Experiment:
         try:
             await runner.run(self)
         finally:
+            if self.session.path is not None:
+                self.session.refresh()  # whatever other processes (Dask workers) appended
             for s in self.statuses:
                 if s.state == "queued":
                     self.skip(self.specs[s.index], "stopped" if self._stopped else "not run")
