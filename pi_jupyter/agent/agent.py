@@ -93,7 +93,7 @@ class Agent:
     ) -> None:
         if session is None:
             session = Session.in_memory(cwd)
-        elif not isinstance(session, Session):
+        elif isinstance(session, (str, os.PathLike)):  # else a Session, or a view with its own leaf (experiments)
             session = Session.open(session, create=True, cwd=cwd)
         self.session: Session = session
         self.settings = settings or AgentSettings()

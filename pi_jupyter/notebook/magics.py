@@ -57,6 +57,7 @@ SUBCOMMANDS = """\
   context                    what the next request would send: system prompt, messages, tokens
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
+  score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [PATH]
@@ -127,6 +128,13 @@ class PiMagics(Magics, PiConfig):
     @argument("--continue", "-c", dest="continue_", action="store_true", help="append after the current leaf instead of forking on re-run")
     @argument("--background", "-b", action="store_true", help="return at once with a handle (await it, .result(), .abort())")
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
+    @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
+    @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
+    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
+    @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
+    @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
+    @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
+    @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
         """Send the cell's text to the agent and show its work live; the cell's value is the result.
@@ -143,6 +151,10 @@ class PiMagics(Magics, PiConfig):
 
         The value (``_``, ``Out[n]``, ``--name VAR``) is a ``CellResult``: ``text``,
         ``entry_ids``, ``usage``, ``cost``, ``session``.
+
+        ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
+        ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
+        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``).
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
@@ -153,6 +165,10 @@ class PiMagics(Magics, PiConfig):
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:
+            from .experiment_cell import is_experiment, run_experiment_cell
+
+            if is_experiment(args):  # a grid of sibling branches (see experiment_cell)
+                return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
             raise UsageError(f"%%pi: {exc}") from None
@@ -532,6 +548,11 @@ class PiMagics(Magics, PiConfig):
 
         export_session(self._agent(), rest, resolve=lambda ref: self._resolve_ref(self._agent(), ref))
         return None
+
+    def _cmd_score(self, rest: list[str]) -> Any:
+        from .experiment_cell import score_command
+
+        return score_command(self, rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report

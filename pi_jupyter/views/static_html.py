@@ -35,7 +35,7 @@ from ..messages import (
     text_of,
 )
 from .highlight import PRE_STYLE, markdown_html
-from .transcript import DEFAULT_MAX_OUTPUT, _blocks_text, clip_middle, format_call, transcript_markdown
+from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
 
 PROMPT_FOLD = 600
 """Prompts longer than this many characters are folded behind "show more"."""
@@ -136,7 +136,7 @@ def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int
             args = repr(call.arguments)
         parts.append(f'<div style="{_DIM}">arguments</div>' + _pre(clip_middle(args, _ARGS_LIMIT)))
     if result is not None:
-        output = _blocks_text(result.content)
+        output = blocks_text(result.content)
         label = "error" if result.is_error else "result"
         shown_output = _pre(clip_middle(output, max_output)) if output.strip() else "<p><em>(empty)</em></p>"
         parts.append(f'<div style="{_DIM}">{label}</div>' + shown_output)
