@@ -40,6 +40,11 @@ def __getattr__(name: str) -> Any:
         from .agent import agent as _agent
 
         return getattr(_agent, name)
+    if name in ("Experiment", "load_experiment"):
+        import importlib
+
+        # ``pi_jupyter.experiment`` is the subpackage; its ``experiment()`` is imported from there
+        return getattr(importlib.import_module(".experiment", __name__), name)
     if name == "tool":
         from .agent.tools import tool
 
@@ -68,11 +73,13 @@ def unload_ipython_extension(shell: Any) -> None:
 __all__ = [
     "Agent",
     "AgentSettings",
+    "Experiment",
     "RunResult",
     "Session",
     "__version__",
     "current_agent",
     "current_session",
+    "load_experiment",
     "load_ipython_extension",
     "tool",
 ]

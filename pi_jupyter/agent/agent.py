@@ -41,6 +41,7 @@ from .settings import AgentSettings, RetrySettings
 from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
+from .transcript_system import prepare_run
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -93,7 +94,7 @@ class Agent:
     ) -> None:
         if session is None:
             session = Session.in_memory(cwd)
-        elif not isinstance(session, Session):
+        elif isinstance(session, (str, os.PathLike)):  # else a Session, or a view with its own leaf (experiments)
             session = Session.open(session, create=True, cwd=cwd)
         self.session: Session = session
         self.settings = settings or AgentSettings()
@@ -431,6 +432,8 @@ class Agent:
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
         signal = self._state.turn_signal()
         config = self._loop_config()
+        if self.settings.record_system_prompt:
+            prepare_run(self.session, self.messages, config)
         return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property

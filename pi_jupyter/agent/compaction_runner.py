@@ -30,6 +30,7 @@ from ..compaction import (
     plan_checkout,
     prepare_compaction,
 )
+from ..compaction.errors import nothing_to_compact_advice
 from ..messages import ThinkingLevel
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
@@ -241,8 +242,10 @@ class Compactor:
         try:
             with run.abortable() as signal:
                 outcome = await self._compact(settings, None, reason, signal)
-        except NothingToCompact:
-            run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False))
+        except NothingToCompact as exc:
+            model = run.model
+            advice = nothing_to_compact_advice(model.ref, model.context_window, exc) if reason == "overflow" else None
+            run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=advice))
             return False
         except (SummaryAborted, CompactionCancelled):
             run.emit(AutoCompactionEndEvent(aborted=True, will_retry=False))

@@ -177,6 +177,8 @@ class AutoRetryStartEvent(AgentEvent):
     max_attempts: int
     delay_ms: int
     error_message: str
+    retry_after_ms: int | None = None
+    """The wait the server asked for (its ``Retry-After``); ``delay_ms`` is it, capped by the retry settings."""
 
 
 class AutoRetryEndEvent(AgentEvent):

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..messages import AssistantMessage
 from ..providers.overflow import is_context_overflow
+from ..providers.retry_after import retry_after_ms
 from .events import AutoRetryEndEvent, AutoRetryStartEvent, Event
 from .run_context import RunContext
 from .settings import RetrySettings
@@ -37,7 +38,13 @@ def is_retryable(message: AssistantMessage, context_window: int | None) -> bool:
 
 
 def retry_delay(attempt: int, error: AssistantMessage, settings: RetrySettings) -> int:
-    """Milliseconds to wait before retry number ``attempt`` (1-based) after the failed reply ``error``."""
+    """Milliseconds to wait before retry number ``attempt`` (1-based) after the failed reply ``error``.
+
+    The server's ``Retry-After`` (read by the provider) beats our backoff, up to ``max_delay_ms``.
+    """
+    asked = retry_after_ms(error)
+    if asked is not None:
+        return min(asked, settings.max_delay_ms)
     return settings.base_delay_ms * 2 ** (attempt - 1)
 
 
@@ -97,6 +104,7 @@ class Retry:
                 max_attempts=settings.max_retries,
                 delay_ms=delay,
                 error_message=last.error_message or "Unknown error",
+                retry_after_ms=retry_after_ms(last),
             )
         )
         if run.messages and run.messages[-1] is last:

@@ -27,3 +27,5 @@ class AgentSettings(BaseModel):
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     default_thinking_level: str = "medium"
     block_images: bool = False
+    record_system_prompt: bool = False
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`)."""

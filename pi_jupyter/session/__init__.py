@@ -4,9 +4,11 @@
 """
 
 from .context import ModelRef, SessionContext
+from .context_edits import ContextEditError
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -17,11 +19,13 @@ from .entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
     entry_from_dict,
 )
-from .index import CHECKOUT_TYPE, TreeNode, context_from_path
+from .index import CHECKOUT_TYPE, TreeNode
 from .listing import SessionInfo
 from .paths import agent_dir, default_session_dir, encode_cwd, sessions_root
+from .rebuild import context_from_path
 from .report import (
     CycleError,
     EntryNotFoundError,
@@ -59,6 +63,9 @@ __all__ = [
     "SessionHeader",
     "SessionInfo",
     "SessionInfoEntry",
+    "ContextEditEntry",
+    "ContextEditError",
+    "UsageEntry",
     "SessionLockedError",
     "ThinkingLevelChangeEntry",
     "TreeNode",

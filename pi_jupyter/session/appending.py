@@ -15,11 +15,12 @@ from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
 from ..messages import WireModel, as_message, now_iso
+from .context_edits import context_edit_entry, system_snapshot, usage_entry
 from .index import RawEntry
 from .jsonl import dumps, parse_lines
 from .lock import exclusive
 from .reading import SessionReading
-from .report import SessionChangedError, SessionError
+from .report import EntryNotFoundError, SessionChangedError, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing_extensions import Self
@@ -105,8 +106,14 @@ class SessionAppending(SessionReading):
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
+        usage: Any = None,
     ) -> str:
-        """Record a compaction: history before ``first_kept_entry_id`` is ``summary`` from here on."""
+        """Record a compaction: history before ``first_kept_entry_id`` is ``summary`` from here on.
+
+        As pi 1.x, ``usage`` is what the summary cost, and the replayed system prompt and tools of
+        the branch (if the transcript records them) are kept as ``systemMessage``.
+        """
+        context = self.context().raw_messages
 
         def build(eid: str, parent: str | None, ts: str) -> RawEntry:
             entry: RawEntry = {
@@ -120,11 +127,36 @@ class SessionAppending(SessionReading):
             }
             if details is not None:
                 entry["details"] = details
+            if usage is not None:
+                entry["usage"] = usage.to_dict() if isinstance(usage, WireModel) else usage
             if from_hook is not None:
                 entry["fromHook"] = from_hook
+            snapshot = system_snapshot(context, ts)
+            if snapshot is not None:
+                entry["systemMessage"] = snapshot
             return entry
 
         return self._append(build)
+
+    def append_usage(self, kind: str, provider: str, model: str, usage: Any, note: str | None = None) -> str:
+        """Record spending outside the conversation (a judge, cache warming): never in the context, in every cost total."""
+        fields = usage_entry(kind, provider, model, usage, note)
+        return self._append(lambda eid, parent, ts: {"type": "usage", "id": eid, "parentId": parent, "timestamp": ts, **fields})
+
+    def edit_context(self, entry_id: str, replacement: Any) -> str:
+        """Replace what an entry of the current branch shows the model, or with ``None`` drop it; the file keeps the original.
+
+        ``replacement`` is a string, a list of content blocks or ``{"content": ...}``. Refused
+        (:class:`~pi_jupyter.session.context_edits.ContextEditError`, pi 1.6's reasons) for an entry
+        that is not on the current branch or carries no user, assistant, tool-result or custom content.
+        Returns the id of the ``context_edit`` entry.
+        """
+        try:
+            target_id = self.resolve(entry_id)
+        except EntryNotFoundError:
+            target_id = entry_id
+        fields = context_edit_entry(self._index.by_id.get(target_id), target_id, self.branch_ids(), replacement)
+        return self._append(lambda eid, parent, ts: {"type": "context_edit", "id": eid, "parentId": parent, "timestamp": ts, **fields})
 
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Append private state (an extension's, or pi-jupyter's own). The model never sees it."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..messages import WireModel
 from .appending import SessionAppending
 from .index import CHECKOUT_TYPE, RawEntry
 from .report import SessionError
@@ -19,7 +20,9 @@ class SessionMoves(SessionAppending):
 
     branch_summarizer: Callable[..., Any] | None
 
-    def branch_with_summary(self, from_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None) -> str:
+    def branch_with_summary(
+        self, from_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None, usage: Any = None
+    ) -> str:
         """Move the leaf to ``from_id`` and attach a ``branch_summary`` there (pi's ``branchWithSummary``)."""
         target = self.resolve(from_id) if from_id is not None else None
 
@@ -34,6 +37,8 @@ class SessionMoves(SessionAppending):
             }
             if details is not None:
                 entry["details"] = details
+            if usage is not None:
+                entry["usage"] = usage.to_dict() if isinstance(usage, WireModel) else usage
             if from_hook is not None:
                 entry["fromHook"] = from_hook
             return entry

@@ -14,8 +14,9 @@ from pydantic import ValidationError
 
 from .context import SessionContext
 from .entries import Entry, SessionHeader, entry_from_dict
-from .index import EntryIndex, RawEntry, TreeNode, build_context
+from .index import EntryIndex, RawEntry, TreeNode
 from .listing import SessionInfo
+from .rebuild import build_context
 from .report import EntryNotFoundError, LoadReport, SessionError
 from .viewers import viewer
 
@@ -141,7 +142,7 @@ class SessionReading:
         order = self._index.order
         by_id = self._index.by_id
         entries = (e for e in order if by_id.get(e["id"]) is e)
-        problems = len([p for p in self._report.problems if p.severity != "info"])
+        problems = self._report.serious
         return info_from_entries(self._path or "", self._header, entries, problems=problems, mtime=mtime)
 
     def label_of(self, entry_id: str) -> str | None:

@@ -45,6 +45,7 @@ from typing import Any
 from ..messages import now_iso
 from .appending import fresh_id
 from .entries import CURRENT_VERSION
+from .files import create_exclusive, read_regular
 from .index import EntryIndex, RawEntry
 from .jsonl import dumps, parse_lines, paused_gc, settle_gc, strip_bom
 from .listing import SessionInfo
@@ -52,6 +53,7 @@ from .lock import exclusive, fsync_dir, write_atomic
 from .migrate import migrate, needs_migration
 from .moves import SessionMoves
 from .paths import default_session_dir, new_session_id, session_file_name
+from .pi1_checks import check_pi1_entries
 from .reading import CURRENT_LEAF, Durability, typed_header
 from .report import LoadReport, SessionChangedError, SessionError, SessionFileError
 
@@ -151,8 +153,7 @@ class Session(SessionMoves):
         if os.path.isdir(p):
             raise SessionFileError(p, "is a folder, not a session file")
         for attempt in range(_MIGRATION_ATTEMPTS):
-            with open(p, "rb") as fh:
-                data = fh.read()
+            data = read_regular(p)
             try:
                 with paused_gc():
                     session = cls._from_bytes(p, data, readonly=readonly, durability=durability)
@@ -203,6 +204,7 @@ class Session(SessionMoves):
         index = EntryIndex()
         index.extend(entries, lines, report)
         index.check_structure(report)
+        check_pi1_entries(index, report)
         report.problems.sort(key=lambda problem: problem.line)  # stable: file-wide notes first, then by line
         session = cls(
             header,
@@ -284,15 +286,9 @@ class Session(SessionMoves):
         header = _header(sid, ts, cwd, parent_session)
         line = dumps(header) + b"\n"
         try:
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            create_exclusive(p, line, fsync=durability != "never")
         except FileExistsError:
             raise SessionFileError(p, "a file already exists there; open it with Session.open") from None
-        try:
-            os.write(fd, line)
-            if durability != "never":
-                os.fsync(fd)
-        finally:
-            os.close(fd)
         if durability != "never":
             fsync_dir(p)
         return cls(header, EntryIndex(), path=p, report=LoadReport(path=p), durability=durability, end=len(line), next_line=2)
