@@ -109,14 +109,15 @@ def message_body(message: dict[str, Any]) -> str:
 
 def render_messages(messages: list[dict[str, Any]]) -> str:
     """A transcript: a rule with the role, then the content, for every message."""
-    out: list[str] = []
-    for i, message in enumerate(messages, start=1):
-        heading = f"── {i}. {message_heading(message)} "
-        out.append(heading + "─" * max(3, 78 - len(heading)))
-        body = message_body(message)
-        if body:
-            out.append(body)
-    return "\n".join(out)
+    return "\n".join(render_message(i, message) for i, message in enumerate(messages, start=1))
+
+
+def render_message(number: int, message: dict[str, Any]) -> str:
+    """One message of a transcript: a rule with its number and role, then its content."""
+    heading = f"── {number}. {message_heading(message)} "
+    rule = heading + "─" * max(3, 78 - len(heading))
+    body = message_body(message)
+    return f"{rule}\n{body}" if body else rule
 
 
 def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
