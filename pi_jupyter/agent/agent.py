@@ -440,6 +440,17 @@ class Agent:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
 
+    def clear_queues(self) -> None:
+        """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def abort_retry(self) -> None:
+        """Cancel a pending automatic retry (pi's ``abortRetry``): the failed reply stands; nothing else stops."""
+        if self._retry_sleep is not None and self._loop is not None:
+            self._abort_requested = True  # read by the retry step: it ends the retry instead of trying again
+            self._loop.call_soon_threadsafe(self._retry_sleep.set)
+
     def abort(self) -> None:
         """Stop the running agent (from any thread). The partial answer is kept as ``aborted``.
 
