@@ -152,3 +152,15 @@ def test_bash_records_a_bash_execution_and_clear_queue_clone_export_and_entries(
     server.data({"id": 15, "type": "set_auto_compaction", "enabled": False})
     assert server.data({"id": 16, "type": "get_state"})["autoCompactionEnabled"] is False
     assert server.finish() == 0
+
+
+def test_delta_only_events_have_pi16s_message_update_shape(rpc, tmp_path):  # noqa: F811
+    server = rpc("--no-session", "--delta-only", "--tools", "bash")
+    server.send({"id": "p", "type": "prompt", "message": "use bash `echo hi`"})
+    assert server.finish() == 0
+    starts = [o["assistantMessageEvent"] for o in server.seen if o["type"] == "message_update"]
+    starts = [e for e in starts if e["type"] == "toolcall_start"]
+    assert starts and starts[0]["toolName"] == "bash" and starts[0]["id"]
+    ends = [o["message"] for o in server.seen if o["type"] == "message_end" and o["message"]["role"] == "assistant"]
+    call = next(b for b in ends[0]["content"] if b["type"] == "toolCall")
+    assert call["id"] == starts[0]["id"]
