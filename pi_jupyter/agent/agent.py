@@ -68,8 +68,9 @@ class AgentSettings(BaseModel):
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     default_thinking_level: str = "medium"
     block_images: bool = False
-    record_system_prompt: bool = False
-    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`)."""
+    record_system_prompt: bool | None = None
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`);
+    ``None``: only on a branch that already records them (a pi 1.x session), so its prompt and tools become ours."""
 
 
 class RunResult(BaseModel):
@@ -578,8 +579,7 @@ class Agent:
         if self._abort_requested:
             self._signal.abort()
         config = self._loop_config()
-        if self.settings.record_system_prompt:
-            prepare_run(self.session, self.messages, config)
+        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
         return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
 
     async def _maybe_retry(self, new_messages: list[Any]) -> list[Any] | None:
