@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms, message_from_dict
-from ..messages.system import system_message_summary
+from ..messages.system import system_message_summary, system_message_text
 from ..session import CHECKOUT_TYPE, TreeNode
 from ..session.listing import content_text
 
@@ -105,6 +105,8 @@ def message_body(message: dict[str, Any]) -> str:
             return cut(bash_execution_to_text(typed))
     if role in ("compactionSummary", "branchSummary"):
         return str(message.get("summary", ""))
+    if role == "system":  # pi 1.x: the prompt as replayed, then the tool changes
+        return cut(system_message_text(message) + "\n" + system_message_summary(message))
     return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
 
 
