@@ -341,6 +341,15 @@ class Agent:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
 
+    def clear_queues(self) -> None:
+        """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def abort_retry(self) -> None:
+        """Cancel a pending automatic retry (pi's ``abortRetry``): the failed reply stands; nothing else stops."""
+        self._retry.cancel()
+
     def abort(self) -> None:
         """Stop the running agent (from any thread). The partial answer is kept as ``aborted``.
 
@@ -432,8 +441,7 @@ class Agent:
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
         signal = self._state.turn_signal()
         config = self._loop_config()
-        if self.settings.record_system_prompt:
-            prepare_run(self.session, self.messages, config)
+        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
         return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property

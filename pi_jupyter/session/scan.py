@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from .entries import SessionHeader
 from .files import read_regular_fd
 from .index import EntryIndex, RawEntry, TreeNode
-from .jsonl import SKIP, TORN, slow_line, loads_line, paused_gc
+from .jsonl import SKIP, TORN, loads_line, paused_gc, slow_line
 from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
