@@ -21,6 +21,7 @@ from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
 from .runner import BackgroundRun
@@ -155,7 +156,9 @@ class PiMagics(Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt = fill_prompt(text, self.shell.user_ns)
+        prompt, warning = guard_prompt(fill_prompt(text, self.shell.user_ns), text)
+        if warning:
+            print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
         busy = state.busy(agent)
