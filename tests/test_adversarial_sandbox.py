@@ -238,3 +238,9 @@ def test_a_project_skill_linking_out_of_the_project_does_not_open_the_outside_fo
         assert result.is_error and "outside the project root" in result.text_content
     result = asyncio.run(run_tool(read, {"path": str(dev / "SKILL.md")}, _ctx(project)))
     assert not result.is_error and "how to plot" in result.text_content
+
+
+def test_a_file_where_a_folder_should_be_is_reported_as_such(layout):
+    project, _ = layout
+    result = asyncio.run(run_tool(_tools(project)["write"], {"path": "sub/notes.txt/x.txt", "content": "x"}, _ctx(project)))
+    assert result.is_error and "Not a directory" in result.text_content and "symlink" not in result.text_content
