@@ -202,3 +202,15 @@ def test_find_secrets_names_what_it_found_without_the_values(monkeypatch):
     labels = find_secrets("here is my key QZ7XW9FG3HJ5LM8PU2WQZ and sk-ant-api03-" + "x" * 40)
     assert labels == ["PASTED_API_KEY", "anthropic-key"]
     assert find_secrets("nothing to see") == []
+
+
+def test_a_secret_cut_by_the_start_of_a_long_line_view_leaks_no_end(monkeypatch):
+    secret = "QZ7XW9FG3HJ5LM8PU2WQZ"
+    monkeypatch.setenv("LONG_API_KEY", secret)
+    for offset in range(0, len(secret) + 1, 3):
+        out = OutputAccumulator("pi-test", max_bytes=1000)
+        # one line: the 1,000-byte view starts `offset` characters into the secret
+        out.append_text("x " * 600 + secret + " " + "y" * (1000 - (len(secret) - offset) - 1))
+        out.finish()
+        view = out.snapshot().content
+        assert _leaks(redact(view), [secret]) == [], offset
