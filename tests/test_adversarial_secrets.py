@@ -214,3 +214,13 @@ def test_a_secret_cut_by_the_start_of_a_long_line_view_leaks_no_end(monkeypatch)
         out.finish()
         view = out.snapshot().content
         assert _leaks(redact(view), [secret]) == [], offset
+
+
+def test_the_end_of_a_private_key_whose_begin_line_was_cut_off_is_hidden():
+    lines = ["MIIEow" + LETTERS * 3 for _ in range(4)]
+    out = OutputAccumulator("pi-test", max_lines=5)
+    out.append_text("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----\nok\n")
+    out.finish()
+    view = out.snapshot().content
+    assert "BEGIN" not in view and "END RSA" in view  # the view starts inside the key
+    assert _leaks(redact(view), lines) == [] and "[REDACTED:private-key]" in redact(view)
