@@ -224,3 +224,14 @@ def test_the_end_of_a_private_key_whose_begin_line_was_cut_off_is_hidden():
     view = out.snapshot().content
     assert "BEGIN" not in view and "END RSA" in view  # the view starts inside the key
     assert _leaks(redact(view), lines) == [] and "[REDACTED:private-key]" in redact(view)
+
+
+def test_a_key_in_a_prompt_is_neither_sent_nor_stored_by_the_agent(tmp_path, monkeypatch):
+    from pi_jupyter import Agent, Session
+
+    monkeypatch.setenv("TYPED_API_KEY", "QZ7XW9FG3HJ5LM8PU2WQZ")
+    session = Session.create(tmp_path)
+    agent = Agent(session, model="offline/echo")
+    result = asyncio.run(agent.prompt("my key is QZ7XW9FG3HJ5LM8PU2WQZ, keep it"))
+    assert "[REDACTED:TYPED_API_KEY]" in result.text
+    assert "QZ7XW9FG3HJ5LM8PU2WQZ" not in open(session.path, encoding="utf-8").read()
