@@ -362,8 +362,9 @@ class Agent:
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):
             return as_message(text)
-        expanded = self._expand_skill(text)
-        return UserMessage.text(expanded, images)
+        from .redact import redact  # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
+
+        return UserMessage.text(redact(self._expand_skill(text)), images)
 
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):

@@ -22,6 +22,7 @@ from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileE
 from . import context_commands
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
@@ -177,7 +178,9 @@ class PiMagics(Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt = fill_prompt(text, self.shell.user_ns)
+        prompt, warning = guard_prompt(fill_prompt(text, self.shell.user_ns), text)
+        if warning:
+            print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
         busy = state.busy(agent)
