@@ -92,6 +92,12 @@ def test_first_view_search_keys_and_panel_on_the_1000_entry_pi_session(lab):
     # every text a node shows is searchable: a model badge
     search.fill("claude-sonnet")
     assert root.locator("svg g.node.pitv-match").count() >= 1
+    # text that only a folded turn holds (an answer inside it): the kernel's search lights up the fold
+    search.fill("cycle detection")
+    page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pitv-match').length === 1", timeout=15_000)
+    search.press("Enter")
+    fold = root.locator("svg g.node.pitv-current")
+    assert "pi-folded" in (fold.get_attribute("class") or "") and _inside(page, fold, viewport)
     search.fill("")
 
     # keyboard: select the leaf, then Up moves the selection to its parent

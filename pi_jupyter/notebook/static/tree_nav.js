@@ -112,7 +112,17 @@ Object.assign(View.prototype, {
   runSearch(keepPosition) {
     const nodes = this.model.get("nodes") || {};
     const current = this.matchAt >= 0 ? this.matches[this.matchAt] : null;
-    this.matches = searchNodes(nodes, this.order, this.search.value);
+    const query = this.search.value;
+    this.matches = searchNodes(nodes, this.order, query);
+    // the kernel looks inside folded turns too; its answer arrives as `found`
+    const found = this.model.get("found") || {};
+    if (found.query === query && found.keys) {
+      const all = new Set([...this.matches, ...found.keys]);
+      this.matches = this.order.filter((k) => all.has(k));
+    } else if (query.trim().length >= 2 && !keepPosition) {
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => this.send({ type: "search", query }), 250);
+    }
     const on = this.search.value.trim() !== "";
     this.root.classList.toggle("pitv-searching", on);
     const set = new Set(this.matches);

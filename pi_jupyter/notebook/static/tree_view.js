@@ -162,6 +162,7 @@ class View {
     on("change:mode", () => this.onMode());
     on("change:capabilities", () => this.onDetails());
     on("change:lens", () => this.onLens());
+    on("change:found", () => this.runSearch(true));
     on("change:scale", () => this.onScale());
     this.onScale();
     this.onSvg();
@@ -259,6 +260,7 @@ class View {
     this.onSelected();
     this.markPicked();
     this.runSearch(true);
+    if (this.search.value.trim().length >= 2) this.send({ type: "search", query: this.search.value }); // folds changed
     this.paintLens();
     this.drawMinimap();
   }
