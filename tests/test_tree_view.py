@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pi_jupyter.agent.sync import run_blocking
+from pi_jupyter.notebook import tree_view
 from pi_jupyter.session import Session
 from pi_jupyter.views import TextTree, sample_session, session_graph_class, write_turn
 from pi_jupyter.views.render import available_backends
 
-tree_view = pytest.importorskip("pi_jupyter.notebook.tree_view")
 TreeView = tree_view.TreeView
 CAN_DRAW = bool(available_backends())
 

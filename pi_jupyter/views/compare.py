@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..session.report import EntryNotFoundError, SessionError
+from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
 from .compare_cells import CellComparison, CellRecord, cell_records, compare_cells, resolve_cell_ref
+from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
 
@@ -103,7 +105,7 @@ class AnswerDiff(BaseModel):
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        left, right = _word_diff_html(self.a, self.b)
+        left, right = word_diff_html(self.a, self.b)
         # text-align: JupyterLab right-aligns table cells in outputs
         cell = "text-align:left;vertical-align:top;padding:6px 8px;white-space:pre-wrap;word-break:break-word"
         cell += ";border:1px solid #d0d7de;width:50%"
@@ -213,7 +215,7 @@ class Comparison(BaseModel):
             ("tokens", lambda b: f"{b.tokens:,}"),
             ("input / output", lambda b: f"{b.input_tokens:,} / {b.output_tokens:,}"),
             ("cost", lambda b: digest.cost_text(b.cost)),
-            ("duration", lambda b: _seconds(b.duration_s)),
+            ("duration", lambda b: seconds_text(b.duration_s)),
             ("stop reasons", lambda b: html.escape(", ".join(f"{k} ×{v}" for k, v in sorted(b.stop_reasons.items())) or "–")),
             ("final stop", lambda b: html.escape(b.final_stop_reason or "–")),
             ("final answer", lambda b: html.escape(digest.clip(b.final_answer, 160)) or "<i>none</i>"),
@@ -273,7 +275,7 @@ class Comparison(BaseModel):
             lines.append(
                 f"{b.name}: {plural(b.turns, 'turn')}, {plural(b.tool_calls, 'tool call')}, {plural(b.tokens, 'token')}, "
                 f"{digest.cost_text(b.cost)}, "
-                f"{_seconds(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
+                f"{seconds_text(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
         return "\n".join(lines)
 
@@ -464,6 +466,10 @@ def _branch(
             turn_end = ms
         if entry.get("type") == "model_change":
             stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
+        elif entry.get("type") in SPENDING_ENTRY_TYPES:  # pi 1.x: summaries and other calls outside the conversation
+            tokens, cost, _ = digest.usage(entry)
+            stats.tokens += tokens
+            stats.cost += cost
         msg = digest.message(entry)
         if msg is None:
             continue
@@ -511,38 +517,6 @@ def _unique_names(branches: list[BranchStats]) -> None:
     for b in branches:
         if seen[b.name] > 1:
             b.name = f"{b.name} ({b.leaf_id[:8]})"
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value < 60:
-        return f"{value:.1f} s"
-    return f"{int(value // 60)} min {value % 60:.0f} s"
-
-
-_WORD = re.compile(r"\s+|[^\s]+")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def _word_diff_html(a: str, b: str) -> tuple[str, str]:
-    wa, wb = _words(a), _words(b)
-    left: list[str] = []
-    right: list[str] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
-        old, new = html.escape("".join(wa[i1:i2])), html.escape("".join(wb[j1:j2]))
-        if op == "equal":
-            left.append(old)
-            right.append(new)
-            continue
-        if old:
-            left.append(f'<del style="background:#ffebe9;color:#82071e;text-decoration:line-through">{old}</del>')
-        if new:
-            right.append(f'<ins style="background:#dafbe1;color:#116329;text-decoration:none">{new}</ins>')
-    return "".join(left), "".join(right)
 
 
 def _answers_html(branches: list[BranchStats]) -> str:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..session.index import CELL_TYPE
 from . import digest
+from .diff import seconds_text, word_diff_html
 from .digest import RawEntry
 from .figure import PALETTE, SvgFigure, per_turn_chart
 
@@ -161,7 +162,6 @@ class CellComparison(BaseModel):
 
     def to_html(self) -> str:
         """The aligned cells as an HTML table (word diff of the answers for two branches), totals at the foot."""
-        from .compare import _seconds, _word_diff_html  # the turn view's helpers; compare imports this module lazily
 
         n = len(self.names)
         th = "text-align:left;padding:3px 8px;border-bottom:1px solid #d0d7de;vertical-align:top"
@@ -182,7 +182,7 @@ class CellComparison(BaseModel):
             )
             texts = [digest.clip(r.answer, ANSWER_CHARS) if r is not None else "" for r in row.runs]
             if n == 2 and row.runs[0] is not None and row.runs[1] is not None:
-                shown = list(_word_diff_html(texts[0], texts[1]))
+                shown = list(word_diff_html(texts[0], texts[1]))
             else:
                 shown = [html.escape(t) for t in texts]
             for r, body in zip(row.runs, shown, strict=True):
@@ -190,7 +190,7 @@ class CellComparison(BaseModel):
                     parts.append(f'<td style="{td};color:#57606a"><i>did not run on this branch</i></td>')
                     continue
                 calls = f"{r.tool_calls} tool call{'s' if r.tool_calls != 1 else ''}"
-                stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {_seconds(r.duration_s)} · {calls}"
+                stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {seconds_text(r.duration_s)} · {calls}"
                 if r.stop_reason and r.stop_reason not in ("stop", "toolUse"):
                     stats += f" · {html.escape(r.stop_reason)}"
                 foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{stats}</div>'
@@ -200,7 +200,7 @@ class CellComparison(BaseModel):
         for t in self.totals():
             parts.append(
                 f'<td style="{td};font-weight:bold">{t["cells"]} cells · {t["tokens"]:,} tok · {digest.cost_text(t["cost"])} · '
-                f"{_seconds(t['duration_s'])} · {t['tool_calls']} tool calls</td>"
+                f"{seconds_text(t['duration_s'])} · {t['tool_calls']} tool calls</td>"
             )
         parts.append("</tr></table>")
         return "".join(parts)

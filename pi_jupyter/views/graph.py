@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..session.context_edits import context_edit_marks
 from ..session.report import CycleError
 from . import digest
 from .digest import plural
@@ -231,8 +232,10 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
         return digest.branch_of(session, entry_id)  # no kept entry on the path: the whole branch, as the rebuild does
 
     nodes: dict[str, GraphNode] = {}
+    marks = context_edit_marks(entries)  # pi 1.x context edits: the tree marks edited and dropped entries
     for shown in layout.nodes:
-        nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+        node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+        node.context_edits = {eid: marks[eid] for eid in node.entry_ids if eid in marks} if marks else {}
     edges: list[tuple[str, str]] = []
     for shown in layout.nodes:
         node = nodes[shown.key]
