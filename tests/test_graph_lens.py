@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 
 
 def _sent(lens) -> int:
-    return sum(1 for e in lens.entries if e.state in ("in", "summary"))
+    return sum(1 for e in lens.entries if e.state in ("in", "edited", "summary"))
 
 
 def test_compaction_summary_first_kept_and_replaced_originals():
@@ -107,3 +107,20 @@ def test_tree_view_lens_follows_the_leaf_and_shows_in_the_panel():
     with pytest.raises(KeyError):
         view.show_lens("no-such-node")
     view.close()
+
+
+def test_context_edits_show_as_edited_and_dropped():
+    s = Session.in_memory()
+    first = write_turn(s, "first question", "a long first answer")
+    second = write_turn(s, "second question", "second answer")
+    s.edit_context(first[-1], "short answer")  # the model sees the rewrite; the file keeps the original
+    s.edit_context(second[0], None)  # dropped from what the model sees
+    write_turn(s, "third", "3")
+    lens = context_lens(s)
+    assert lens.state_of(first[-1]) == "edited" and lens.state_of(second[0]) == "dropped"
+    assert lens.state_of(first[0]) == "in"
+    edit_states = {e.state for e in lens.entries if e.type == "context_edit"}
+    assert edit_states == {"out"}
+    assert lens.messages == len(s.context().raw_messages) == _sent(lens)  # edited counts as sent
+    head = lens.headline()
+    assert "1 message sent as edited" in head and "1 message dropped by context edits" in head
