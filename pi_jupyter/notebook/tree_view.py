@@ -428,7 +428,8 @@ class TreeView(anywidget.AnyWidget):
         self.last_lens = lens
         kept = model.by_entry.get(lens.first_kept_id) if lens.first_kept_id is not None else None
         state = {"from": key or "", "leafId": lens.leaf_id, "headline": lens.headline(), "nodes": lens.node_states(model)}
-        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or ""})
+        compaction = model.by_entry.get(lens.compaction_id) if lens.compaction_id is not None else None
+        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or "", "compaction": compaction or ""})
         if show or self.details.get("kind") == "lens":
             self.details = json_safe({"kind": "lens", "key": self.selected, "title": "Context lens", "html": lens.to_html()})
         return lens

@@ -268,6 +268,7 @@ Object.assign(View.prototype, {
     this.lensOn = on === undefined ? !this.lensOn : on;
     this.lensBtn.classList.toggle("pitv-on", this.lensOn);
     this.root.classList.toggle("pitv-lensing", this.lensOn);
+    this.lensFocus = this.lensOn; // when the lens arrives, show where the compaction cuts the history
     if (this.lensOn) this.send({ type: "action", action: "lens", key: this.model.get("selected") || "" });
     else this.send({ type: "action", action: "lens_off" });
     this.paintLens();
@@ -277,6 +278,12 @@ Object.assign(View.prototype, {
   onLens() {
     this.paintLens();
     this.drawMinimap();
+    const lens = this.model.get("lens") || {};
+    if (this.lensOn && this.lensFocus && lens.from) {
+      this.lensFocus = false;
+      this.userMoved = true;
+      this.centerOn(lens.compaction && this.groups.has(lens.compaction) ? lens.compaction : lens.from, true);
+    }
   },
 
   paintLens() {
