@@ -237,6 +237,12 @@ def _matches(entry: RawEntry, msg: Any) -> bool:
     return False
 
 
+def _sendable(entry: RawEntry) -> bool:
+    """True for an entry the rebuild would turn into a message (a branch summary needs its text)."""
+    kind = entry.get("type")
+    return kind in ("message", "custom_message") or (kind == "branch_summary" and bool(entry.get("summary")))
+
+
 def _same_role(entry: RawEntry, msg: Any) -> bool:
     if not isinstance(msg, dict):
         return False
@@ -277,11 +283,11 @@ def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int |
         elif edits.get(digest.as_text(entry.get("id"))) == "edited" and ptr < len(raw) and _same_role(entry, raw[ptr]):
             out[i] = ("edited", ptr)  # the rebuild sends a rewritten copy, not the entry's own message
             ptr += 1
-        elif applying >= 0 and i < kept_from and kind in _SENDABLE:
+        elif applying >= 0 and i < kept_from and _sendable(entry):
             out[i] = ("replaced", None)
         elif kind == "compaction" and applying >= 0 and i < applying:
             out[i] = ("replaced", None)  # an older compaction the latest one supersedes
-        elif kind == "message" or (kind in _SENDABLE and (kind != "branch_summary" or entry.get("summary"))):
+        elif _sendable(entry):
             out[i] = ("dropped", None)
         else:
             out[i] = ("out", None)
