@@ -116,3 +116,22 @@ def test_pi_compare_magic_accepts_in_n_and_root(tmp_path, monkeypatch):
         assert turns.by == "turns"
     finally:
         ip.run_line_magic("unload_ext", "pi_jupyter")
+
+
+def test_odd_refs_get_one_line_errors(tmp_path):
+    s, t = two_run_alls(tmp_path)
+    for ref in ("In[abc]", "In[]", "@2", "c1@x"):
+        with pytest.raises(EntryNotFoundError):
+            s.compare(ref, "root")
+    with pytest.raises(SessionError, match=r"cell c1 ran 2 times; c1@0 names run 0"):
+        s.compare("c1@0", "root")
+    empty = Session.in_memory()
+    with pytest.raises(SessionError, match="'root' names the first entry, and the session is empty"):
+        empty.compare("root", "root")
+    # a label named like a form wins over the form: what the user wrote on the tree is what compare finds
+    s.label(t["a2"][-1], "In[13]")
+    assert s.compare("In[13]", "root").branches[0].leaf_id == t["a2"][-1]
+    # a malformed cell record (no cellId, produced not a list) is skipped, not a traceback
+    s.append_custom("pi_jupyter.cell", {"cellId": 5, "produced": "x"})
+    s.append_custom("pi_jupyter.cell", {"cellId": "c9", "produced": "x", "executionCount": True})
+    assert s.compare("In[4]", "In[14]").cells is not None

@@ -7,6 +7,7 @@ sent that the rebuild leaves out, or the other way round.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 
 
 def _sent(lens) -> int:
-    return sum(1 for e in lens.entries if e.state in ("in", "summary"))
+    return sum(1 for e in lens.entries if e.state in ("in", "edited", "summary"))
 
 
 def test_compaction_summary_first_kept_and_replaced_originals():
@@ -107,3 +108,68 @@ def test_tree_view_lens_follows_the_leaf_and_shows_in_the_panel():
     with pytest.raises(KeyError):
         view.show_lens("no-such-node")
     view.close()
+
+
+def test_context_edits_show_as_edited_and_dropped():
+    s = Session.in_memory()
+    first = write_turn(s, "first question", "a long first answer")
+    second = write_turn(s, "second question", "second answer")
+    s.edit_context(first[-1], "short answer")  # the model sees the rewrite; the file keeps the original
+    s.edit_context(second[0], None)  # dropped from what the model sees
+    write_turn(s, "third", "3")
+    lens = context_lens(s)
+    assert lens.state_of(first[-1]) == "edited" and lens.state_of(second[0]) == "dropped"
+    assert lens.state_of(first[0]) == "in"
+    edit_states = {e.state for e in lens.entries if e.type == "context_edit"}
+    assert edit_states == {"out"}
+    assert lens.messages == len(s.context().raw_messages) == _sent(lens)  # edited counts as sent
+    head = lens.headline()
+    assert "1 message sent as edited" in head and "1 message dropped by context edits" in head
+
+
+HEADER = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
+TS = "2025-01-01T00:00:01.000Z"
+
+
+def test_lens_on_odd_files_never_raises(tmp_path):
+    """Entries an odd file may hold: a message entry holding null or a number, a compaction whose first
+    kept entry is not on the path, a custom_message without content, a branch summary without text."""
+    rows = [
+        {"type": "message", "id": "a", "parentId": None, "timestamp": TS, "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": TS, "message": None},
+        {"type": "message", "id": "c", "parentId": "b", "timestamp": TS, "message": 5},
+        {"type": "custom_message", "id": "d", "parentId": "c", "timestamp": TS, "customType": "x"},
+        {"type": "branch_summary", "id": "e", "parentId": "d", "timestamp": TS, "fromId": "a"},
+        {
+            "type": "compaction",
+            "id": "f",
+            "parentId": "e",
+            "timestamp": TS,
+            "summary": "s",
+            "firstKeptEntryId": "nowhere",
+            "tokensBefore": 1e400,
+        },
+        {
+            "type": "message",
+            "id": "g",
+            "parentId": "f",
+            "timestamp": TS,
+            "message": {"role": "user", "content": [{"type": "text"}], "timestamp": 1},
+        },
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (HEADER, *rows)).replace("1e+400", "1e400").replace("Infinity", "1e400"))
+    s = Session.open(str(path), readonly=True)
+    lens = context_lens(s)
+    assert lens.messages == len(s.context().raw_messages) == _sent(lens)
+    # the first kept entry is not on the path: the compaction replaces all that came before it
+    assert [lens.state_of(e) for e in "abcdefg"] == ["replaced"] * 4 + ["out", "summary", "in"]
+    # without the compaction: a null message is passed on as pi does, a branch summary without text is not sent
+    before = context_lens(s, "e")
+    assert before.messages == len(s.context("e").raw_messages) == _sent(before)
+    assert before.state_of("e") == "out" and before.state_of("d") == "in"
+    json.dumps(lens.model_dump(), allow_nan=False)
+    model = s.graph(header=False).model
+    lens.node_states(model)
+    assert "<" not in lens.headline()
+    lens.to_html()

@@ -342,3 +342,17 @@ def test_compare_many_picked_nodes(tmp_path):
     browser_says(view, type="action", action="compare_many", keys=[key_of(view, c[0])])
     assert "two or more" in view.status["text"]
     view.close()
+
+
+def test_search_looks_inside_folded_turns():
+    s = Session.in_memory()
+    for i in range(30):
+        write_turn(s, f"step {i}", "the usual answer" if i != 7 else "a sneaky gradient explosion in layer four")
+    view = TreeView(s)
+    hidden = view.graph.model.by_entry[next(e["id"] for e in s.raw_entries() if "sneaky" in str(e))]
+    assert view.nodes[hidden]["folded"] and "sneaky" not in view.nodes[hidden]["search"]
+    browser_says(view, type="search", query="Sneaky  EXPLOSION")
+    assert view.found == {"query": "Sneaky  EXPLOSION", "keys": [hidden]}
+    assert view.search("gradient nowhere") == []
+    assert view.search("") == []
+    view.close()

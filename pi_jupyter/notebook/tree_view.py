@@ -99,6 +99,8 @@ class TreeView(anywidget.AnyWidget):
     """Incremented at every redraw."""
     lens = traitlets.Dict().tag(sync=True)
     """The context lens when it is on: ``{from, leafId, headline, nodes: key -> state, counts}`` (see :mod:`pi_jupyter.views.lens`)."""
+    found = traitlets.Dict().tag(sync=True)
+    """The last whole-session search: ``{query, keys}`` (drawn nodes holding a match, folds included)."""
     scale = traitlets.Float(1.0).tag(sync=True)
     """Presentation scale of the view's text and first zoom (``%config PiMagics.scale``)."""
 
@@ -396,6 +398,15 @@ class TreeView(anywidget.AnyWidget):
         self._set_status(f"compared {len(targets)} branches", "ok")
         return comparison
 
+    def search(self, query: str) -> list[str]:
+        """Keys of the drawn nodes holding an entry whose text matches ``query`` (every word), folds included."""
+        from ..views.search import search_session
+
+        keys = search_session(self.session, self._graph.model, query) if query.strip() else []
+        with self._lock:
+            self.found = json_safe({"query": query, "keys": keys})
+        return keys
+
     def show_lens(self, ref: str | None, *, off: bool = False) -> ContextLens | None:
         """Turn the context lens on for a node (default: the current leaf), or off; returns the lens."""
         with self._lock:
@@ -417,7 +428,8 @@ class TreeView(anywidget.AnyWidget):
         self.last_lens = lens
         kept = model.by_entry.get(lens.first_kept_id) if lens.first_kept_id is not None else None
         state = {"from": key or "", "leafId": lens.leaf_id, "headline": lens.headline(), "nodes": lens.node_states(model)}
-        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or ""})
+        compaction = model.by_entry.get(lens.compaction_id) if lens.compaction_id is not None else None
+        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or "", "compaction": compaction or ""})
         if show or self.details.get("kind") == "lens":
             self.details = json_safe({"kind": "lens", "key": self.selected, "title": "Context lens", "html": lens.to_html()})
         return lens
@@ -500,6 +512,8 @@ class TreeView(anywidget.AnyWidget):
         try:
             if kind == "select":
                 self.select(str(content.get("key") or ""))
+            elif kind == "search":
+                self.search(str(content.get("query") or ""))
             elif kind == "action":
                 self._action(content)
             elif kind == "refresh":

@@ -6,10 +6,11 @@ chosen leaf and lays its result back onto the branch's entries, so every entry o
 gets one state:
 
 * ``in``: sent as it is (a message, a ``custom_message`` from an extension);
+* ``edited``: sent as a pi 1.6 ``context_edit`` rewrote it (the file keeps the original);
 * ``summary``: sent as a summary (the compaction that applies; a branch summary);
 * ``replaced``: an original the compaction replaced (before its first kept entry), or an
   older compaction it supersedes; not sent;
-* ``dropped``: a message the rebuild left out for another reason (a context edit);
+* ``dropped``: a message the rebuild left out for another reason (a ``context_edit`` dropped it);
 * ``out``: on the path but never sent (``custom`` entries, labels, model and thinking
   changes, session names).
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..compaction.tokens import estimate_tokens
+from ..session.context_edits import context_edit_marks
 from . import digest
 from .digest import RawEntry, plural
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from ..session import Session
     from .graph import GraphModel
 
-State = Literal["in", "summary", "replaced", "dropped", "out"]
+State = Literal["in", "edited", "summary", "replaced", "dropped", "out"]
 MAX_ROWS = 400
 """Entries listed one by one in the lens's HTML (the rest are counted)."""
 
@@ -91,6 +93,8 @@ class ContextLens(BaseModel):
             parts.append(f"compaction {self.compaction_id} applies (its summary{kept})")
         if c.get("replaced"):
             parts.append(f"{plural(c['replaced'], 'entry', 'entries')} replaced")
+        if c.get("edited"):
+            parts.append(f"{plural(c['edited'], 'message')} sent as edited")
         if c.get("dropped"):
             parts.append(f"{plural(c['dropped'], 'message')} dropped by context edits")
         if c.get("out"):
@@ -98,20 +102,20 @@ class ContextLens(BaseModel):
         return " · ".join(parts)
 
     def node_states(self, model: GraphModel) -> dict[str, str]:
-        """Drawn node key -> ``in``, ``summary``, ``replaced``, ``out``, ``mixed`` (sent and replaced) or absent (off the path)."""
+        """Drawn node key -> ``in`` (sent, edited or not), ``summary``, ``replaced``, ``out``, ``mixed`` (sent and replaced), or absent."""
         by_entry = {e.entry_id: e.state for e in self.entries}
         out: dict[str, str] = {}
         for key, node in model.nodes.items():
             states = {by_entry[eid] for eid in node.entry_ids if eid in by_entry}
             if not states:
                 continue
-            sent = states & {"in", "summary"}
+            sent = states & {"in", "edited", "summary"}
             gone = states & {"replaced", "dropped"}
             if sent and gone:
                 out[key] = "mixed"
             elif "summary" in states:
                 out[key] = "summary"
-            elif "in" in states:
+            elif "in" in states or "edited" in states:
                 out[key] = "in"
             elif gone:
                 out[key] = "replaced"
@@ -137,7 +141,14 @@ class ContextLens(BaseModel):
             if len(rows) > MAX_ROWS:
                 hidden += 1
                 continue
-            tag = {"in": "sent", "summary": "summary", "replaced": "replaced", "dropped": "dropped", "out": "not sent"}[e.state]
+            tag = {
+                "in": "sent",
+                "edited": "sent edited",
+                "summary": "summary",
+                "replaced": "replaced",
+                "dropped": "dropped",
+                "out": "not sent",
+            }[e.state]
             what = e.role or e.type
             tokens = f" · ≈{e.tokens:,} tok" if e.tokens else ""
             rows.append(
@@ -226,9 +237,25 @@ def _matches(entry: RawEntry, msg: Any) -> bool:
     return False
 
 
+def _sendable(entry: RawEntry) -> bool:
+    """True for an entry the rebuild would turn into a message (a branch summary needs its text)."""
+    kind = entry.get("type")
+    return kind in ("message", "custom_message") or (kind == "branch_summary" and bool(entry.get("summary")))
+
+
+def _same_role(entry: RawEntry, msg: Any) -> bool:
+    if not isinstance(msg, dict):
+        return False
+    if entry.get("type") == "custom_message":
+        return msg.get("role") == "custom"
+    own = entry.get("message")
+    return isinstance(own, dict) and own.get("role") == msg.get("role")
+
+
 def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int | None]]:
     """Per path entry: its state and the index of the rebuilt message it became (if any)."""
     out: list[tuple[State, int | None]] = [("out", None)] * len(path)
+    edits = context_edit_marks(path)
     ptr = 0
     applying = -1
     if raw and isinstance(raw[0], dict) and raw[0].get("role") == "compactionSummary":
@@ -253,11 +280,14 @@ def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int |
         if kind in _SENDABLE and ptr < len(raw) and _matches(entry, raw[ptr]):
             out[i] = ("summary" if kind == "branch_summary" else "in", ptr)
             ptr += 1
-        elif applying >= 0 and i < kept_from and kind in _SENDABLE:
+        elif edits.get(digest.as_text(entry.get("id"))) == "edited" and ptr < len(raw) and _same_role(entry, raw[ptr]):
+            out[i] = ("edited", ptr)  # the rebuild sends a rewritten copy, not the entry's own message
+            ptr += 1
+        elif applying >= 0 and i < kept_from and _sendable(entry):
             out[i] = ("replaced", None)
         elif kind == "compaction" and applying >= 0 and i < applying:
             out[i] = ("replaced", None)  # an older compaction the latest one supersedes
-        elif kind == "message" or (kind in _SENDABLE and (kind != "branch_summary" or entry.get("summary"))):
+        elif _sendable(entry):
             out[i] = ("dropped", None)
         else:
             out[i] = ("out", None)

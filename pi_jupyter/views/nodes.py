@@ -13,7 +13,8 @@ from .layout import Shown
 from .units import Unit, last_assistant
 
 TOOLTIP_CHARS = 400
-SEARCH_CHARS = 20_000
+SEARCH_CHARS = 4_000
+"""Characters of folded turns' prompts a fold's own search text holds (the kernel searches every entry anyway)."""
 
 
 @dataclass(slots=True)

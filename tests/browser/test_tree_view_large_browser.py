@@ -44,6 +44,14 @@ INSIDE = """([el, vp]) => {
 }"""
 
 
+INSIDE_JS = """(cls) => {
+  const g = document.querySelector('.pitv-root svg g.node' + cls), v = document.querySelector('.pitv-root .pitv-viewport');
+  if (!g || !v) return false;
+  const r = g.getBoundingClientRect(), b = v.getBoundingClientRect();
+  return r.top >= b.top && r.bottom <= b.bottom && r.left + r.width / 2 >= b.left && r.left + r.width / 2 <= b.right;
+}"""
+
+
 def _inside(page, node, viewport) -> bool:
     return page.evaluate(INSIDE, [node.element_handle(), viewport.element_handle()])
 
@@ -92,6 +100,12 @@ def test_first_view_search_keys_and_panel_on_the_1000_entry_pi_session(lab):
     # every text a node shows is searchable: a model badge
     search.fill("claude-sonnet")
     assert root.locator("svg g.node.pitv-match").count() >= 1
+    # text that only a folded turn holds (an answer inside it): the kernel's search lights up the fold
+    search.fill("cycle detection")
+    page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pitv-match').length === 1", timeout=15_000)
+    search.press("Enter")
+    fold = root.locator("svg g.node.pitv-current")
+    assert "pi-folded" in (fold.get_attribute("class") or "") and _inside(page, fold, viewport)
     search.fill("")
 
     # keyboard: select the leaf, then Up moves the selection to its parent
@@ -143,7 +157,11 @@ def test_context_lens_greys_what_the_compaction_replaced(lab):
     lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pitv-lens-replaced').length > 0", timeout=15_000)
     replaced = root.locator("svg g.node.pitv-lens-replaced").first
     assert float(replaced.evaluate("(g) => getComputedStyle(g).opacity")) < 0.6  # greyed
-    assert root.locator("svg g.node.pi-compaction.pitv-lens-summary").count() == 1
+    summary = root.locator("svg g.node.pi-compaction.pitv-lens-summary")
+    assert summary.count() == 1
+    # the lens opens where the compaction cuts the history: summary, first kept entry and greyed originals in view
+    lab.page.wait_for_function(INSIDE_JS, arg=".pitv-lens-summary", timeout=15_000)
+    assert _inside(lab.page, root.locator("svg g.node.pitv-lens-firstkept"), root.locator(".pitv-viewport"))
     assert root.locator("svg g.node.pi-leaf.pitv-lens-in").count() == 1
     panel = root.locator(".pitv-panel .pitv-lens-panel")
     assert panel.locator(".pitv-lens-row.pitv-lens-replaced").count() >= 1

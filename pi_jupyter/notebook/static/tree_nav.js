@@ -112,7 +112,17 @@ Object.assign(View.prototype, {
   runSearch(keepPosition) {
     const nodes = this.model.get("nodes") || {};
     const current = this.matchAt >= 0 ? this.matches[this.matchAt] : null;
-    this.matches = searchNodes(nodes, this.order, this.search.value);
+    const query = this.search.value;
+    this.matches = searchNodes(nodes, this.order, query);
+    // the kernel looks inside folded turns too; its answer arrives as `found`
+    const found = this.model.get("found") || {};
+    if (found.query === query && found.keys) {
+      const all = new Set([...this.matches, ...found.keys]);
+      this.matches = this.order.filter((k) => all.has(k));
+    } else if (query.trim().length >= 2 && !keepPosition) {
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => this.send({ type: "search", query }), 250);
+    }
     const on = this.search.value.trim() !== "";
     this.root.classList.toggle("pitv-searching", on);
     const set = new Set(this.matches);
@@ -258,6 +268,7 @@ Object.assign(View.prototype, {
     this.lensOn = on === undefined ? !this.lensOn : on;
     this.lensBtn.classList.toggle("pitv-on", this.lensOn);
     this.root.classList.toggle("pitv-lensing", this.lensOn);
+    this.lensFocus = this.lensOn; // when the lens arrives, show where the compaction cuts the history
     if (this.lensOn) this.send({ type: "action", action: "lens", key: this.model.get("selected") || "" });
     else this.send({ type: "action", action: "lens_off" });
     this.paintLens();
@@ -267,6 +278,12 @@ Object.assign(View.prototype, {
   onLens() {
     this.paintLens();
     this.drawMinimap();
+    const lens = this.model.get("lens") || {};
+    if (this.lensOn && this.lensFocus && lens.from) {
+      this.lensFocus = false;
+      this.userMoved = true;
+      this.centerOn(lens.compaction && this.groups.has(lens.compaction) ? lens.compaction : lens.from, true);
+    }
   },
 
   paintLens() {

@@ -162,6 +162,7 @@ class View {
     on("change:mode", () => this.onMode());
     on("change:capabilities", () => this.onDetails());
     on("change:lens", () => this.onLens());
+    on("change:found", () => this.runSearch(true));
     on("change:scale", () => this.onScale());
     this.onScale();
     this.onSvg();
@@ -217,14 +218,16 @@ class View {
     this.root.classList.remove("pitv-textmode");
     this.textEl.style.display = "none";
     this.stage.style.display = "";
-    const parsed = new DOMParser().parseFromString(svgText, "image/svg+xml");
-    const svg = parsed.documentElement;
-    if (!svg || svg.nodeName.toLowerCase() !== "svg") {
+    // the HTML parser reads inline SVG about twice as fast as DOMParser + importNode (a 10k-entry
+    // session's picture is ~0.4 MB); the SVG is Graphviz's, every text in it escaped by the kernel
+    const holder = this.doc.createElement("div");
+    holder.innerHTML = svgText;
+    const imported = holder.querySelector("svg");
+    if (!imported) {
       this.textEl.style.display = "";
       this.textEl.textContent = text || "(the SVG could not be read)";
       return;
     }
-    const imported = this.doc.importNode(svg, true);
     const box = (imported.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
     if (box.length === 4 && box.every((v) => Number.isFinite(v))) {
       this.naturalW = box[2] * PT_TO_PX;
@@ -259,6 +262,7 @@ class View {
     this.onSelected();
     this.markPicked();
     this.runSearch(true);
+    if (this.search.value.trim().length >= 2) this.send({ type: "search", query: this.search.value }); // folds changed
     this.paintLens();
     this.drawMinimap();
   }
