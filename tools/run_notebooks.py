@@ -43,8 +43,11 @@ def keyless_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def scratch_copy(path: Path, workdir: Path) -> Path:
-    """Copy ``path`` into ``workdir/notebooks`` next to a link to the fixtures the notebooks read."""
+    """Copy ``path`` into ``workdir/notebooks``, next to links to the data and fixtures the notebooks read."""
     (workdir / "notebooks").mkdir(parents=True, exist_ok=True)
+    data = workdir / "notebooks" / "data"
+    if (NOTEBOOKS / "data").is_dir() and not data.exists():
+        data.symlink_to(NOTEBOOKS / "data", target_is_directory=True)
     fixtures = workdir / "tests" / "fixtures"
     if not fixtures.exists():
         fixtures.parent.mkdir(parents=True, exist_ok=True)
