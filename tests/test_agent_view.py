@@ -198,8 +198,12 @@ def test_display_bundle_extends_the_widget_bundle_with_the_transcript(recorded):
     assert "done" in md.splitlines()[-1]
     assert "User: Why does the loss diverge?" in data["text/plain"]
     assert view.bundle() == data
+    assert "step 220 loss nan" in data["text/html"] and "<b>not bold" not in data["text/html"]
+    final = view.final_bundle()  # what a finished %%pi run leaves: no widget, so no "model not found" after a restart
+    assert set(final) == {"text/html", "text/markdown", "text/plain"}
+    assert final["text/html"] == data["text/html"]
     view.close()  # a closed widget still gives its transcript
-    assert set(view.bundle()) == {"text/markdown", "text/plain"}
+    assert set(view.bundle()) == {"text/html", "text/markdown", "text/plain"}
 
 
 def test_stop_button_message_calls_the_callbacks_and_shows_a_failing_one(recorded):

@@ -14,8 +14,10 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict
 
 from ..messages import AssistantMessage, ToolResultMessage
-from ..providers.base import AssistantEvent
-from ..providers.base import _camel as _camel  # one snake_case -> camelCase rule for every event
+from ..providers.base import (
+    AssistantEvent,
+    camel_case,  # one snake_case -> camelCase rule for every event
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -43,7 +45,7 @@ class AgentEvent(BaseModel):
             value = getattr(self, name)
             if value is None:
                 continue
-            out[_camel(name)] = _jsonable(value)
+            out[camel_case(name)] = _jsonable(value)
         return out
 
 
@@ -175,6 +177,8 @@ class AutoRetryStartEvent(AgentEvent):
     max_attempts: int
     delay_ms: int
     error_message: str
+    retry_after_ms: int | None = None
+    """The wait the server asked for (its ``Retry-After``); ``delay_ms`` is it, capped by the retry settings."""
 
 
 class AutoRetryEndEvent(AgentEvent):

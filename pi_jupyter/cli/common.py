@@ -75,10 +75,11 @@ def status(session: Session) -> int:
 
 def note_problems(session: Session) -> None:
     """One line on stderr when the load report lists problems (the output is still complete)."""
-    problems = [p for p in session.load_report.problems if p.severity != "info"]
+    report = session.load_report
+    problems = [p for p in report.problems if p.severity != "info"]
     if problems:
         first = problems[0]
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        more = f" (and {report.serious - 1} more)" if report.serious > 1 else ""
         print(
             f"pi-jupyter: note: {session.path}: {first}{more}; `pi-jupyter info {session.path}` lists them all",
             file=sys.stderr,

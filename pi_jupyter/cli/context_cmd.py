@@ -54,12 +54,12 @@ def context_json(session: Session, leaf: Any = CURRENT) -> dict[str, Any]:
     return out
 
 
-def cycle_message(session: Session, exc: CycleError) -> str:
-    """``FILE:LINE: parent cycle ...``, with the line where the load report found the cycle."""
+def cycle_message(session: Session, exc: CycleError, hint: str = "--leaf ID rebuilds another one") -> str:
+    """``FILE:LINE: parent cycle ...``, with the line where the load report found the cycle, and what to do."""
     cycles = [p for p in session.load_report.problems if p.kind == "cycle"]
     hit = next((p for p in cycles if p.entry_id in exc.loop), cycles[0] if cycles else None)
     where = f"{session.path}:{hit.line}" if hit is not None and hit.line else str(session.path)
-    return f"{where}: {exc}; this branch has no root (--leaf ID rebuilds another one)"
+    return f"{where}: {exc}; this branch has no root ({hint})"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from ..messages import iso_from_ms
 from ..session import CycleError, Session
+from ..session.usage import entry_usage
 from .common import open_session, safe_stdout, status, write_json
 
 NAME = "info"
@@ -27,7 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _number(value: Any) -> float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """A count or cost as a number; anything else, and a number JSON cannot hold (1e400 reads as infinity), is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value if math.isfinite(value) else 0
+
+
+NAME_SHOWN = 200
+"""Characters of the session name ``info`` prints; a longer name is cut with a marker."""
+
+
+def _cut(text: str, limit: int = NAME_SHOWN) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters; --json has it all)"
 
 
 def _version_text(session: Session, version: Any) -> str:
@@ -62,22 +77,21 @@ def session_summary(session: Session) -> dict[str, Any]:
         entry_types[kind] += 1
         if kind == "model_change":
             models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
-        if kind != "message" or not isinstance(entry.get("message"), dict):
+        message = entry.get("message") if kind == "message" else None
+        if isinstance(message, dict):
+            role = message.get("role", "?")
+            roles[role if isinstance(role, str) else "?"] += 1
+            if role == "assistant":
+                models[f"{message.get('provider')}/{message.get('model')}"] = None
+        spent = entry_usage(entry)  # assistant messages, and pi 1.x's usage entries and summaries
+        if spent is None:
             continue
-        message = entry["message"]
-        role = message.get("role", "?")
-        role = role if isinstance(role, str) else "?"
-        roles[role] += 1
-        if role != "assistant":
-            continue
-        models[f"{message.get('provider')}/{message.get('model')}"] = None
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            for key in tokens:
-                tokens[key] += int(_number(usage.get(key)))
-            costs = usage.get("cost")
-            if isinstance(costs, dict):
-                cost += _number(costs.get("total"))
+        usage = spent[1]
+        for key in tokens:
+            tokens[key] += int(_number(usage.get(key)))
+        costs = usage.get("cost")
+        if isinstance(costs, dict):
+            cost += _number(costs.get("total"))
     leaf = session.leaf_id
     depth: int | None
     try:
@@ -105,6 +119,7 @@ def session_summary(session: Session) -> dict[str, Any]:
         "tokens": tokens,
         "cost": round(cost, 6),
         "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
+        "omittedProblems": dict(session.load_report.omitted),
     }
 
 
@@ -127,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         ("file", summary["path"]),
         ("version", _version_text(session, summary["version"])),
         ("cwd", summary["cwd"] or "(none)"),
-        ("name", summary["name"] or "(none)"),
+        ("name", _cut(summary["name"]) if summary["name"] else "(none)"),
         ("parent session", summary["parentSession"] or "(none)"),
         ("created", summary["created"] or "(unknown)"),
         ("modified", summary["modified"]),
@@ -146,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
     if not report.problems:
         print("load report:    no problems")
     else:
-        print(f"load report:    {len(report.problems)} problem(s)")
+        print(f"load report:    {report.total} problem(s)")
         for problem in report.problems:
             print(f"  {problem}")
+        for row in report.omitted_lines():
+            print(f"  {row}")
     return status(session)

@@ -26,7 +26,7 @@ def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
     return f"{text[:limit]}\n… [{len(text) - limit} more characters]"
 
 
-def _blocks_text(content: Any, *, tool_output: bool = False) -> str:
+def blocks_text(content: Any, *, tool_output: bool = False) -> str:
     if isinstance(content, str):
         return cut(content) if tool_output else content
     if not isinstance(content, list):
@@ -90,14 +90,14 @@ def message_body(message: dict[str, Any]) -> str:
         return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
     role = message.get("role")
     if role in ("user", "custom"):
-        return _blocks_text(message.get("content"))
+        return blocks_text(message.get("content"))
     if role == "assistant":
-        body = _blocks_text(message.get("content"))
+        body = blocks_text(message.get("content"))
         if message.get("errorMessage"):
             body += ("\n" if body else "") + f"[error] {message['errorMessage']}"
         return body
     if role == "toolResult":
-        return _blocks_text(message.get("content"), tool_output=True)
+        return blocks_text(message.get("content"), tool_output=True)
     if role == "bashExecution":
         typed = message_from_dict(message)
         if isinstance(typed, BashExecutionMessage):

@@ -9,6 +9,7 @@ commands and objects into output lines.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Annotated, Any, Literal, Union
 
@@ -230,11 +231,13 @@ def parse_command(line: str) -> Command:
         raise BadCommand(f"Failed to parse command: expected a JSON object, got {type(obj).__name__}")
     raw_id = obj.get("id")
     cid: CommandId = raw_id if isinstance(raw_id, (str, int, float)) and not isinstance(raw_id, bool) else None
+    if isinstance(cid, float) and not math.isfinite(cid):
+        cid = None  # NaN, Infinity (or 1e400): echoed back, they would make the response invalid JSON
     kind = obj.get("type")
     if not isinstance(kind, str) or not kind:
         raise BadCommand('a command needs a string \'type\' (e.g. {"type": "get_state"})', cid)
     if raw_id is not None and cid is None:
-        raise BadCommand(f"{kind}: 'id' must be a string or a number", None, kind)
+        raise BadCommand(f"{kind}: 'id' must be a string or a finite number", None, kind)
     if kind not in COMMAND_TYPES:
         raise BadCommand(f"Unknown command: {kind} (known: {', '.join(COMMAND_TYPES)})", cid, kind)
     try:

@@ -18,9 +18,10 @@ from pydantic import BaseModel
 
 from ..messages.content import text_of
 from ..messages.text import ms_from_iso
+from .files import read_regular
 from .jsonl import parse_lines, strip_bom
 from .paths import sessions_root
-from .report import LoadReport
+from .report import LoadReport, SessionFileError
 
 
 class SessionInfo(BaseModel):
@@ -51,10 +52,9 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     """Info on one file, or ``None`` when it is not a session file."""
     p = os.fspath(path)
     try:
-        with open(p, "rb") as fh:
-            data = strip_bom(fh.read())
+        data = strip_bom(read_regular(p))  # a FIFO in the folder must not hang a listing
         mtime = os.stat(p).st_mtime
-    except OSError:
+    except (OSError, SessionFileError):
         return None
     report = LoadReport(path=p)
     chunk = parse_lines(data, report)
@@ -63,7 +63,7 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     header = chunk.objs[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         return None
-    problems = len([q for q in report.problems if q.severity != "info"])
+    problems = report.serious
     return info_from_entries(p, header, chunk.objs[1:], problems=problems, mtime=mtime)
 
 

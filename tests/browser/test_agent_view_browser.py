@@ -85,7 +85,7 @@ def _view_text(lab, index: int) -> str:
     return lab.page.locator(".piav-root").nth(index).locator(".piav-body").inner_text()
 
 
-def test_agent_view_streams_stops_and_survives_reload(lab):
+def test_agent_view_streams_stops_and_survives_reload(lab, save_widget_state):
     lab.write_notebook("agent_view.ipynb", [SETUP, RUN1])
     lab.open_notebook("agent_view.ipynb")
     lab.run_all()  # both cells return at once; the stream runs in a thread

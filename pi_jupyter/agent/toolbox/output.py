@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 from typing import IO
 
-from ..redact import redact
+from ..redact import redact, stream_safe_length
 from .base import new_output_path
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
@@ -92,6 +92,10 @@ class OutputAccumulator:
         assert self._file is not None
         data = self._pending_line + text
         cut = data.rfind("\n")
+        if cut != -1 and "-----BEGIN" in data and len(data) <= 1 << 20:
+            # Whole lines, but not into a private key still being written: its lines come one
+            # by one and only the END line makes the block recognisable.
+            cut = data.rfind("\n", 0, stream_safe_length(data))
         if cut == -1:
             self._pending_line = data
             if len(data) > 1 << 20:  # one enormous line: write it anyway, bounded memory wins
