@@ -51,3 +51,24 @@ def test_hook_ignores_files_and_odd_outputs():
     nb = {"type": "notebook", "content": _nb([_tree_output()])}
     pre_save_hook(model=nb, path="a.ipynb", contents_manager=None)
     assert WIDGET_VIEW not in nb["content"]["cells"][0]["outputs"][0]["data"]
+
+
+def test_the_wheel_enables_the_hook_in_jupyter_server():
+    import importlib
+    import json
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
+    (source, target), *_ = shared.items()
+    assert target == "etc/jupyter/jupyter_server_config.d"  # where jupyter_server looks for extension switches
+    enabled = json.loads((root / source / "pi_jupyter.json").read_text())["ServerApp"]["jpserver_extensions"]
+    for module, on in enabled.items():
+        assert on is True
+        points = importlib.import_module(module)._jupyter_server_extension_points()
+        assert points == [{"module": module}]
