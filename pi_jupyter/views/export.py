@@ -155,7 +155,8 @@ def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any]
 
 
 _CSS = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff;height:100vh;overflow:hidden;display:flex;flex-direction:column}
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff;height:100vh;overflow:hidden;
+  display:flex;flex-direction:column}
 header{padding:.6em 1em;border-bottom:1px solid #d0d7de;display:flex;gap:1em;align-items:center;flex-wrap:wrap}
 header h1{font-size:1.15em;margin:0} header .meta{opacity:.7;font-size:.85em;overflow-wrap:anywhere}
 #search{margin-left:auto;padding:.3em .5em;min-width:16em}
