@@ -72,3 +72,19 @@ def test_the_wheel_enables_the_hook_in_jupyter_server():
         assert on is True
         points = importlib.import_module(module)._jupyter_server_extension_points()
         assert points == [{"module": module}]
+
+
+def test_the_static_tree_is_a_picture_every_viewer_draws(tmp_path):
+    import shutil
+
+    from pi_jupyter import Agent
+    from pi_jupyter.notebook.tree_display import show_tree
+    from pi_jupyter.views import sample_session, session_graph_class
+
+    graph = show_tree(Agent(sample_session(40, seed=1)), ["--static"])
+    assert isinstance(graph, session_graph_class())
+    data = graph._repr_mimebundle_()
+    assert "text/html" not in data  # inline SVG in HTML is sanitized into loose text in an untrusted notebook
+    if shutil.which("dot"):
+        assert data["image/svg+xml"].startswith("<svg") and data["image/png"].startswith("iVBOR")
+    assert "8 turns" in data["text/plain"] and "You: Which features matter most?" in data["text/plain"]  # the text tree
