@@ -4,9 +4,9 @@ The notebook builds a small branched session with the offline model and shows
 ``TreeView(agent, runner=KernelRunner())``. In the page: a click on a node fills the side
 panel with that turn's messages; "Check out" moves the leaf there (checked in the SVG and in
 the kernel: the session's leaf and the agent's rebuilt context); search finds a label; the
-keyboard zooms; shift-clicked leaves are compared in the side panel; "Fork" writes a new session file and the view redraws on it; a prompt run
-from another cell adds a node without any click (the debounced redraw). Screenshots, light
-and dark, go to ``artifacts/``.
+keyboard zooms; shift-clicked leaves are compared in the side panel; "Fork" writes a new
+session file and the view redraws on it; a prompt run from another cell adds a node without
+any click (the debounced redraw). Screenshots, light and dark, go to ``artifacts/``.
 """
 
 from __future__ import annotations
