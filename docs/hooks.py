@@ -23,7 +23,8 @@ _REPO_LINK = re.compile(r"\]\((?!https?://|#|mailto:)([^)\s]+)\)")
 def _readme_for_site(repo_url: str) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     base = repo_url.rstrip("/") + "/blob/main/"
-    return _REPO_LINK.sub(lambda m: f"]({base}{m.group(1)})", text)
+    text = text.replace("](docs/images/", "](images/")  # the pictures are part of the site
+    return _REPO_LINK.sub(lambda m: m.group(0) if m.group(1).startswith("images/") else f"]({base}{m.group(1)})", text)
 
 
 def on_files(files: Files, config: Any) -> Files:

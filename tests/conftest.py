@@ -70,7 +70,7 @@ PI16_VERSION = os.environ.get("PI_JUPYTER_PI16_VERSION", "1.6.0")
 PI16_PACKAGE = "@earendil-works/pi-coding-agent"
 
 
-def _cache_dir(env: str, name: str) -> Path:
+def cache_dir(env: str, name: str) -> Path:
     base = os.environ.get(env)
     return Path(base) if base else Path.home() / ".cache" / "pi-jupyter" / name
 
@@ -104,10 +104,10 @@ def pi_node_modules() -> Path:
     Every test that compares with pi asks for this fixture, so it runs alone too (under ``-k``,
     ``-m`` or xdist), not only after the interop tests happened to install pi.
     """
-    return install_pi(PI_PACKAGE, PI_VERSION, _cache_dir("PI_JUPYTER_PI_CACHE", f"pi-{PI_VERSION}"))
+    return install_pi(PI_PACKAGE, PI_VERSION, cache_dir("PI_JUPYTER_PI_CACHE", f"pi-{PI_VERSION}"))
 
 
 @pytest.fixture(scope="session")
 def pi16_node_modules() -> Path:
     """The node_modules folder holding current pi (``@earendil-works/pi-coding-agent``, 1.6.0)."""
-    return install_pi(PI16_PACKAGE, PI16_VERSION, _cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
+    return install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))

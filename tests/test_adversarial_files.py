@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from pi_jupyter.session import CycleError, LoadReport, Session, SessionError, SessionFileError
@@ -294,3 +294,65 @@ def test_any_damaged_body_opens_reports_and_never_crashes(tmp_path: Path, lines:
     s.tree()
     s.info()
     assert path.read_bytes() == blob  # reading never rewrites
+
+
+# ------------------------------------------------------------------ the CLI's streamed reading agrees with the store
+
+_body = st.lists(
+    st.one_of(
+        _line,
+        st.builds(lambda i, p: json.dumps(user(f"u{i}", p)), st.integers(0, 9), st.one_of(st.none(), st.sampled_from(["u1", "u2", "x"]))),
+        st.just(
+            json.dumps({"type": "compaction", "id": "c1", "parentId": "u1", "timestamp": TS, "summary": "S", "firstKeptEntryId": "u1"})
+        ),
+        st.just(json.dumps({"type": "custom", "id": "k1", "parentId": "u2", "timestamp": TS, "customType": "pi_jupyter.checkout"})),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_body, bom=st.booleans(), newline=st.booleans())
+def test_streamed_reading_gives_the_same_answers_as_the_store(tmp_path: Path, lines: list[str], bom: bool, newline: bool) -> None:
+    from pi_jupyter.cli.info_cmd import _scanned_summary, session_summary
+    from pi_jupyter.cli.render import entry_summary
+    from pi_jupyter.cli.tree_cmd import render_tree
+    from pi_jupyter.session.scan import NeedsFullRead, scan
+
+    path = tmp_path / "s.jsonl"
+    text = "\n".join([json.dumps(HEADER), *(line.replace("\n", " ") for line in lines)]) + ("\n" if newline else "")
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+    whole = Session.open(path, readonly=True)
+    try:
+        scanned = scan(str(path), keep=entry_summary)
+    except NeedsFullRead:
+        event("opened whole")
+        return  # the CLI opens these whole
+    assert scanned.load_report.problems == whole.load_report.problems
+    assert scanned.load_report.omitted == whole.load_report.omitted
+    assert (scanned.leaf_id, len(scanned), scanned.labels) == (whole.leaf_id, len(whole), whole.labels)
+    try:
+        expected = whole.context().to_pi_json()
+    except CycleError:
+        with pytest.raises(CycleError):
+            scanned.plan(scanned.leaf_id)
+    else:
+        plan = scanned.plan(scanned.leaf_id)
+        assert {"messages": list(scanned.messages(plan)), **plan.settings()} == expected
+    assert render_tree(scanned, summary=lambda stub: stub["_keep"]) == render_tree(whole)
+    streamed = _scanned_summary(str(path))
+    assert streamed is not None and streamed[1] == session_summary(whole)
+
+
+def test_streamed_reading_refuses_what_the_store_refuses(tmp_path: Path) -> None:
+    from pi_jupyter.session.scan import scan
+
+    cases = {"empty": b"", "blank": b"\n \n", "not json": b"hello\nworld\n", "no header": json.dumps(user("a", None)).encode() + b"\n"}
+    for name, blob in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(blob)
+        with pytest.raises(SessionFileError) as whole:
+            Session.open(path, readonly=True)
+        with pytest.raises(SessionFileError) as streamed:
+            scan(str(path))
+        assert str(streamed.value) == str(whole.value), name

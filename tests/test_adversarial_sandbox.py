@@ -11,6 +11,7 @@ import shutil
 import sys
 import threading
 import time
+from typing import ClassVar
 
 import pytest
 
@@ -238,3 +239,50 @@ def test_a_project_skill_linking_out_of_the_project_does_not_open_the_outside_fo
         assert result.is_error and "outside the project root" in result.text_content
     result = asyncio.run(run_tool(read, {"path": str(dev / "SKILL.md")}, _ctx(project)))
     assert not result.is_error and "how to plot" in result.text_content
+
+
+def test_a_file_where_a_folder_should_be_is_reported_as_such(layout):
+    project, _ = layout
+    result = asyncio.run(run_tool(_tools(project)["write"], {"path": "sub/notes.txt/x.txt", "content": "x"}, _ctx(project)))
+    assert result.is_error and "Not a directory" in result.text_content and "symlink" not in result.text_content
+
+
+class _SwapAfterCheck(Policy):
+    """A policy whose every check is followed at once by the attacker's move: the checked folder becomes a link out."""
+
+    outside: ClassVar[str] = ""
+
+    def check_path(self, path, **kwargs):
+        real = super().check_path(path, **kwargs)
+        sub = os.path.join(self.root, "sub")
+        if not os.path.islink(sub):
+            os.rename(sub, os.path.join(self.root, ".sub-parked"))
+            os.symlink(self.outside, sub)
+        return real
+
+
+def test_a_folder_swapped_right_after_every_check_is_never_followed(layout, monkeypatch):
+    project, outside = layout
+    monkeypatch.setattr(_SwapAfterCheck, "outside", str(outside))
+    policy = _SwapAfterCheck(root=str(project))
+    tools = {t.name: t for t in builtin_tools(["read", "ls", "grep", "write", "edit"], cwd=str(project), policy=policy)}
+    calls = [
+        (tools["read"], {"path": "sub/notes.txt"}),
+        (tools["ls"], {"path": "sub"}),
+        (tools["grep"], {"pattern": "CONTENT", "path": "sub"}),
+        (tools["write"], {"path": "sub/notes.txt", "content": "overwritten"}),
+        (tools["write"], {"path": "sub/new.txt", "content": "planted"}),
+        (tools["edit"], {"path": "sub/notes.txt", "edits": [{"oldText": "OUTSIDE", "newText": "changed"}]}),
+    ]
+    for tool, args in calls:
+        if os.path.islink(project / "sub"):  # put the real folder back for the next call
+            os.unlink(project / "sub")
+            os.rename(project / ".sub-parked", project / "sub")
+        result = asyncio.run(run_tool(tool, args, _ctx(project)))
+        assert "OUTSIDE" not in result.text_content, tool.name
+        if tool.name == "grep":  # a folder that turned into a link is not searched
+            assert result.text_content == "No matches found"
+        else:
+            assert result.is_error and "changed while it was being opened" in result.text_content, (tool.name, result.text_content)
+    assert (outside / "notes.txt").read_text() == OUTSIDE + "\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]

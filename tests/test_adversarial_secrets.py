@@ -202,3 +202,36 @@ def test_find_secrets_names_what_it_found_without_the_values(monkeypatch):
     labels = find_secrets("here is my key QZ7XW9FG3HJ5LM8PU2WQZ and sk-ant-api03-" + "x" * 40)
     assert labels == ["PASTED_API_KEY", "anthropic-key"]
     assert find_secrets("nothing to see") == []
+
+
+def test_a_secret_cut_by_the_start_of_a_long_line_view_leaks_no_end(monkeypatch):
+    secret = "QZ7XW9FG3HJ5LM8PU2WQZ"
+    monkeypatch.setenv("LONG_API_KEY", secret)
+    for offset in range(0, len(secret) + 1, 3):
+        out = OutputAccumulator("pi-test", max_bytes=1000)
+        # one line: the 1,000-byte view starts `offset` characters into the secret
+        out.append_text("x " * 600 + secret + " " + "y" * (1000 - (len(secret) - offset) - 1))
+        out.finish()
+        view = out.snapshot().content
+        assert _leaks(redact(view), [secret]) == [], offset
+
+
+def test_the_end_of_a_private_key_whose_begin_line_was_cut_off_is_hidden():
+    lines = ["MIIEow" + LETTERS * 3 for _ in range(4)]
+    out = OutputAccumulator("pi-test", max_lines=5)
+    out.append_text("-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----\nok\n")
+    out.finish()
+    view = out.snapshot().content
+    assert "BEGIN" not in view and "END RSA" in view  # the view starts inside the key
+    assert _leaks(redact(view), lines) == [] and "[REDACTED:private-key]" in redact(view)
+
+
+def test_a_key_in_a_prompt_is_neither_sent_nor_stored_by_the_agent(tmp_path, monkeypatch):
+    from pi_jupyter import Agent, Session
+
+    monkeypatch.setenv("TYPED_API_KEY", "QZ7XW9FG3HJ5LM8PU2WQZ")
+    session = Session.create(tmp_path)
+    agent = Agent(session, model="offline/echo")
+    result = asyncio.run(agent.prompt("my key is QZ7XW9FG3HJ5LM8PU2WQZ, keep it"))
+    assert "[REDACTED:TYPED_API_KEY]" in result.text
+    assert "QZ7XW9FG3HJ5LM8PU2WQZ" not in open(session.path, encoding="utf-8").read()

@@ -76,3 +76,22 @@ def test_a_pi16_branch_gets_our_prompt_in_place_of_pis_sections(wire, tmp_path):
     body = wire.requests_to("openai")[-1].body
     assert [m["content"] for m in body["messages"] if m["role"] == "system"] == [agent.system_prompt]
     assert [t["function"]["name"] for t in body["tools"]] == ["read"]
+
+
+def test_compaction_and_branch_summary_entries_record_what_their_summary_cost(tmp_path):
+    from pi_jupyter.cli.info_cmd import session_summary
+
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off")
+    for n in range(4):
+        asyncio.run(agent.prompt(f"question {n} " + "words " * 200))
+    first_answer = agent.session.branch_ids()[3]
+    asyncio.run(agent.compact(keep_recent_tokens=100))
+    compaction = agent.session.raw_entry(agent.session.leaf_id)
+    assert compaction["type"] == "compaction" and compaction["usage"]["totalTokens"] > 0
+    asyncio.run(agent.checkout(first_answer, summarize=True))
+    summary = agent.session.raw_entry(agent.session.leaf_id)
+    assert summary["type"] == "branch_summary" and summary["usage"]["totalTokens"] > 0
+    info = session_summary(Session.open(agent.session.path))
+    replies = [e["message"] for e in agent.session.raw_entries() if e.get("message", {}).get("role") == "assistant"]
+    answers = sum(m["usage"]["totalTokens"] for m in replies)
+    assert info["tokens"]["totalTokens"] == answers + compaction["usage"]["totalTokens"] + summary["usage"]["totalTokens"]

@@ -48,4 +48,7 @@ def test_repository_links_in_the_readme_point_at_the_repository():
     assert "](notebooks/quickstart.ipynb)" in readme  # the README links its notebooks relatively (GitHub resolves them)
     text = _hooks()._readme_for_site("https://example.org/repo")
     assert "](https://example.org/repo/blob/main/notebooks/quickstart.ipynb)" in text
-    assert re.findall(r"\]\((?!https?://|#|mailto:)[^)]+\)", text) == []  # no link left that the site cannot serve
+    # no link left that the site cannot serve (the pictures are in docs/images, part of the site)
+    assert re.findall(r"\]\((?!https?://|#|mailto:|images/)[^)]+\)", text) == []
+    for picture in re.findall(r"\]\(images/([^)]+)\)", text):
+        assert (ROOT / "docs" / "images" / picture).is_file(), picture

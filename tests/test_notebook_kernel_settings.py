@@ -102,3 +102,43 @@ def test_an_interrupt_during_a_tool_call_stops_the_code_and_the_next_cell_works(
         assert after.status == "ok", after.error
     finally:
         k.close()
+
+
+def test_display_inside_the_python_tool_is_redacted_and_the_model_reads_it(tmp_path):
+    secret = "QZ7XW9FG3HJ5LM8PU2WQZ"
+    k = Kernel(str(tmp_path), env={"SHOWN_API_KEY": secret})
+    try:
+        setup = [
+            "%load_ext pi_jupyter",
+            f"%config PiMagics.session_dir = {str(tmp_path / 'sessions')!r}",
+            '%config PiMagics.model = "offline/echo"',
+        ]
+        assert k.run("\n".join(setup)).status == "ok"
+        code = (
+            "import os\n"
+            "from IPython.display import HTML, Markdown, display, clear_output\n"
+            "key = os.environ['SHOWN_API_KEY']\n"
+            "display(HTML('<b>' + key + '</b>'))\n"
+            "display(Markdown('the key: ' + key))\n"
+            "display({{'text/plain': 'plain ' + key, 'application/x-anything': {{'k': key}}}}, raw=True)\n"
+            "clear_output()\n"
+            "print('done')"
+        )
+        ran = k.run(PYTHON_CELL.format(code=code), cell_id="c1")  # {{ }}: literal braces in a %%pi cell
+        assert ran.status == "ok", ran.error
+        shown = json.dumps(ran.outputs)
+        assert secret not in shown
+        assert "<b>[REDACTED:SHOWN_API_KEY]</b>" in ran.data("text/html")
+        assert "the key: [REDACTED:SHOWN_API_KEY]" in ran.data("text/markdown")
+        assert {"k": "[REDACTED:SHOWN_API_KEY]"} in ran.data("application/x-anything")
+        assert ran.data("application/vnd.jupyter.widget-view+json")  # clear_output() did not remove the agent's view
+        result = next(m for m in _session(tmp_path).context().messages if m.role == "toolResult")
+        assert result.text == (
+            "[display text/plain, text/html]\n[REDACTED:SHOWN_API_KEY]\n"
+            "[display text/plain, text/markdown]\nthe key: [REDACTED:SHOWN_API_KEY]\n"
+            "[display text/plain, application/x-anything]\nplain [REDACTED:SHOWN_API_KEY]\ndone"
+        )
+        assert secret not in (tmp_path / "sessions").joinpath(next((tmp_path / "sessions").iterdir()).name).read_text()
+        assert secret not in k.run("%pi log 100").stdout
+    finally:
+        k.close()

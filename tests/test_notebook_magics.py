@@ -317,3 +317,22 @@ def test_bad_setting_values_in_a_file_are_named(tmp_path, monkeypatch, toml, say
     with pytest.raises(ValueError) as info:
         file_settings(str(tmp_path))
     assert says in str(info.value) and str(tmp_path / "pyproject.toml") in str(info.value)
+
+
+def test_a_key_pasted_into_a_prompt_is_redacted_before_sending_and_the_user_is_told(ip, capsys, monkeypatch, tmp_path):
+    key = "QZ7XW9FG3HJ5LM8PU2WQZ"
+    monkeypatch.setenv("PASTED_API_KEY", key)
+    result = ip.run_cell_magic("pi", "", f"Use my key {key} to call the API.")
+    err = capsys.readouterr().err
+    assert "the prompt contains a secret (PASTED_API_KEY)" in err and key not in err
+    assert "still in this cell's text" in err and "os.environ['PASTED_API_KEY']" in err
+    assert key not in result.text and "[REDACTED:PASTED_API_KEY]" in result.text  # what the model got
+    for path in (tmp_path / "sessions").glob("*.jsonl"):
+        assert key not in path.read_text()
+    # filled in from {expr}: the cell's text is clean, so it does not say so
+    ip.user_ns["k"] = key
+    ip.run_cell_magic("pi", "", "And {k} again.")
+    err = capsys.readouterr().err
+    assert "(PASTED_API_KEY)" in err and "still in this cell" not in err
+    ip.run_cell_magic("pi", "", "No secret here.")
+    assert "secret" not in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def test_the_notebooks_are_shipped():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"quickstart", "teaching-agent-memory", "exploring-a-session-tree", "bring-your-own-model"} <= names, names
+    assert {"quickstart", "teaching-agent-memory", "exploring-a-session-tree", "bring-your-own-model", "experiment"} <= names, names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
@@ -173,3 +174,27 @@ def test_bring_your_own_model_says_in_one_line_that_nothing_is_reachable_and_ski
     # what would be sent is still shown: the request body for an OpenAI-compatible server
     sent = "".join(o.get("text", "") for o in by_id["sent"].outputs)
     assert '"role": "system"' in sent and '"stream": true' in sent and "read: path" in sent
+
+
+def test_experiment_runs_under_papermill_with_a_parameter_and_replays_the_recorded_table(tmp_path, monkeypatch):
+    import papermill
+
+    for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    copy = run_notebooks.scratch_copy(ROOT / "notebooks" / "experiment.ipynb", tmp_path)
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(
+        str(copy), str(out), parameters={"THINKING": "off", "REPEATS": 1}, kernel_name="python3", cwd=str(copy.parent), progress_bar=False
+    )
+    nb = nbformat.read(out, as_version=4)
+    assert run_notebooks.problems(nb) == []
+    by_id = {c.get("id"): c for c in nb.cells}
+    assert "2 branches" in json.dumps(by_id["variants"].outputs)  # 1 thinking level x 2 prompts x 1 repeat
+    check = json.dumps(by_id["check"].outputs)
+    assert "2 of this run's 2 branches are in the recording; same scores: True" in check
+    # the table came from the session file: its score entries hang on the answers they score
+    files = list((copy.parent / "experiment-demo").glob("*.jsonl"))
+    s = Session.open(files[0], readonly=True)
+    scores = [e for e in s.raw_entries() if e.get("customType") == "experiment.score"]
+    assert len(scores) == 2 and all(e["parentId"] == e["data"]["answerId"] for e in scores)
+    assert {e["data"]["scores"]["correct"] for e in scores} == {0.0, 1.0}  # the python variant names only the right region

@@ -51,3 +51,40 @@ def test_hook_ignores_files_and_odd_outputs():
     nb = {"type": "notebook", "content": _nb([_tree_output()])}
     pre_save_hook(model=nb, path="a.ipynb", contents_manager=None)
     assert WIDGET_VIEW not in nb["content"]["cells"][0]["outputs"][0]["data"]
+
+
+def test_the_wheel_enables_the_hook_in_jupyter_server():
+    import importlib
+    import json
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
+    (source, target), *_ = shared.items()
+    assert target == "etc/jupyter/jupyter_server_config.d"  # where jupyter_server looks for extension switches
+    enabled = json.loads((root / source / "pi_jupyter.json").read_text())["ServerApp"]["jpserver_extensions"]
+    for module, on in enabled.items():
+        assert on is True
+        points = importlib.import_module(module)._jupyter_server_extension_points()
+        assert points == [{"module": module}]
+
+
+def test_the_static_tree_is_a_picture_every_viewer_draws(tmp_path):
+    import shutil
+
+    from pi_jupyter import Agent
+    from pi_jupyter.notebook.tree_display import show_tree
+    from pi_jupyter.views import sample_session, session_graph_class
+
+    graph = show_tree(Agent(sample_session(40, seed=1)), ["--static"])
+    assert isinstance(graph, session_graph_class())
+    data = graph._repr_mimebundle_()
+    assert "text/html" not in data  # inline SVG in HTML is sanitized into loose text in an untrusted notebook
+    if shutil.which("dot"):
+        assert data["image/svg+xml"].startswith("<svg") and data["image/png"].startswith("iVBOR")
+    assert "8 turns" in data["text/plain"] and "You: Which features matter most?" in data["text/plain"]  # the text tree

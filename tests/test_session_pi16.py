@@ -305,3 +305,14 @@ def test_the_tree_marks_edited_and_dropped_entries(tmp_path):
     for node in model.nodes.values():
         marks.update(node.to_dict()["contextEdits"])
     assert marks == {"u1": "dropped", "a1": "edited"}
+
+
+def test_the_text_tree_names_pi1_entries():
+    from pi_jupyter.cli.render import entry_summary
+
+    system = msg("s1", None, "system", "", sections={"preamble": "P", "cwd": None}, toolsAdded=[READ], toolsRemoved=[{"name": "bash"}])
+    assert entry_summary(system) == "system prompt: sections preamble, -cwd; tools -bash +read"
+    assert entry_summary(edit("e1", "s1", "u1", None)) == "context edit: forget u1"
+    assert entry_summary(edit("e2", "e1", "a1", {"content": [{"type": "text", "text": "short"}]})) == "context edit: a1 reads 'short'"
+    spent = usage_entry("g1", "e2", {"totalTokens": 15, "cost": {"total": 0.25}})
+    assert entry_summary(spent) == "usage compaction anthropic/claude: 15 tokens, $0.2500"

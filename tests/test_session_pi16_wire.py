@@ -1,7 +1,7 @@
 """A pi 1.x session where the user made the model forget a pasted secret (``context_edit`` with
 ``null``) never sends that secret again, over each of our three APIs through the vendors' own SDKs
 (the local wire server records the request body); the transcript's system prompt and tool set
-reach the request as one system prompt and one tool list."""
+are replaced by ours through a recorded delta, so the request carries one prompt and our tools."""
 
 from __future__ import annotations
 
@@ -76,7 +76,11 @@ def test_a_forgotten_secret_is_never_sent(wire, tmp_path, api, kind, reply):
     body = request.raw.decode()
     assert SECRET not in body and "ghp_" not in body
     assert "Deploying." in body and "Status?" in body  # the edited reply and the new prompt are sent
-    assert PROMPT in body  # the transcript's system prompt, folded into the one prompt
+    # continuing pi's session records our prompt and tools as a delta (as pi 1.x would): the request
+    # carries ours once, not pi's prompt and its tool beside them
+    assert json.dumps(agent.system_prompt)[1:-1] in body and PROMPT not in body
     tool_names = json.dumps(request.body.get("tools", []))
-    assert '"lookup"' in tool_names and '"read"' in tool_names  # the transcript's tool next to ours
+    assert '"lookup"' not in tool_names and '"read"' in tool_names
+    delta = Session.open(path).raw_entries()[-3]["message"]
+    assert delta["role"] == "system" and delta["toolsRemoved"] == [{"name": "lookup"}]
     assert SECRET in path.read_text()  # the file keeps the original (pi's contract: edits hide, never delete)

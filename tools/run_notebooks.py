@@ -3,6 +3,7 @@
     python tools/run_notebooks.py            # re-run every notebook in notebooks/ and save it with its outputs
     python tools/run_notebooks.py --check    # run them, save nothing, fail on an error or a traceback
     python tools/run_notebooks.py quickstart # only the notebooks whose name contains "quickstart"
+    python tools/run_notebooks.py --pictures # also retake the README's pictures (docs/images/) in JupyterLab
 
 Each notebook runs in a fresh kernel with no API key in the environment (every ``*_API_KEY``
 variable is removed), in a scratch copy of the repository's layout (``notebooks/`` plus
@@ -43,8 +44,11 @@ def keyless_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def scratch_copy(path: Path, workdir: Path) -> Path:
-    """Copy ``path`` into ``workdir/notebooks`` next to a link to the fixtures the notebooks read."""
+    """Copy ``path`` into ``workdir/notebooks``, next to links to the data and fixtures the notebooks read."""
     (workdir / "notebooks").mkdir(parents=True, exist_ok=True)
+    data = workdir / "notebooks" / "data"
+    if (NOTEBOOKS / "data").is_dir() and not data.exists():
+        data.symlink_to(NOTEBOOKS / "data", target_is_directory=True)
     fixtures = workdir / "tests" / "fixtures"
     if not fixtures.exists():
         fixtures.parent.mkdir(parents=True, exist_ok=True)
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
     parser.add_argument("--check", action="store_true", help="execute without saving; exit 1 on any problem")
+    parser.add_argument("--pictures", action="store_true", help="also retake the README's pictures in JupyterLab (headless Chromium)")
     args = parser.parse_args(argv)
     paths = notebook_paths(args.pattern)
     if not paths:
@@ -131,7 +136,18 @@ def main(argv: list[str] | None = None) -> int:
             for line in found:
                 print(f"  {line}")
             failed |= bool(found)
+    if args.pictures and not failed:
+        failed |= take_pictures() != 0
     return 1 if failed else 0
+
+
+def take_pictures() -> int:
+    """Run the browser test that photographs the notebooks, saving into ``docs/images``."""
+    import subprocess
+
+    env = {**keyless_env(), "PI_JUPYTER_PICTURES": "docs/images"}
+    test = ROOT / "tests" / "browser" / "test_readme_pictures_browser.py"
+    return subprocess.run([sys.executable, "-m", "pytest", str(test), "-q"], cwd=ROOT, env=env).returncode
 
 
 if __name__ == "__main__":

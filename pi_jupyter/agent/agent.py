@@ -7,20 +7,20 @@ persistence, which appends each finished message to the session file, so a crash
 most the message being streamed.
 
 ``Agent`` is the assembly of its parts, each with its own state and module: the loop
-(:mod:`.loop`), the store (:mod:`pi_jupyter.session`), compaction (:mod:`.compaction_runner`),
-extensions (:mod:`.extensions`), retry (:mod:`.retry`) and the policy (:mod:`.policy`). The
-parts see the agent only through a :class:`~.run_context.RunContext` (:class:`_Run` here).
+(:mod:`.loop`), the store (:mod:`pi_jupyter.session`) and its persistence subscriber
+(:mod:`.persistence`), compaction (:mod:`.compaction_runner`), extensions (:mod:`.extensions`),
+retry (:mod:`.retry`), the policy and tool hooks (:mod:`.policy`, :mod:`.tool_hooks`) and the
+run state with its abort signal (:mod:`.run_state`). The parts see the agent only through a
+:class:`~.run_context.RunContext` (:class:`_Run` here).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import IO, Any
 
 from pydantic import SecretStr
@@ -36,6 +36,7 @@ from .persistence import persistence
 from .result import AgentBusyError, RunResult, usage_total
 from .retry import RETRYABLE, Retry
 from .run_context import StreamFn
+from .run_state import RunState
 from .settings import AgentSettings, RetrySettings
 from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
@@ -104,12 +105,7 @@ class Agent:
         self._listeners: list[Callable[[Event], Any]] = []
         self._steering: list[Any] = []
         self._follow_ups: list[Any] = []
-        self._signal: AbortSignal | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._running = False
-        self._abort_requested = False
-        self._run_lock = threading.Lock()
-        self._run_entry_ids: list[str] = []
+        self._state = RunState()
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.tool_extra: dict[str, Any] = dict(tool_extra or {})
@@ -124,7 +120,7 @@ class Agent:
         self.tools: list[Tool[Any]] = self.resolve_tools(tools)
         self.thinking_level: str = self._initial_thinking(thinking, ctx.thinking_level, session)
         self._subscribe_persistence()
-        run = _Run(self)
+        run = _Run(self, self._state)
         self.extensions = ExtensionManager(run, self)
         """Registered extensions (see :mod:`pi_jupyter.agent.extensions`)."""
         self._listeners.insert(1, self.extensions.on_event)
@@ -139,18 +135,17 @@ class Agent:
     def _initial_model(self, model: str | Model | None, recorded: Any) -> Model:
         from .. import providers
 
+        chosen: Model | None = None
         if isinstance(model, Model):
             chosen = model
         elif model:
             chosen = providers.resolve_model(model, base_url=self._base_url)
-        else:
-            chosen = None
-            if recorded is not None and recorded.provider and recorded.model_id:
-                candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
-                if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
-                    chosen = candidate
-            if chosen is None:
-                chosen = providers.default_model()
+        elif recorded is not None and recorded.provider and recorded.model_id:
+            candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
+            if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
+                chosen = candidate
+        if chosen is None:
+            chosen = providers.default_model()
         current = self.session.context()
         if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
             if len(self.session) == 0 or model is not None:
@@ -240,7 +235,7 @@ class Agent:
         self._retry.after_event(event)
 
     def _subscribe_persistence(self) -> None:
-        self._listeners.insert(0, persistence(self.session, self._run_entry_ids.append))
+        self._listeners.insert(0, persistence(self.session, self._state.entry_ids.append))
 
     def log_events(self, target: str | os.PathLike[str] | IO[str], *, delta_only: bool = False) -> Callable[[], None]:
         """Write every event as one JSON line (pi's JSON-mode shape) to a file path or stream.
@@ -259,7 +254,7 @@ class Agent:
     @property
     def is_running(self) -> bool:
         """True while a run (including its retries) is going on."""
-        return self._running
+        return self._state.running
 
     def set_model(self, model: str | Model) -> Model:
         """Switch the model (a ``model_change`` entry is written) and clamp the thinking level to it."""
@@ -326,7 +321,7 @@ class Agent:
                 return await self._run(queued, skip_initial_steering=True)
             if last.stop_reason not in ("error", "aborted"):  # type: ignore[union-attr]
                 raise RuntimeError("nothing to continue from: the last message is the assistant's (prompt instead)")
-            if self._running:
+            if self._state.running:
                 raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
             self.messages.pop()
             leaf = self.session.leaf_id
@@ -346,33 +341,30 @@ class Agent:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
 
+    def clear_queues(self) -> None:
+        """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def abort_retry(self) -> None:
+        """Cancel a pending automatic retry (pi's ``abortRetry``): the failed reply stands; nothing else stops."""
+        self._retry.cancel()
+
     def abort(self) -> None:
         """Stop the running agent (from any thread). The partial answer is kept as ``aborted``.
 
         The request holds for the rest of the run: a retry or a compaction that has not
         started yet does not start.
         """
-        signal, loop = self._signal, self._loop
-        if self._running:
-            self._abort_requested = True
+        self._state.abort()
         self._retry.cancel()
-        if signal is None:
-            return
-        if loop is not None and loop.is_running():
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is not loop:
-                loop.call_soon_threadsafe(signal.abort)
-                return
-        signal.abort()
 
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):
             return as_message(text)
-        expanded = self._expand_skill(text)
-        return UserMessage.text(expanded, images)
+        from .redact import redact  # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
+
+        return UserMessage.text(redact(self._expand_skill(text)), images)
 
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):
@@ -390,7 +382,6 @@ class Agent:
         return [queue.pop(0)]
 
     def _loop_config(self) -> LoopConfig:
-
         stream = self._stream_fn()
         has = {hook for ext in self.extensions for hook in ("transform_context", "after_tool_call") if callable(getattr(ext, hook, None))}
         return LoopConfig(
@@ -426,15 +417,9 @@ class Agent:
         return await after_tool(call, extensions=self.extensions, user_hook=self.after_tool_call)
 
     async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
-        with self._run_lock:
-            if self._running:
-                raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
-            self._running = True
-            self._abort_requested = False
+        self._state.start()
         started = time.monotonic()
         started_from = self.session.leaf_id
-        self._run_entry_ids.clear()
-        self._loop = asyncio.get_running_loop()
         all_new: list[Any] = []
         try:
             if prompts:
@@ -444,25 +429,21 @@ class Agent:
             all_new.extend(await self._run_once(prompts, skip_initial_steering))
             while True:
                 more = await self._retry.after_run(all_new)
-                if more is None and not self._abort_requested:
+                if more is None and not self._state.abort_requested:
                     more = await self._compactor.after_run(all_new)
                 if more is None:
                     break
                 all_new.extend(more)
         finally:
-            self._signal = None
-            self._running = False
+            self._state.finish()
             self.session.sync()
         return self._result(all_new, started_from, time.monotonic() - started)
 
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
-        self._signal = AbortSignal()
-        if self._abort_requested:
-            self._signal.abort()
+        signal = self._state.turn_signal()
         config = self._loop_config()
-        if self.settings.record_system_prompt:
-            prepare_run(self.session, self.messages, config)
-        return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
+        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
+        return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property
     def is_compacting(self) -> bool:
@@ -478,7 +459,7 @@ class Agent:
             stop_reason=last.stop_reason if last is not None else "stop",
             error_message=last.error_message if last is not None else None,
             messages=new_messages,
-            entry_ids=list(self._run_entry_ids),
+            entry_ids=list(self._state.entry_ids),
             started_from=started_from,
             leaf_id=self.session.leaf_id,
             usage=usage,
@@ -513,7 +494,7 @@ class Agent:
         ``instructions`` add a focus (or replace the prompt with ``replace_instructions``),
         and ``label`` labels the resulting node. Returns the new leaf id.
         """
-        if self._running:
+        if self._state.running:
             raise AgentBusyError("cannot move in the tree while the agent is running; abort() first")
         session = self.session
         target_id = session.resolve(target) if target is not None else None
@@ -535,7 +516,7 @@ class Agent:
         Every original entry stays in the file; the context becomes the summary plus the
         recent messages (``keep_recent_tokens`` of them, default from the settings).
         """
-        if self._running:
+        if self._state.running:
             raise AgentBusyError("cannot compact while the agent is running; abort() first")
         result = await self._compactor.compact(instructions, keep_recent_tokens=keep_recent_tokens)
         self.reload()
@@ -546,7 +527,7 @@ class Agent:
         return self._compactor.summarizer()
 
     def __repr__(self) -> str:
-        state = "running" if self._running else "idle"
+        state = "running" if self._state.running else "idle"
         tools = [t.name for t in self.tools]
         where = self.session.path or "in memory"
         return f"<Agent {self.model.ref} thinking={self.thinking_level} tools={tools} {state} session={where}>"
@@ -555,8 +536,9 @@ class Agent:
 class _Run:
     """The :class:`~.run_context.RunContext` an agent hands its parts: a narrow view of the agent and its run."""
 
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, state: RunState) -> None:
         self._agent = agent
+        self._state = state
 
     @property
     def session(self) -> Session:
@@ -580,15 +562,15 @@ class _Run:
 
     @property
     def is_running(self) -> bool:
-        return self._agent._running
+        return self._state.running
 
     @property
     def abort_requested(self) -> bool:
-        return self._agent._abort_requested
+        return self._state.abort_requested
 
     @property
     def run_entry_ids(self) -> Sequence[str]:
-        return tuple(self._agent._run_entry_ids)
+        return tuple(self._state.entry_ids)
 
     def api_key(self) -> SecretStr | None:
         return self._agent.api_key()
@@ -599,14 +581,8 @@ class _Run:
     def emit(self, event: Event) -> None:
         self._agent._emit(event)
 
-    @contextmanager
-    def abortable(self) -> Iterator[AbortSignal]:
-        signal = AbortSignal()
-        self._agent._signal = signal
-        try:
-            yield signal
-        finally:
-            self._agent._signal = None
+    def abortable(self) -> AbstractContextManager[AbortSignal]:
+        return self._state.abortable()
 
     async def run_turn(self) -> list[Any]:
         return await self._agent._run_once([], False)

@@ -11,7 +11,7 @@ overflow recovery was used) and reaches the agent only through a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from ..compaction import (
     BranchSummaryResult,
@@ -31,6 +31,7 @@ from ..compaction import (
     prepare_compaction,
 )
 from ..compaction.errors import nothing_to_compact_advice
+from ..messages import ThinkingLevel
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
 from .run_context import RunContext
@@ -91,7 +92,7 @@ class Compactor:
         async def summarize(request: SummaryRequest) -> Any:
             llm = LlmRequest(system_prompt=request.system_prompt, messages=[request.user_message()])
             model, level = run.model, run.thinking_level
-            reasoning = level if request.reasoning and model.reasoning and level != "off" else None
+            reasoning = cast(ThinkingLevel, level) if request.reasoning and model.reasoning and level != "off" else None
             options = StreamOptions(
                 api_key=run.api_key(),
                 reasoning=reasoning,
@@ -233,7 +234,7 @@ class Compactor:
         )
         return settings, trigger
 
-    async def _auto(self, settings: CompactionSettings, reason: str, *, will_retry: bool) -> bool:
+    async def _auto(self, settings: CompactionSettings, reason: Literal["threshold", "overflow"], *, will_retry: bool) -> bool:
         """One automatic compaction with its start and end events; True when a compaction entry was written."""
         run = self._run
         run.emit(AutoCompactionStartEvent(reason=reason))

@@ -103,8 +103,16 @@ class MessageUpdateEvent(AgentEvent):
     def to_dict(self, delta_only: bool = False) -> dict[str, Any]:
         ev = self.assistant_message_event.to_dict()
         if delta_only:
+            # pi 1.6's JSON/RPC shape (``toJsonEvent``): the usage so far, the event without its partial,
+            # and a tool call's id and name on ``toolcall_start``
             ev.pop("partial", None)
-            return {"type": self.type, "assistantMessageEvent": ev}
+            if ev.get("type") == "toolcall_start":
+                index = ev.get("contentIndex")
+                content = self.message.content
+                block = content[index] if isinstance(index, int) and 0 <= index < len(content) else None
+                if getattr(block, "type", None) == "toolCall":
+                    ev["id"], ev["toolName"] = block.id, block.name
+            return {"type": self.type, "usage": self.message.usage.to_dict(), "assistantMessageEvent": ev}
         return {"type": self.type, "message": self.message.to_dict(), "assistantMessageEvent": ev}
 
 

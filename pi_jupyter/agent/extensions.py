@@ -236,7 +236,13 @@ class ExtensionManager:
                 except RuntimeError:
                     return asyncio.run(_await(out))
                 task = asyncio.ensure_future(out)
-                task.add_done_callback(lambda t: t.cancelled() or t.exception() is None or self._error(name, hook, t.exception()))
+
+                def report(t: asyncio.Future[Any]) -> None:
+                    error = None if t.cancelled() else t.exception()
+                    if error is not None:
+                        self._error(name, hook, error)
+
+                task.add_done_callback(report)
                 return None
             return out
         except Exception as exc:  # noqa: BLE001 - reported as extension_error

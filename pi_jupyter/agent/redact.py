@@ -56,6 +56,8 @@ _PATTERNS: list[tuple[str, str, tuple[str, ...]]] = [
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s]*)",
         ("PRIVATE KEY-----",),
     ),
+    # The end of a key whose BEGIN line was cut off (an output view that starts inside it).
+    ("private-key", r"(?m)(?:^[A-Za-z0-9+/=]{16,}\r?\n)+-----END [A-Z0-9 ]*PRIVATE KEY-----", ("PRIVATE KEY-----",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
     ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
@@ -83,6 +85,26 @@ _URL_PASSWORD_RE = re.compile(
 )
 # The header name is kept so the text still reads; only the credential goes.
 _BEARER_RE = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:token|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)")
+
+_SPACE_RE = re.compile(r"\s")
+
+
+def _url_password_matches(text: str) -> list[re.Match[str]]:
+    """The URL-password matches in ``text``, found around each ``://`` (a scan at every word is slow)."""
+    found: list[re.Match[str]] = []
+    done = 0
+    at = text.find("://")
+    while at != -1:
+        start = max(done, at - 64)
+        space = _SPACE_RE.search(text, at)
+        end = space.start() if space else len(text)
+        m = _URL_PASSWORD_RE.search(text, start, end)
+        if m is not None:
+            found.append(m)
+            done = m.end()
+        at = text.find("://", max(at + 3, done))
+    return found
+
 
 _registered: set[str] = set()
 
@@ -155,7 +177,12 @@ def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Map
         if any(h in text for h in hints):
             text = regex.sub(f"[REDACTED:{label}]", text)
     if "://" in text and "@" in text:
-        text = _URL_PASSWORD_RE.sub(lambda m: f"{m.group(1)}[REDACTED:url-password]{m.group(3)}", text)
+        parts: list[str] = []
+        done = 0
+        for m in _url_password_matches(text):
+            parts.append(text[done : m.start(2)] + "[REDACTED:url-password]")
+            done = m.end(2)
+        text = "".join(parts) + text[done:]
     lowered = text.lower()
     if "bearer" in lowered or "authorization" in lowered:
         text = _BEARER_RE.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
@@ -284,7 +311,7 @@ def _secret_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:
         if any(h in text for h in hints):
             spans.extend(m.span() for m in regex.finditer(text))
     if "://" in text and "@" in text:
-        spans.extend(m.span() for m in _URL_PASSWORD_RE.finditer(text))
+        spans.extend(m.span() for m in _url_password_matches(text))
     lowered = text.lower()
     if "bearer" in lowered or "authorization" in lowered:
         spans.extend(m.span() for m in _BEARER_RE.finditer(text))

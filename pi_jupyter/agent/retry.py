@@ -65,7 +65,7 @@ class Retry:
         """
         if not self.attempt or event.type != "message_end":
             return
-        message = event.message  # type: ignore[union-attr]
+        message = event.message
         if getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted"):
             attempt, self.attempt = self.attempt, 0
             self._run.emit(AutoRetryEndEvent(success=True, attempt=attempt))

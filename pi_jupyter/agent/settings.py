@@ -27,5 +27,6 @@ class AgentSettings(BaseModel):
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     default_thinking_level: str = "medium"
     block_images: bool = False
-    record_system_prompt: bool = False
-    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`)."""
+    record_system_prompt: bool | None = None
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`);
+    ``None``: only on a branch that already records them (a pi 1.x session), so its prompt and tools become ours."""

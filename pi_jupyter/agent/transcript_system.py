@@ -60,8 +60,14 @@ def record_system(session: Any, history: list[Any], prompt: str, tool_specs: lis
     return delta
 
 
-def prepare_run(session: Any, history: list[Any], config: Any) -> None:
-    """Record the run's prompt and tools in the transcript; the request then takes them from there alone."""
-    record_system(session, history, config.system_prompt or "", [t.spec() for t in config.tools])
-    if any(is_system(m) for m in history):
+def prepare_run(session: Any, history: list[Any], config: Any, record: bool | None) -> None:
+    """Record the run's prompt and tools in the transcript; the request then takes them from there alone.
+
+    ``record=None`` records only on a branch that already holds system messages (pi 1.x wrote it):
+    without the delta, pi's prompt and tool declarations would be sent beside ours.
+    """
+    recorded = any(is_system(m) for m in history)
+    if record or (record is None and recorded):
+        record_system(session, history, config.system_prompt or "", [t.spec() for t in config.tools])
+    if recorded or any(is_system(m) for m in history):
         config.system_prompt = None  # the transcript's replay is the prompt (see providers.transcript)

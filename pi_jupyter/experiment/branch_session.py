@@ -126,6 +126,11 @@ class BranchSession:
         """Label an entry (the label entry goes below this branch's leaf)."""
         return self._append(lambda: self.shared.label(target, label))
 
+    def sync(self) -> None:
+        """Nothing: the agent syncs after each run, which for a thousand branches is a thousand
+        fsyncs on the event loop; the experiment syncs the shared session once when the grid ends
+        (appends still follow the session's durability setting)."""
+
     # -- everything else is the shared session's
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

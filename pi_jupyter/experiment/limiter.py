@@ -1,7 +1,8 @@
 """One rate limiter per provider, shared by every branch of a grid.
 
 Each model call waits at its provider's gate. A rate-limit reply (HTTP 429, "rate limit",
-"overloaded") closes the gate for the ``Retry-After`` seconds the provider sent (or an
+"overloaded"; also timeouts, refused connections and 502-504, the signs of a server at its
+limit) closes the gate for the ``Retry-After`` seconds the provider sent (or an
 exponential pause when it sent none) and halves how many calls may be in flight; each
 success lets one more through again (additive increase, multiplicative decrease). So a
 burst of 429s slows the whole grid instead of failing branches one by one; the agent's own
@@ -18,6 +19,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 _RATE_LIMITED = re.compile(r"\b429\b|rate.?limit|too many requests|overloaded|\b529\b", re.IGNORECASE)
+_STRAINED = re.compile(r"timed? ?out|timeout|connection.?(?:error|refused|reset)|\b50[234]\b|service.?unavailable", re.IGNORECASE)
+"""A server that stops answering in time or refuses connections is overloaded too: fewer calls, a short pause."""
 _RETRY_AFTER = re.compile(r"retry.?after\D{0,5}(\d+(?:\.\d+)?)", re.IGNORECASE)
 MAX_PAUSE_S = 120.0
 
@@ -34,10 +37,11 @@ def retry_after_of(event: Any) -> float | None:
 
 
 def is_rate_limited(event: Any) -> bool:
-    """True for an error event that says the provider is rate limiting us."""
+    """True for an error event that says the provider is rate limiting us (or is overloaded: timeouts, refused connections, 502-504)."""
     if getattr(event, "type", None) != "error" or getattr(event, "reason", None) != "error":
         return False
-    return bool(_RATE_LIMITED.search(getattr(getattr(event, "error", None), "error_message", None) or ""))
+    message = getattr(getattr(event, "error", None), "error_message", None) or ""
+    return bool(_RATE_LIMITED.search(message) or _STRAINED.search(message))
 
 
 class _Gate:
@@ -98,10 +102,12 @@ class RateLimiter:
         gate.in_flight = max(0, gate.in_flight - 1)
         if rate_limited:
             gate.rate_limited += 1
-            gate.strikes += 1
-            pause = retry_after if retry_after is not None else min(MAX_PAUSE_S, 0.5 * 2 ** (gate.strikes - 1))
-            gate.paused_until = max(gate.paused_until, self._clock() + min(pause, MAX_PAUSE_S))
-            gate.limit = max(1, gate.limit // 2)
+            now = self._clock()
+            if now >= gate.paused_until:  # calls already in flight when the gate closed are one burst: one strike
+                gate.strikes += 1
+                gate.limit = max(1, gate.limit // 2)
+            pause = retry_after if retry_after is not None else 0.5 * 2 ** (gate.strikes - 1)
+            gate.paused_until = max(gate.paused_until, now + min(pause, MAX_PAUSE_S))
         else:
             gate.strikes = 0
             gate.limit = min(gate.max, gate.limit + 1)

@@ -155,3 +155,19 @@ def tool_state_changes(previous: list[dict[str, Any]], current: list[dict[str, A
     added = [t for t in current if before.get(t["name"]) != t]
     removed = [{"name": t["name"]} for t in previous if after.get(t["name"]) != t]
     return added, removed
+
+
+def system_message_summary(message: Any) -> str:
+    """One line for a system message: its text, the sections it sets or removes, the tools it adds or removes."""
+    data = _as_dict(message) or {}
+    parts = []
+    text = content_text(data.get("content"))
+    if text:
+        parts.append(repr(text[:40] + ("…" if len(text) > 40 else "")))
+    sections = _sections(data)
+    if sections:
+        parts.append("sections " + ", ".join(f"-{name}" if value is None else name for name, value in sections.items()))
+    changes = [f"-{t['name']}" for t in _tools(data, "toolsRemoved")] + [f"+{t['name']}" for t in _tools(data, "toolsAdded")]
+    if changes:
+        parts.append("tools " + " ".join(changes))
+    return "system prompt: " + ("; ".join(parts) or "(empty)")

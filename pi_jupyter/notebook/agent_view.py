@@ -58,6 +58,13 @@ from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, o
 from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
+_ESM_PARTS = ("agent_view_store.js", "agent_view_markdown.js", "agent_view_status.js", "agent_view.js")
+
+
+def esm_source() -> str:
+    """The widget's JavaScript module: its four parts (store, Markdown, status line, view) joined in order."""
+    return "\n".join((_STATIC / name).read_text(encoding="utf-8") for name in _ESM_PARTS)
+
 
 ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retrying", "stopping", "done", "aborted", "error"]
 """What the status line says the agent is doing."""
@@ -76,7 +83,7 @@ class AgentView(Transport, anywidget.AnyWidget):
     without the widget.
     """
 
-    _esm = _STATIC / "agent_view.js"
+    _esm = esm_source()
     _css = _STATIC / "agent_view.css"
 
     title = traitlets.Unicode("").tag(sync=True)
@@ -87,6 +94,8 @@ class AgentView(Transport, anywidget.AnyWidget):
     """Sequence number of the last op folded into ``transcript``."""
     status = traitlets.Dict().tag(sync=True)
     """Model, state, tokens, cost and elapsed time for the status line."""
+    scale = traitlets.Float(1.0).tag(sync=True)
+    """Type size factor (``%config PiMagics.scale``: 1.5 for a projector)."""
 
     def __init__(
         self,
@@ -116,6 +125,7 @@ class AgentView(Transport, anywidget.AnyWidget):
         self._open_blocks: dict[int, dict[str, Any]] = {}
         self._current: dict[str, Any] | None = None  # the assistant item being streamed
         self._messages: list[Any] = []  # final messages, for the Markdown transcript
+        self._footer = ("", "")
         self._sequence: list[Any] = []  # final messages and notice items, in order (the static rendering)
         self._pending: list[dict[str, Any]] = []
         self._notices: dict[str, dict[str, Any]] = {}  # "compaction" / "retry" -> the live notice
@@ -222,17 +232,22 @@ class AgentView(Transport, anywidget.AnyWidget):
 
     def markdown(self) -> str:
         """The conversation so far as Markdown (what nbconvert's markdown export and a text frontend show)."""
-        return render_markdown(self.static_items(), status=self.run_status(), title=self.title)
+        text = render_markdown(self.static_items(), status=self.run_status(), title=self.title)
+        return text + ("\n" + self._footer[1] + "\n" if self._footer[1] else "")
 
     def html(self) -> str:
         """The conversation so far as sanitizer-safe HTML (what a reopened notebook, nbconvert and GitHub show)."""
-        return render_html(self.static_items(), status=self.run_status(), title=self.title)
+        return render_html(self.static_items(), status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0])
 
     def text(self) -> str:
         """The conversation so far as plain text."""
         with self._lock:
             head = f"{self.title}\n\n" if self.title else ""
             return head + transcript_text(self._messages) + "\n" + self.run_status().line()
+
+    def set_footer(self, html: str, markdown: str) -> None:
+        """Add trusted ``html`` (and its ``markdown``) after the status line of the static rendering (e.g. sibling answers)."""
+        self._footer = (html, markdown)
 
     def static_bundle(self) -> dict[str, Any]:
         """The static rendering alone: ``text/html``, ``text/markdown``, ``text/plain`` (no widget)."""

@@ -37,6 +37,10 @@ def await_pi_cells(lines: list[str]) -> list[str]:
     m = _CALL.match(lines[0])
     if m is None:
         return lines
+    from IPython import get_ipython
+
+    if getattr(get_ipython(), "_pi_magics", None) is None:  # unloaded: IPython says the magic is unknown
+        return lines
     return [f"await get_ipython()._pi_magics.pi_async({m.group('args')})\n"]
 
 
@@ -49,4 +53,11 @@ def install(shell: Any) -> bool:
     return True
 
 
-__all__ = ["await_pi_cells", "install", "kernel_hears_comms_while_awaiting"]
+def uninstall(shell: Any) -> None:
+    """Remove the transformer (``%unload_ext pi_jupyter``)."""
+    transformers = getattr(shell, "input_transformers_post", None)
+    if transformers is not None and await_pi_cells in transformers:
+        transformers.remove(await_pi_cells)
+
+
+__all__ = ["await_pi_cells", "install", "kernel_hears_comms_while_awaiting", "uninstall"]

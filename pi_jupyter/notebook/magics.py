@@ -22,9 +22,11 @@ from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileE
 from . import context_commands
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
+from .siblings import siblings_footer
 from .state import NotebookState
 
 _USER_ERRORS = (
@@ -112,6 +114,7 @@ class PiMagics(Magics, PiConfig):
         super().__init__(shell=shell, config=cfg)
         self.state = NotebookState(self, shell.user_ns if shell is not None else {})
         self._awaited = False  # True while pi_async runs the cell: the wait is left to it
+        self._model_note = ""
 
     # ---------------------------------------------------------------- %%pi
 
@@ -177,7 +180,9 @@ class PiMagics(Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt = fill_prompt(text, self.shell.user_ns)
+        prompt, warning = guard_prompt(fill_prompt(text, self.shell.user_ns), text)
+        if warning:
+            print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
         busy = state.busy(agent)
@@ -218,6 +223,7 @@ class PiMagics(Magics, PiConfig):
                     pass
                 if view is not None and handle is not None:
                     try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
+                        view.set_footer(*siblings_footer(agent.session, cell_id, start, agent.session.leaf_id))
                         handle.update(view.final_bundle(), raw=True)
                         view.close()
                     except Exception:  # noqa: BLE001 - the transcript update is best effort
@@ -266,6 +272,7 @@ class PiMagics(Magics, PiConfig):
             self._require_key(model, "%%pi")  # before switching: a failed cell must not change the session's model
             if agent.model.ref != model.ref:
                 agent.set_model(model)
+                self._model_note = f"model is now {model.ref} for the next cells"
         else:
             self._require_key(agent.model, "%%pi")
         if args.thinking:
@@ -284,8 +291,15 @@ class PiMagics(Magics, PiConfig):
             return None
         from .agent_view import AgentView
 
-        title = agent.session.name or os.path.basename(agent.session.path or "session")
-        view = AgentView(title=title, model=agent.model.ref, max_rate=self.stream_rate)
+        view = AgentView(
+            title=agent.session.name or os.path.basename(agent.session.path or "session"),
+            model=agent.model.ref,
+            max_rate=self.stream_rate,
+            scale=self.scale,
+        )
+        if self._model_note:  # --model changed the session's model: say so where the user looks
+            view.set_status(note=self._model_note)
+            self._model_note = ""
         view.on_stop(agent.abort)
         return view
 
@@ -456,10 +470,9 @@ class PiMagics(Magics, PiConfig):
         return result
 
     def _cmd_context(self, rest: list[str]) -> Any:
-        from .context_view import context_report
+        from .context_view import context_bundle
 
-        agent = self._agent()
-        _show_markdown(context_report(agent))
+        display(context_bundle(self._agent()), raw=True)  # prose wraps at word boundaries (HTML), text wrapped too
         return None
 
     def _cmd_tree(self, rest: list[str]) -> Any:

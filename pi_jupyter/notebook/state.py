@@ -11,6 +11,7 @@ from typing import Any
 from ..agent.agent import Agent
 from ..agent.events import Event
 from ..session import Session, SessionError
+from .display_capture import display_capture
 from .live_settings import apply_settings
 from .runner import BackgroundRun, KernelRunner
 
@@ -114,7 +115,7 @@ class NotebookState:
             tools=[],  # given by apply_settings, with the policy and the timeout
             base_url=cfg.base_url or None,
             cwd=os.getcwd(),
-            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout},
+            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout, "display_capture": display_capture},
             policy=policy,
         )
         agent.extensions.load_entry_points()

@@ -72,7 +72,7 @@ def show_tree(agent: Any, args: list[str], *, shell: Any = None) -> Any:
         except ImportError:  # pragma: no cover - the notebook layer runs under IPython
             shell = None
     if opts.static or not _widgets_usable(shell):
-        return session.graph(**graph_options)
+        return durable_graph(session.graph(**graph_options))
     magics = getattr(shell, "_pi_magics", None)
     state = getattr(magics, "state", None)
     runner = getattr(state, "runner", None)
@@ -97,6 +97,28 @@ def static_tree_bundle(graph: Any, svg: str | None) -> dict[str, Any]:
 
 
 _DURABLE_CLASS: Any = None
+_DURABLE_GRAPHS: dict[type, type] = {}
+
+
+def durable_graph(graph: Any) -> Any:
+    """``graph`` (a SessionGraph) displayed as a picture every viewer draws: SVG and PNG, no inline-SVG HTML.
+
+    An untrusted JupyterLab sanitizes inline SVG in ``text/html`` into loose text and refuses
+    ``image/svg+xml``; without ``text/html`` it draws the PNG, and a trusted one the SVG.
+    """
+    cls = type(graph)
+    sub = _DURABLE_GRAPHS.get(cls)
+    if sub is None:
+
+        def _repr_mimebundle_(self: Any, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+            data = cls._repr_mimebundle_(self, include=include, exclude=exclude, **kwargs)
+            if "image/svg+xml" not in data:
+                return data  # no picture here: the text tree as the graph gives it
+            return static_tree_bundle(self, data["image/svg+xml"])
+
+        sub = _DURABLE_GRAPHS[cls] = type(cls.__name__, (cls,), {"_repr_mimebundle_": _repr_mimebundle_, "__module__": cls.__module__})
+    graph.__class__ = sub
+    return graph
 
 
 def _durable_tree_view_class() -> Any:

@@ -9,9 +9,12 @@ again, so it does not block the path as "an empty file".
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from .report import SessionError, SessionFileError
 
@@ -29,6 +32,21 @@ def not_regular(mode: int) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+@contextlib.contextmanager
+def read_regular_fd(path: str) -> Iterator[BinaryIO]:
+    """The regular file at ``path`` opened for reading in chunks; anything else raises :class:`SessionFileError`."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        what = not_regular(os.fstat(fd).st_mode)
+        if what is not None:
+            raise SessionFileError(path, f"is {what}, not a regular file: a session is a .jsonl file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            yield fh
+    finally:
+        os.close(fd)
 
 
 def read_regular(path: str) -> bytes:

@@ -1,30 +1,73 @@
-"""Context rebuild: pi's ``buildSessionContext`` over the index or over a root-first path of raw entries.
+"""The context rebuild (pi's ``buildSessionContext``): which entries of a branch a model is given, and as what.
 
-The walk finds the thinking level, model and latest compaction on the path; :mod:`.projection`
-turns the entries it keeps into messages (pi 1.6's context edits and system messages included).
+:func:`context_plan` makes the choices on an :class:`~.index.EntryIndex` (the latest
+compaction, the entries it keeps, thinking level and model); :func:`build_context` emits the
+messages of an index held in memory through :mod:`.projection` (pi 1.6's context edits and
+system messages included); a streaming reader emits them one entry at a time with
+:func:`~.projection.entry_messages`. :func:`context_from_path` does the same from a list of entries.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from .index import K_COMPACTION, K_MESSAGE, K_MODEL, K_OTHER, K_THINKING, KINDS, EntryIndex, RawEntry, is_assistant
+from .index import (
+    K_BRANCH_SUMMARY,
+    K_COMPACTION,
+    K_CUSTOM_MESSAGE,
+    K_MESSAGE,
+    K_MODEL,
+    K_OTHER,
+    K_THINKING,
+    KINDS,
+    EntryIndex,
+    RawEntry,
+    is_assistant,
+)
 from .projection import context_positions, project_positions
 
 
-def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
-    """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
+@dataclass
+class ContextPlan:
+    """What a context rebuild takes from a branch: the context entries, thinking level and model.
+
+    ``positions`` are index positions in emitting order (pi's ``buildContextEntries``: the
+    latest compaction, the entries it keeps, everything after it); when ``compaction_head``
+    the first of them is that compaction, which gives its summary (and system snapshot).
+    """
+
+    positions: list[int]
+    compaction_head: bool
+    thinking: Any
+    model: dict[str, Any] | None
+
+    def settings(self) -> dict[str, Any]:
+        """``{thinkingLevel?, model}`` as :func:`build_context` returns them (after ``messages``)."""
+        out: dict[str, Any] = {}
+        if self.thinking is not None:
+            out["thinkingLevel"] = self.thinking
+        out["model"] = self.model
+        return out
+
+
+EMITTING_KINDS = frozenset({K_MESSAGE, K_CUSTOM_MESSAGE, K_BRANCH_SUMMARY, K_COMPACTION})
+"""Kind codes of the entries that can give a message to a context."""
+
+
+def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> ContextPlan:
+    """pi's ``buildSessionContext`` choices on the index: the context entries, thinking level and model.
 
     ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
-    unknown leaf id falls back to the last entry in the file, as pi does. This works on the
-    index's per-line kind codes, so a 100k-deep branch is rebuilt in milliseconds.
+    unknown leaf id falls back to the last entry in the file, as pi does. Raises
+    :class:`CycleError` when the branch has no root.
     """
     if explicit_none:
-        return {"messages": [], "thinkingLevel": "off", "model": None}
+        return ContextPlan([], False, "off", None)
     order = index.order
     if not leaf_id or leaf_id not in index.by_id:
         if not order:
-            return {"messages": [], "thinkingLevel": "off", "model": None}
+            return ContextPlan([], False, "off", None)
         # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
         positions = index.path_positions_from(len(order) - 1)
     else:
@@ -55,12 +98,18 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
             model = _model_ref(source, "provider", "modelId")
         else:
             model = _model_ref(source["message"], "provider", "model")
-    messages = project_positions(order, kinds, context_positions(order, positions, compaction_at), compaction_at >= 0)
-    ctx: dict[str, Any] = {"messages": messages}
-    if thinking is not None:
-        ctx["thinkingLevel"] = thinking
-    ctx["model"] = model
-    return ctx
+    return ContextPlan(context_positions(order, positions, compaction_at), compaction_at >= 0, thinking, model)
+
+
+def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
+    """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
+
+    See :func:`context_plan`. This works on the index's per-line kind codes, so a 100k-deep
+    branch is rebuilt in milliseconds.
+    """
+    plan = context_plan(index, leaf_id, explicit_none=explicit_none)
+    messages = project_positions(index.order, index.kinds, plan.positions, plan.compaction_head)
+    return {"messages": messages, **plan.settings()}
 
 
 def context_from_path(path: list[RawEntry]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ through :mod:`.viewers`, so the store imports nothing below it.
 
 from __future__ import annotations
 
+import builtins
 import os
 import threading
 from collections.abc import Callable
@@ -319,7 +320,7 @@ class Session(SessionMoves):
         return list_sessions(Path(dir) if dir is not None else default_session_dir(cwd))
 
     @staticmethod
-    def list_all() -> list[SessionInfo]:
+    def list_all() -> builtins.list[SessionInfo]:  # below Session.list, "list" is that method
         """Info on every session of every project under pi's sessions folder, most recent first."""
         from .listing import list_all_sessions
 
@@ -349,7 +350,7 @@ class Session(SessionMoves):
         return cls._write_new(path, header, list(src._index.order), durability)
 
     @classmethod
-    def _write_new(cls, path: str, header: RawEntry, entries: list[RawEntry], durability: Durability) -> Session:
+    def _write_new(cls, path: str, header: RawEntry, entries: builtins.list[RawEntry], durability: Durability) -> Session:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.exists(path):
             raise SessionFileError(path, "a file already exists there")

@@ -39,3 +39,24 @@ def entry_usage(entry: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     if etype in ("compaction", "branch_summary"):
         return SUMMARIES_KEY, usage
     return None
+
+
+def response_usage(response: Any) -> dict[str, Any] | None:
+    """The ``usage`` object of a model response (message model or dict), if it has one."""
+    data = response.to_dict() if hasattr(response, "to_dict") else response
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return usage if isinstance(usage, dict) and usage else None
+
+
+def combine_usage(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The sum of two usage objects (pi's ``combineUsage``); ``None`` when both are missing."""
+    if first is None or second is None:
+        return first or second
+
+    def num(value: Any) -> float:
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+    out: dict[str, Any] = {k: num(first.get(k)) + num(second.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")}
+    costs = [c if isinstance(c, dict) else {} for c in (first.get("cost"), second.get("cost"))]
+    out["cost"] = {k: num(costs[0].get(k)) + num(costs[1].get(k)) for k in ("input", "output", "cacheRead", "cacheWrite", "total")}
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from typing import Any
 
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
@@ -111,17 +112,22 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
     tree = result.svg if result.svg else f"<pre>{html.escape(graph.text())}</pre>"
     model = getattr(graph, "model", None)
     nodes = {k: n.entry_ids for k, n in (model.nodes.items() if model is not None else []) if n.entry_ids}
-    children = {p for p in parents.values() if p}
-    leaves = [r["id"] for r in raws if r["id"] not in children and r.get("type") not in _NOT_BRANCHES]
+    # a branch ends at a content entry with no content below it (labels, cell records, checkout markers do not count)
+    below: set[str] = set()
+    for r in reversed(raws):  # children come after their parents in an append-only file
+        parent = parents.get(r["id"])
+        if parent and (r.get("type") in _CONTENT or r["id"] in below):
+            below.add(parent)
+    leaves = [r["id"] for r in raws if r.get("type") in _CONTENT and r["id"] not in below]
     data = {"parents": parents, "nodes": nodes, "leaf": start, "leaves": leaves, "labels": labels}
-    title = html.escape(str(session.name or session.path or "session"))
+    title = html.escape(str(session.name or os.path.basename(session.path or "") or "session"))
     branch_list = "".join(
         f'<li><a href="#e-{html.escape(x)}" data-leaf="{html.escape(x)}">{html.escape(_branch_name(x, parents, msgs, labels))}</a></li>'
         for x in leaves
     )
     return _PAGE.format(
         title=title,
-        meta=html.escape(f"{len(raws):,} entries · {len(leaves)} branches · session {session.id}"),
+        meta=html.escape(f"{len(raws):,} entries · {len(leaves)} branches · session {session.id}" + (f" · {session.path or ''}")),
         tree=tree,
         branches=branch_list,
         entries=entries,
@@ -131,7 +137,7 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
     )
 
 
-_NOT_BRANCHES = frozenset({"label", "session_info"})
+_CONTENT = frozenset({"message", "compaction", "branch_summary", "custom_message"})
 
 
 def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any], labels: dict[str, str]) -> str:
@@ -149,15 +155,17 @@ def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any]
 
 
 _CSS = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff}
+body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff;height:100vh;overflow:hidden;
+  display:flex;flex-direction:column}
 header{padding:.6em 1em;border-bottom:1px solid #d0d7de;display:flex;gap:1em;align-items:center;flex-wrap:wrap}
-header h1{font-size:1.15em;margin:0} header .meta{opacity:.7}
+header h1{font-size:1.15em;margin:0} header .meta{opacity:.7;font-size:.85em;overflow-wrap:anywhere}
 #search{margin-left:auto;padding:.3em .5em;min-width:16em}
-main{display:grid;grid-template-columns:minmax(18em,38%) 1fr;height:calc(100vh - 3.2em)}
+main{display:grid;grid-template-columns:minmax(18em,38%) 1fr;flex:1;min-height:0}
+#side{overflow:auto}
 #tree{overflow:auto;border-right:1px solid #d0d7de;padding:.5em} #tree svg{max-width:none}
 #tree g.node{cursor:pointer} #tree g.node.sel polygon,#tree g.node.sel path{stroke:#cf222e;stroke-width:3}
 #side ul{padding-left:1.2em;margin:.3em 0} #hits a{display:block}
-#transcript{overflow:auto;padding:.5em 1.5em}
+#transcript{overflow:auto;padding:.5em 1.5em;position:relative}
 .entry{margin:.3em 0;padding:.2em 0;border-top:1px dashed #eaeef2}
 .js .entry{display:none} .js .entry.on{display:block} .js.searching .entry.hit{display:block;background:#fff8c5}
 .eid{font:11px monospace;opacity:.5} .label{background:#dafbe1;border-radius:3px;padding:0 .4em;margin-left:.5em;opacity:1;font-weight:bold}
@@ -174,7 +182,8 @@ function show(leaf,scrollTo){
   path(leaf).forEach(id=>{const e=document.getElementById('e-'+id);if(e)e.classList.add('on');});
   document.querySelectorAll('#tree g.node').forEach(g=>{const t=g.querySelector('title');const ids=t&&D.nodes[t.textContent];
     g.classList.toggle('sel',!!ids&&ids.indexOf(leaf)>=0);});
-  const target=document.getElementById('e-'+(scrollTo||leaf));if(target)target.scrollIntoView({block:'start'});
+  const target=document.getElementById('e-'+(scrollTo||leaf));const pane=document.getElementById('transcript');
+  if(target)pane.scrollTop=target.offsetTop-pane.offsetTop;
 }
 document.querySelectorAll('#tree g.node').forEach(g=>g.addEventListener('click',ev=>{ev.preventDefault();
   const t=g.querySelector('title');const ids=t&&D.nodes[t.textContent];if(ids)show(ids[ids.length-1],ids[0]);}));

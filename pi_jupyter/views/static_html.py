@@ -42,7 +42,7 @@ PROMPT_FOLD = 600
 
 _ARGS_LIMIT = 4000
 _THINKING_LIMIT = 6000
-_ROOT_STYLE = "font-size:calc(1em * var(--pi-scale, 1));line-height:1.45;max-width:60em"
+_ROOT_STYLE = "line-height:1.45;max-width:60em"
 _USER_STYLE = "border-left:3px solid rgba(127,127,127,.55);padding:.1em .7em;margin:.5em 0;background:rgba(127,127,127,.06)"
 _TOOL_STYLE = "border:1px solid rgba(127,127,127,.35);border-radius:4px;padding:.3em .6em;margin:.4em 0"
 _DIM = "opacity:.72"
@@ -199,17 +199,20 @@ def render_html(
     title: str = "",
     footer: str = "",
     max_output: int = DEFAULT_MAX_OUTPUT,
+    scale: float = 1.0,
 ) -> str:
     """The conversation (messages and :class:`Notice` items, in order) as one sanitizer-safe HTML fragment.
 
     Answers are rendered Markdown with highlighted code, thinking is folded, each tool call
     shows its arguments and its result or error (cut in the middle past ``max_output``
-    characters), and ``status`` ends it. ``footer`` is trusted HTML added at the end.
+    characters), and ``status`` ends it. ``footer`` is trusted HTML added at the end;
+    ``scale`` enlarges the type (a projector).
     """
     seq = _items(items)
     results = {m.tool_call_id: m for m in seq if isinstance(m, ToolResultMessage)}
     shown: set[str] = set()
-    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}">']
+    size = f";font-size:{scale:g}em" if scale != 1.0 else ""
+    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}">']
     if title:
         parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
     for m in seq:
@@ -242,4 +245,52 @@ def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, ti
     return "\n\n".join(chunks) + "\n"
 
 
-__all__ = ["PROMPT_FOLD", "Notice", "RunStatus", "render_html", "render_item", "render_markdown"]
+class Sibling(BaseModel):
+    """One run of a re-run cell: where it ended and its final answer."""
+
+    end_id: str | None = None
+    answer: Any = None
+    """The run's last assistant message (``None`` when it produced none)."""
+    current: bool = False
+
+
+def _sibling_title(n: int, total: int, sib: Sibling) -> str:
+    text = " ".join((sib.answer.text if sib.answer is not None else "").split())
+    preview = (text[:90] + "…") if len(text) > 90 else text or "(no answer)"
+    return f"answer {n} of {total} · {preview}"
+
+
+def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
+    """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it."""
+    total = len(siblings)
+    current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
+    head = f"<p><strong>answer {current} of {total}</strong> · the other answers to this cell:</p>"
+    parts = [f'<div class="pi-siblings" style="{_TOOL_STYLE}">{head}']
+    shown = [(i, s) for i, s in enumerate(siblings, 1) if not s.current][-limit:]
+    for i, sib in shown:
+        body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
+        cont = f"<p>continue from this one: <code>%pi checkout {_esc(sib.end_id)}</code></p>" if sib.end_id else ""
+        parts.append(f"<details><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
+    """One line: "answer k of N", and how to continue from each other answer."""
+    total = len(siblings)
+    current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
+    others = [f"{i}: `%pi checkout {s.end_id}`" for i, s in enumerate(siblings, 1) if not s.current and s.end_id]
+    return f"*answer {current} of {total}*" + (f" · continue from another answer with {', '.join(others)}" if others else "")
+
+
+__all__ = [
+    "PROMPT_FOLD",
+    "Notice",
+    "RunStatus",
+    "Sibling",
+    "render_html",
+    "render_item",
+    "render_markdown",
+    "render_siblings_html",
+    "render_siblings_markdown",
+]

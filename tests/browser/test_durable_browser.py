@@ -38,6 +38,7 @@ TREE = "%pi tree"
 
 NAME = "durable.ipynb"
 NO_WIDGET_ERROR = "Error displaying widget"
+WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +147,34 @@ def test_nbconvert_html_without_scripts_and_markdown(saved, jupyter_server, tmp_
     )
     md = (tmp_path / "durable.md").read_text()
     assert "42 is the answer" in md and "Explain **durable outputs** in one line." in md
+
+
+def test_notebook7_on_another_server_reads_it_too(saved, notebook7, notebook7_server):
+    # another server signs with another secret: the notebook opens untrusted, as one sent by a colleague
+    (notebook7_server.root / NAME).write_text(json.dumps(saved))
+    notebook7.open_notebook(NAME)
+    _check_reader_view(notebook7)
+    notebook7.screenshot("durable_notebook7.png")
+
+
+def test_why_the_widget_must_leave_the_saved_output(lab, jupyter_server):
+    """JupyterLab draws a widget view before any other type and does not fall back when its model is gone."""
+    import nbformat
+    import nbformat.sign
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("# a widget output saved without widget state")
+    view = {"version_major": 2, "version_minor": 1, "model_id": "0123456789abcdef0123456789abcdef"}
+    cell.outputs = [nbformat.v4.new_output("display_data", data={WIDGET: view, "text/html": "<b>the static fallback</b>"})]
+    nb.cells = [cell]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    # signed with the server's secret, as a notebook the user saved: its outputs are trusted
+    nbformat.sign.NotebookNotary(data_dir=str(jupyter_server.root.parent / "data")).sign(nb)
+    nbformat.write(nb, jupyter_server.root / "dangling.ipynb")
+    lab.open_notebook("dangling.ipynb")
+    lab.page.wait_for_function(
+        "() => { const o = document.querySelector('.jp-OutputArea'); return o && o.innerText.includes('Error displaying widget'); }",
+        timeout=30_000,
+    )
+    assert "the static fallback" not in lab.output_text(0)
+    assert lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted")

@@ -183,23 +183,27 @@ class GrepTool(BuiltinTool[GrepParams]):
                 )
                 if not e.is_dir
             )
-            candidates = ((e.path, e.rel, e.is_link) for e in files)
+            candidates = ((e.path, e.rel, e) for e in files)
         else:
-            candidates = iter([(search, os.path.basename(search), False)])
+            candidates = iter([(search, os.path.basename(search), None)])
         prescan = prescan_regex(regex)
         out: list[str] = []
         matches = 0
         limit_reached = False
         lines_truncated = False
-        for path, rel, _is_link in candidates:
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        for path, rel, entry in candidates:
             if stop():
                 break
             if glob is not None and is_dir and not glob.wants_file(rel):
                 continue
             try:
-                # checked and opened without following a link swapped in since; a link pointing
-                # outside the allowed area is not followed
-                fd, _real = self.open_path(path, ctx, "read", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+                if entry is not None and not entry.is_link:
+                    fd = entry.open(flags)  # through the walk's folder descriptor, refusing a link swapped in
+                else:
+                    # checked and opened without following a link swapped in since; a link
+                    # pointing outside the allowed area is not followed
+                    fd, _real = self.open_path(path, ctx, "read", flags)
             except (ToolError, OSError):
                 continue
             for number, block in _file_matches(fd, regex, context, prescan):

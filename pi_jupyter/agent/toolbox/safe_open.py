@@ -57,7 +57,7 @@ def open_resolved(real: str, flags: int, mode: int = 0o666, *, make_parents: boo
                     pass
                 child = os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
             except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(part, fd):
                     raise _changed(parts[: i + 1]) from None
                 raise
             os.close(fd)
@@ -67,11 +67,18 @@ def open_resolved(real: str, flags: int, mode: int = 0o666, *, make_parents: boo
         try:
             return os.open(parts[-1], flags | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=fd)
         except OSError as exc:
-            if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and not flags & getattr(os, "O_DIRECTORY", 0)):
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK) and _is_link(parts[-1], fd):
                 raise _changed(parts) from None
             raise
     finally:
         os.close(fd)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def _changed(parts: list[str]) -> PathChanged:

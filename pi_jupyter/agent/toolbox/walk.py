@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...resources.ignore import IgnoreMatcher
 from .safe_open import open_resolved
@@ -26,12 +26,24 @@ ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
 
 @dataclass(frozen=True)
 class Entry:
-    """One file or directory found: absolute ``path``, posix ``rel`` path from the root."""
+    """One file or directory found: absolute ``path``, posix ``rel`` path from the root.
+
+    ``dir_fd`` is the open descriptor of its folder, valid only until the walk moves on (so a
+    caller can open the entry without following links, see :meth:`open`); ``None`` where
+    descriptors are not supported.
+    """
 
     path: str
     rel: str
     is_dir: bool
     is_link: bool
+    dir_fd: int | None = field(default=None, compare=False, repr=False)
+
+    def open(self, flags: int = os.O_RDONLY) -> int:
+        """Open this entry through its folder's descriptor, refusing a symlink (use it only for non-links)."""
+        if self.dir_fd is None:
+            return os.open(self.path, flags)
+        return os.open(os.path.basename(self.path), flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=self.dir_fd)
 
 
 def walk(
@@ -90,7 +102,7 @@ def walk(
                     continue
                 if m.ignored(child_rel, is_dir):
                     continue
-                entry = Entry(os.path.join(directory, de.name), child_rel, is_dir, is_link)
+                entry = Entry(os.path.join(directory, de.name), child_rel, is_dir, is_link, fd)
                 yield entry
                 if is_dir and not is_link and not skip_dir(entry):
                     yield from visit(entry.path, child_rel, m, fd, de.name)
