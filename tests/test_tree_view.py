@@ -325,7 +325,7 @@ def test_presentation_scale_is_read_defensively():
     for odd in (float("nan"), -1, "big", True, None):
         assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=types.SimpleNamespace(scale=odd))) == 1.0
     assert tree_view.presentation_scale(types.SimpleNamespace()) == 1.0
-    assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=types.SimpleNamespace(scale=40))) == 3.0
+    assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=types.SimpleNamespace(scale=40))) == 4.0
     view = TreeView(Session.in_memory(), scale=1.25)
     assert view.scale == 1.25
     view.close()

@@ -61,7 +61,7 @@ def presentation_scale(shell: Any = None) -> float:
     value = getattr(getattr(shell, "_pi_magics", None), "scale", 1.0)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         return 1.0
-    return float(min(3.0, max(0.5, value)))
+    return float(min(4.0, max(0.5, value)))  # the range PiMagics.scale accepts
 
 
 class TreeView(anywidget.AnyWidget):

@@ -203,3 +203,14 @@ def test_pi_compare_in_n_and_root_in_the_notebook(lab):
     aligns = cell.locator("table.pi-compare-cells td").evaluate_all("(tds) => tds.map((td) => getComputedStyle(td).textAlign)")
     assert aligns and set(aligns) == {"left"}, aligns
     lab.screenshot("compare_cells.png", cell)
+
+    # %pi tree with a presentation scale: the view's text and its first zoom grow with it
+    lab.append_and_run("%config PiMagics.scale = 1.5\n%pi tree")
+    root = lab.page.locator(".pitv-root").first
+    root.wait_for(timeout=30_000)
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pi-leaf').length === 1", timeout=30_000)
+    assert root.evaluate("(r) => r.style.getPropertyValue('--pi-scale')") == "1.5"
+    ui = float(root.locator(".pitv-header").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)"))
+    assert ui >= 15, ui  # JupyterLab's 13 px UI font, times 1.5, times the status line's 90%
+    px = root.locator("svg g.node.pi-leaf").evaluate(LABEL_PX)
+    assert px >= 1.5 * 11.5, px

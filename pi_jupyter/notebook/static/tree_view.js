@@ -183,8 +183,8 @@ class View {
 
   onScale() {
     const s = Number(this.model.get("scale"));
-    this.presentation = Number.isFinite(s) && s > 0 ? Math.min(3, Math.max(0.5, s)) : 1;
-    this.root.style.setProperty("--pitv-scale", String(this.presentation));
+    this.presentation = Number.isFinite(s) && s > 0 ? Math.min(4, Math.max(0.5, s)) : 1;
+    this.root.style.setProperty("--pi-scale", String(this.presentation));
   }
 
   // ------------------------------------------------------------------ the graph
