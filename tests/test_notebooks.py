@@ -198,3 +198,8 @@ def test_experiment_runs_under_papermill_with_a_parameter_and_replays_the_record
     scores = [e for e in s.raw_entries() if e.get("customType") == "experiment.score"]
     assert len(scores) == 2 and all(e["parentId"] == e["data"]["answerId"] for e in scores)
     assert {e["data"]["scores"]["correct"] for e in scores} == {0.0, 1.0}  # the python variant names only the right region
+    # the same grid through %%pi --vary: 2 thinking levels x 2 variants x 2 repeats, scored by the registered scorer
+    magic = json.dumps(by_id["magic-table"].outputs)
+    assert "python" in magic and "words" in magic
+    table = by_id["magic-table"].outputs[0]["data"]["text/plain"].splitlines()[2:]
+    assert len(table) == 8 and all(row.split()[5] == ("1.0" if "python" in row else "0.0") for row in table)

@@ -78,9 +78,9 @@ def test_quickstart_in_jupyterlab_forks_and_shows_the_widgets(lab):
     rerun = _output_text(lab, _index(src, "rerun"), "forked:")
     assert "forked: True" in rerun  # by cell id in JupyterLab, as by text under nbclient
 
-    ask = _cell(lab, _index(src, "ask")).locator(".piav-root")
-    ask.locator(".piav-tool").first.wait_for(timeout=30_000)
-    assert "143.2" not in ask.inner_text() or "120.5" in ask.inner_text()
+    # the cell's first output: the live AgentView, or its durable rendering once the run is over
+    ask = _cell(lab, _index(src, "ask")).locator(".jp-OutputArea-output").first
+    ask.get_by_text("Out: np.float64(120.5)").first.wait_for(timeout=30_000)
     _save(lab, "agent-view.png", ask)
 
     tree = _cell(lab, _index(src, "tree")).locator(".pitv-root")
@@ -89,6 +89,10 @@ def test_quickstart_in_jupyterlab_forks_and_shows_the_widgets(lab):
     east.click()
     tree.locator(".pitv-panel").wait_for(timeout=15_000)
     assert "pitv-selected" in (east.get_attribute("class") or "")
+    fit = tree.get_by_role("button", name="Fit")
+    if fit.count():
+        fit.first.click()  # the whole tree in view, the selection kept
+        lab.page.wait_for_timeout(500)
     _save(lab, "tree-view.png", tree)
 
     lab.page.set_viewport_size({"width": 1280, "height": 1800})  # the whole comparison, clear of the status bar
