@@ -95,6 +95,10 @@ class ExperimentView(anywidget.AnyWidget):
 
     async def follow(self, experiment: Any) -> None:
         """Tick until cancelled (run it as a task beside the experiment)."""
+        # the first state goes into the traits at once: custom messages sent before the browser
+        # has rendered the view are lost, and its "sync" request waits while the cell blocks
+        self.tick(experiment)
+        self.take_snapshot()
         last_snapshot = time.monotonic()
         try:
             while True:
