@@ -12,9 +12,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from .session import Session
+from .session import Session, viewers
 
 __version__ = "0.1.0"
+
+
+def _graph(session: Session, **opts: Any) -> Any:
+    from .views import build_graph
+
+    return build_graph(session, **opts)
+
+
+def _compare(session: Session, *refs: str, **opts: Any) -> Any:
+    from .views import compare
+
+    return compare(session, *refs, **opts)
+
+
+# The store offers s.graph() and s.compare() without importing the views layer below it; the
+# package root, imported before any of its modules, provides them (views load on first use).
+viewers.provide(graph=_graph, compare=_compare)
 
 
 def __getattr__(name: str) -> Any:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..messages import ImageContent, TextContent
 from ..providers.base import AbortSignal, ToolSpec
-from .redact import redact, redact_value
+from .redact import redact, redact_partial, redact_value
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -238,14 +238,28 @@ def redact_result(result: ToolResult) -> ToolResult:
     return out
 
 
+def redact_partial_result(result: ToolResult) -> ToolResult:
+    """A partial result as it may be shown while the tool still runs.
+
+    Its text blocks are snapshots of output that is still growing, so the tail of each that
+    could still become a secret (a key printed one character at a time) is held back
+    (:func:`~pi_jupyter.agent.redact.redact_partial`); the rest is redacted as in
+    :func:`redact_result`. The final result shows everything, redacted.
+    """
+    content = [TextContent(text=redact_partial(b.text)) if isinstance(b, TextContent) else b for b in result.content]
+    details = redact_value(result.details) if result.details is not None else None
+    return ToolResult(content=content, details=details, is_error=result.is_error)
+
+
 async def run_tool(tool_obj: Tool[Any], raw_args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Validate and execute one tool call; every failure becomes an error result.
 
-    The result and every partial update (``ctx.update``) are redacted
-    (:func:`redact_result`), whichever tool produced them.
+    The result is redacted (:func:`redact_result`) and every partial update (``ctx.update``)
+    too, with the unfinished tail held back (:func:`redact_partial_result`), whichever tool
+    produced them.
     """
     outer_update = ctx.update
-    ctx = dataclasses.replace(ctx, update=lambda partial: outer_update(redact_result(partial)))
+    ctx = dataclasses.replace(ctx, update=lambda partial: outer_update(redact_partial_result(partial)))
     try:
         args = tool_obj.validate_args(raw_args)
     except ToolArgumentError as exc:

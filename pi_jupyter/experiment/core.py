@@ -19,7 +19,8 @@ from typing import Any, Literal
 from .. import providers
 from ..session import Session
 from .branch_session import BranchSession
-from .executors import Executor, executor_for
+from .choose import executor_for
+from .executors import Executor
 from .limiter import RateLimiter
 from .records import EXPERIMENT_TYPE, SCORE_TYPE, VARIANT_TYPE, Grid, Row, experiment_data, variant_data
 from .result import ExperimentResult, score_rows

@@ -66,17 +66,4 @@ class LocalExecutor:
         await asyncio.gather(*(one(spec) for spec in job.specs))
 
 
-def executor_for(name: str | Executor | None, **options: object) -> Executor:
-    """``None``/``"local"`` -> :class:`LocalExecutor`; ``"dask"`` -> a Dask executor (``address=`` a scheduler)."""
-    if name is None or name == "local":
-        return LocalExecutor()
-    if name == "dask":
-        from .dask_executor import DaskExecutor
-
-        return DaskExecutor(**options)  # type: ignore[arg-type]
-    if isinstance(name, Executor):
-        return name
-    raise ValueError(f"unknown executor {name!r}; use 'local', 'dask' or an object with an async run(job) method")
-
-
 Runner = Callable[[BranchSpec], Awaitable[BranchOutcome]]
