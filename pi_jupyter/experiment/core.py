@@ -249,6 +249,11 @@ class Experiment:
 
     # ---------------------------------------------------------------- control
 
+    @property
+    def stopped(self) -> bool:
+        """True once :meth:`abort` was called (Stop, an interrupt)."""
+        return self._stopped
+
     def abort(self) -> None:
         """Stop: launch no more branches and abort the running ones (their partial answers are kept)."""
         self._stopped = True
