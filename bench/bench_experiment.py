@@ -61,7 +61,7 @@ def _serve(latency: float, conn) -> None:  # runs in the server process
     server.close()
 
 
-def one(size: int, backend: str, url: str | None) -> dict:
+def one(size: int, backend: str, url: str | None, cap: int = 0) -> dict:
     """Run one grid of ``size`` branches; returns the figures."""
     from pi_jupyter import Session
     from pi_jupyter.experiment import Experiment
@@ -89,7 +89,7 @@ def one(size: int, backend: str, url: str | None) -> dict:
         vary={"i": [str(i) for i in range(size)]},
         model=ref,
         tools=["read"],
-        concurrency=size,
+        concurrency=min(size, cap) if cap else size,
         yes=True,
         limit=size,
     )
@@ -200,11 +200,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,100,1000")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the wire server waits before each reply")
     parser.add_argument("--backends", default="wire,offline")
-    parser.add_argument("--one", nargs=3, metavar=("SIZE", "BACKEND", "URL"), help=argparse.SUPPRESS)
+    parser.add_argument("--concurrency", type=int, default=0, help="branches at once (default: all of them)")
+    parser.add_argument("--one", nargs=4, metavar=("SIZE", "BACKEND", "URL", "CAP"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        size, backend, url = args.one
-        print(json.dumps(one(int(size), backend, url)))
+        size, backend, url, cap = args.one
+        print(json.dumps(one(int(size), backend, url, int(cap))))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     ctx = multiprocessing.get_context("spawn")
@@ -215,6 +216,7 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     print(f"wire server latency {args.latency}s per reply; 3 model requests per branch on wire, 2 offline")
     print("SDK s / SDK ms/req: the same requests through the bare openai SDK (3 rounds of N concurrent streams)")
+    print(f"concurrency: {args.concurrency or 'all branches at once'}")
     head = (
         f"{'backend':8} {'branches':>8} {'done':>5} {'wall s':>7} {'SDK s':>6} {'slowest':>7} {'speed-up':>8} {'CPU ms/br':>9} "
         f"{'ms/req':>7} {'SDK ms/req':>10} {'appends/s':>9} {'peak MB':>7} {'widget msgs':>11}"
@@ -224,7 +226,12 @@ def main() -> None:
         for backend in args.backends.split(","):
             single = None
             for size in sizes:
-                out = subprocess.run([sys.executable, __file__, "--one", str(size), backend, url], capture_output=True, text=True, env=env)
+                out = subprocess.run(
+                    [sys.executable, __file__, "--one", str(size), backend, url, str(args.concurrency)],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                )
                 if out.returncode != 0:
                     print(f"{backend:8} {size:>8} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
                     continue

@@ -65,12 +65,16 @@ def test_a_failed_branch_is_a_row_with_its_error(wire, models, session):
         return openai_reply(text="fine")
 
     wire.respond_with("openai", respond)
-    result = asyncio.run(experiment(session, "Say {x}.", vary={"x": ["good", "bad", "also good"]}, model=models[0]))
+    vary = {"x": ["bad", "good", "also good"]}
+    result = asyncio.run(experiment(session, "Say {x}.", vary=vary, model=models[0], scorers=["length"], max_retries=0))
     states = [r.state for r in result.rows]
-    assert states == ["done", "failed", "done"]
-    assert "not allowed" in result.rows[1].error
-    assert result.continue_from == result.rows[0].leaf
-    assert load_experiment(Session.open(session.path)).rows[1].state == "failed"
+    assert states == ["failed", "done", "done"]
+    assert "not allowed" in result.rows[0].error
+    assert result.continue_from == result.rows[1].leaf  # the first branch that finished
+    # the failed branch has no score, yet the column is there (and empty for it) in every view of the table
+    assert list(result.table()["length"].isna()) == [True, False, False]
+    assert "<th>length</th>" in result.table_html() and "length" in result.text().splitlines()[0]
+    assert load_experiment(Session.open(session.path)).rows[0].state == "failed"
 
 
 def test_budget_stops_launching_and_the_table_says_which_were_skipped(wire, models, session):

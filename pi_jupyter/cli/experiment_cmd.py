@@ -86,9 +86,30 @@ def run(args: argparse.Namespace) -> int:
         from ..experiment.dask_executor import DaskExecutor
 
         executor = DaskExecutor(args.dask)
-    result = asyncio.run(exp.run(executor))
+    result = asyncio.run(_run_with_progress(exp, executor))
     session.close()
     return _print(result, args.json)
+
+
+async def _run_with_progress(exp: Any, executor: Any) -> Any:
+    """Run the grid; on a terminal, one progress line on stderr, redrawn every second."""
+    import sys
+
+    from ..experiment.core import progress_line
+
+    async def show() -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            sys.stderr.write("\r" + progress_line(exp.progress()) + "  ")
+            sys.stderr.flush()
+
+    ticker = asyncio.ensure_future(show()) if sys.stderr.isatty() else None
+    try:
+        return await exp.run(executor)
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+            sys.stderr.write("\n")
 
 
 def _print(result: Any, as_json: bool) -> int:

@@ -249,6 +249,11 @@ class Experiment:
 
     # ---------------------------------------------------------------- control
 
+    @property
+    def stopped(self) -> bool:
+        """True once :meth:`abort` was called (Stop, an interrupt)."""
+        return self._stopped
+
     def abort(self) -> None:
         """Stop: launch no more branches and abort the running ones (their partial answers are kept)."""
         self._stopped = True
@@ -287,6 +292,14 @@ class Experiment:
             self.session.sync()
             self.result = ExperimentResult(self.session, self.grid.id)
         return self.result
+
+
+def progress_line(progress: dict[str, Any]) -> str:
+    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s``."""
+    parts = [f"{progress.get(k, 0)} {k}" for k in ("done", "running", "queued", "failed", "skipped")]
+    budget = progress.get("budget")
+    cost = f"${progress.get('cost', 0.0):.4f}" + (f" of ${budget:.2f}" if budget is not None else "")
+    return f"{progress.get('total', 0)} branches: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"
 
 
 async def experiment(session: Session, prompt: str, **options: Any) -> ExperimentResult:

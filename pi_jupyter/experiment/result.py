@@ -15,9 +15,11 @@ from .branch_session import BranchSession
 from .records import SCORE_TYPE, Grid, Row, experiment_ids, read_experiment
 from .scorers import branch_for_scoring, call_scorer, scorer_name, scorer_version
 
+_NOWRAP = "white-space:nowrap"
 BASE_COLUMNS = [
     "repeat",
     "state",
+    "answer",
     "stop_reason",
     "turns",
     "tool_calls",
@@ -25,7 +27,6 @@ BASE_COLUMNS = [
     "tokens_out",
     "cost",
     "duration_s",
-    "answer",
     "error",
     "leaf",
 ]
@@ -67,21 +68,22 @@ class ExperimentResult:
         return self.grid.continue_from
 
     def records(self) -> list[dict[str, Any]]:
-        """The table as a list of dicts (one per branch; a column per varied key and per score)."""
+        """The table as a list of dicts (one per branch): the variant, repeat, state, every score
+        (a column per score, ``name.key`` for a dict; empty where a branch has none), then the rest."""
         grid, rows = self._read()
         keys = list(grid.vary)
+        flat = [_flat_scores(r.scores) for r in rows]
+        score_cols = list(dict.fromkeys(k for f in flat for k in f))
         out = []
-        for r in rows:
+        for r, scores in zip(rows, flat, strict=True):
             row: dict[str, Any] = {"branch": r.index}
             row.update({k: r.values.get(k) for k in keys})
-            for col in BASE_COLUMNS:
+            row.update(repeat=r.repeat, state=r.state)
+            row.update({c: scores.get(c) for c in score_cols})
+            for col in BASE_COLUMNS[2:]:
                 row[col] = getattr(r, col)
             row["model"] = r.values.get("model") or r.model
-            for name, value in r.scores.items():
-                if isinstance(value, dict):
-                    row.update({f"{name}.{k}": v for k, v in value.items()})
-                else:
-                    row[name] = value
+            row["error"], row["leaf"] = row.pop("error"), row.pop("leaf")  # last: long and rarely read
             out.append(row)
         return out
 
@@ -158,7 +160,12 @@ class ExperimentResult:
                 value = r.get(c)
                 if isinstance(value, float):
                     value = f"{value:.4f}" if c == "cost" else f"{value:.2f}"
-                cells.append(f"<td>{html.escape('' if value is None else str(value))}</td>")
+                text = "" if value is None else str(value)
+                if c in ("answer", "error") and len(text) > 60:
+                    # one line per branch: the cell shows the start, the tooltip the whole preview
+                    cells.append(f'<td style="{_NOWRAP}" title="{html.escape(text)}">{html.escape(text[:59])}…</td>')
+                else:
+                    cells.append(f'<td style="{_NOWRAP}">{html.escape(text)}</td>')
             style = (
                 ' style="background:#fff1f0"'
                 if r["state"] in ("failed", "aborted")
@@ -167,8 +174,9 @@ class ExperimentResult:
             body.append(f"<tr{style}>{''.join(cells)}</tr>")
         caption = html.escape(self.summary())
         return (
-            f'<table class="pi-experiment-table"><caption style="caption-side:top;text-align:left">{caption}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            '<div style="overflow-x:auto"><table class="pi-experiment-table" style="table-layout:auto">'
+            f'<caption style="caption-side:top;text-align:left">{caption}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
         )
 
     def text(self) -> str:
@@ -190,6 +198,16 @@ class ExperimentResult:
 
     def __repr__(self) -> str:
         return self.text()
+
+
+def _flat_scores(scores: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in scores.items():
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in value.items()})
+        else:
+            out[name] = value
+    return out
 
 
 def _cell(value: Any, column: str) -> str:

@@ -73,7 +73,7 @@ class Judge:
     """A model-graded scorer: the rubric and the answer go to ``model``, which returns a 0-10 score.
 
     On the offline model (the default) a deterministic stand-in answers instead: the share of
-    the rubric's words (4+ letters) that appear in the answer, times 10. It is not a judgement,
+    the rubric's and the question's words (4+ letters) that appear in the answer, times 10. It is not a judgement,
     only a stable number, so tests and demos run without a key.
     """
 
@@ -99,7 +99,7 @@ class Judge:
 
         model = providers.get_model(self.model)
         if model.api == "offline":
-            words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", self.rubric)}
+            words = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", self.rubric + " " + branch.prompt)}
             found = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", branch.answer)}
             return round(10.0 * len(words & found) / len(words), 2) if words else 0.0
         reply = await providers.complete(model, LlmRequest(messages=[UserMessage.text(self.prompt(branch))]))

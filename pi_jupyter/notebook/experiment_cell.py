@@ -25,6 +25,7 @@ from IPython.display import display
 from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
 from .cells import CellRun, record_run, start_for
 from .prompt_text import fill_prompt
+from .runner import PendingRun
 
 GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
 
@@ -34,8 +35,8 @@ def is_experiment(args: argparse.Namespace) -> bool:
     return bool(args.vary or args.repeat is not None or args.concurrency is not None or args.budget is not None or args.score)
 
 
-def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> ExperimentResult:
-    """Run the grid of a ``%%pi --vary`` cell and return its result (see the module docstring)."""
+def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> Any:
+    """Run the grid of a ``%%pi --vary`` cell: its result, or a :class:`PendingRun` when the kernel awaits the cell."""
     text = cell.strip()
     if not text:
         raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
@@ -96,27 +97,30 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
                     await ticker
                 except asyncio.CancelledError:
                     pass
+            unsubscribe()
+            end = exp.grid.continue_from or start
+            try:
+                record_run(session, CellRun(cell_id=cell_id, started_from=start, produced=produced, end=end, execution_count=count))
+            except Exception:  # noqa: BLE001 - the record is best effort; the branches are written
+                pass
+            agent.reload()
+            # stopped or interrupted too: the output becomes the durable line (stopped branches are rows of the table)
+            if handle is not None and exp.result is not None:
+                from .experiment_view import final_bundle
 
-    try:
-        result = state.runner.wait(state.runner.submit(go()), on_interrupt=exp.abort)
-    finally:
-        unsubscribe()
-        end = exp.grid.continue_from or start
-        try:
-            record_run(session, CellRun(cell_id=cell_id, started_from=start, produced=produced, end=end, execution_count=count))
-        except Exception:  # noqa: BLE001 - the record is best effort; the branches are written
-            pass
-        agent.reload()
-        # interrupted too: the output becomes the durable line (stopped branches are rows of the table)
-        if handle is not None and exp.result is not None:
-            from .experiment_view import final_bundle
+                handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
 
-            handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
-    if handle is None and exp.replayed:
-        print(f"{exp.replayed} of {exp.grid.size} branches replayed from the recording")
-    if args.name:
-        magics.shell.user_ns[args.name] = result
-    return result
+    def finish(result: ExperimentResult) -> ExperimentResult:
+        if handle is None and exp.replayed:
+            print(f"{exp.replayed} of {exp.grid.size} branches replayed from the recording")
+        if args.name:
+            magics.shell.user_ns[args.name] = result
+        return result
+
+    # as every blocking %%pi cell: awaited on the kernel's loop where it can (Stop is heard), else waited for;
+    # Stop or the interrupt ends the cell in RunStopped (Run All stops), the table stays in the session
+    pending = PendingRun(state.runner, state.runner.submit(go()), exp.abort, finish, stopped=lambda: exp.stopped)
+    return pending if getattr(magics, "_awaited", False) else pending.wait()
 
 
 def score_command(magics: Any, rest: list[str]) -> ExperimentResult:

@@ -20,6 +20,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..experiment.core import progress_line
+
 _STATIC = pathlib.Path(__file__).parent / "static"
 RATE = 10.0
 """Messages per second at most (the view's whole budget; DESIGN says about 30)."""
@@ -93,6 +95,10 @@ class ExperimentView(anywidget.AnyWidget):
 
     async def follow(self, experiment: Any) -> None:
         """Tick until cancelled (run it as a task beside the experiment)."""
+        # the first state goes into the traits at once: custom messages sent before the browser
+        # has rendered the view are lost, and its "sync" request waits while the cell blocks
+        self.tick(experiment)
+        self.take_snapshot()
         last_snapshot = time.monotonic()
         try:
             while True:
@@ -109,14 +115,6 @@ class ExperimentView(anywidget.AnyWidget):
 def _progress(experiment: Any) -> dict[str, Any]:
     p = experiment.progress()
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in p.items() if k != "elapsed"} | {"elapsed": round(p["elapsed"], 1)}
-
-
-def progress_line(progress: dict[str, Any]) -> str:
-    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s``."""
-    parts = [f"{progress.get(k, 0)} {k}" for k in ("done", "running", "queued", "failed", "skipped")]
-    budget = progress.get("budget")
-    cost = f"${progress.get('cost', 0.0):.4f}" + (f" of ${budget:.2f}" if budget is not None else "")
-    return f"{progress.get('total', 0)} branches: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"
 
 
 def final_bundle(result: Any, progress: dict[str, Any], replayed: int) -> dict[str, Any]:

@@ -54,3 +54,23 @@ def test_grid_live_view_then_durable_table(lab):
     text = reopened.locator(".jp-OutputArea").inner_text()
     assert "cells below continue from branch #0" in text and "Error displaying widget" not in text
     assert reopened.locator("table.pi-experiment-table tbody tr").count() == 6
+
+
+STOPPABLE = """%%pi --vary n=1,2,3,4,5,6,7,8,9,10,11,12 --concurrency 2
+Count slowly to {n} hundred, in words, one number per line."""
+
+
+def test_stop_all_while_the_cell_blocks(lab):
+    lab.write_notebook("stop.ipynb", [SETUP, STOPPABLE])
+    lab.open_notebook("stop.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup ok")
+    lab.run_cell(1)
+    view = lab.cell(1).locator(".pi-exp")
+    view.wait_for(timeout=60_000)
+    lab.page.wait_for_function("() => document.querySelectorAll('.pi-exp-table tr.pi-exp-running').length >= 1", timeout=60_000)
+    view.locator("button.pi-exp-stop").click()
+    out = lab.wait_for_output(1, "RunStopped", timeout=120)
+    assert "12 branches:" in out and "skipped" in out
+    assert "queued" not in out.split("12 branches:")[1].split("·")[0] or "0 queued" in out
+    lab.screenshot("experiment_stopped.png", lab.cell(1))
