@@ -189,6 +189,25 @@ def test_line_commands_act_on_the_current_session(ip, capsys):
     assert ip._pi_magics.state.agent_for().session is forked
 
 
+def test_forget_and_edit_change_what_the_model_sees_not_the_file(ip, capsys):
+    first = ip.run_cell_magic("pi", "", "my token is sk-notebook-123")
+    user_id, answer_id = first.entry_ids[0], first.entry_ids[-1]
+    ip.run_line_magic("pi", f"forget {user_id}")
+    ip.run_line_magic("pi", f"edit {answer_id} I saw a token.")
+    out = capsys.readouterr().out
+    assert f"forgot {user_id}" in out and f"edited {answer_id}" in out
+    second = ip.run_cell_magic("pi", "", "what did I say?")
+    sent = str([m.to_dict() for m in second.session.context().llm()])
+    assert "sk-notebook-123" not in sent and "I saw a token." in sent
+    assert "sk-notebook-123" in open(second.session.path).read()  # the file keeps the original
+    says = usage_error(ip, "forget root-of-nothing")
+    assert says.startswith("%pi forget:") and "\n" not in says
+    label = ip.run_line_magic("pi", f"label {user_id} first")
+    assert label is None
+    ip.run_line_magic("pi", "checkout root")
+    assert "is not on the active branch" in usage_error(ip, f"forget {answer_id}")
+
+
 # ------------------------------------------------------------------ settings files
 
 

@@ -15,6 +15,7 @@ extension's tool), a result and every partial update pass through :func:`redact_
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import json
@@ -72,6 +73,9 @@ class ToolContext:
     """Room for the notebook layer (the user namespace for the python tool, a confirm callback)."""
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 class EmptyParams(BaseModel):
     """Parameters of a tool that takes none."""
 
@@ -94,9 +98,13 @@ class Tool(Generic[P]):
 
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
-        schema = self.parameters.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=_inline_refs(schema))
+        # building a JSON schema costs milliseconds and every model request asks for it: once per parameters model
+        schema = _SCHEMAS.get(self.parameters)
+        if schema is None:
+            schema = self.parameters.model_json_schema()
+            schema.pop("title", None)
+            schema = _SCHEMAS[self.parameters] = _inline_refs(schema)
+        return ToolSpec(name=self.name, description=self.description, parameters=copy.deepcopy(schema))
 
     def validate_args(self, args: dict[str, Any]) -> P:
         """Validate raw arguments; raises :class:`ToolArgumentError` with a readable message."""

@@ -47,6 +47,9 @@ class PiConfig(Configurable):
     )
     widget = Bool(True, help="Show the live AgentView widget (False: print the answer as text).").tag(config=True)
     stream_rate = Float(30.0, help="Most widget updates per second while streaming.").tag(config=True)
+    scale = Float(
+        1.0, min=0.5, max=4.0, help="Type size of the pi widgets and their static outputs (1.5 for teaching on a projector)."
+    ).tag(config=True)
     tool_timeout = Integer(60, help="Seconds before the python tool gives up on a piece of code (0: no limit).").tag(config=True)
 
     # Bad values are refused when set (``%config`` prints the message on one line), not at
