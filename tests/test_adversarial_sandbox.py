@@ -14,6 +14,8 @@ import time
 from typing import ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pi_jupyter.agent.policy import PathNotAllowed, Policy
 from pi_jupyter.agent.toolbox import builtin_tools
@@ -286,3 +288,37 @@ def test_a_folder_swapped_right_after_every_check_is_never_followed(layout, monk
             assert result.is_error and "changed while it was being opened" in result.text_content, (tool.name, result.text_content)
     assert (outside / "notes.txt").read_text() == OUTSIDE + "\n"
     assert sorted(p.name for p in outside.iterdir()) == ["notes.txt"]
+
+
+# ------------------------------------------------------------------ any path
+
+
+_SEGMENTS = ["..", ".", "sub", "notes.txt", "out", "in", "proj", "proj-evil", "secret.txt", "~", "", "/"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(_SEGMENTS), min_size=1, max_size=6), absolute=st.booleans(), at=st.booleans())
+def test_no_path_of_dots_links_and_look_alikes_reaches_outside(tmp_path_factory, parts, absolute, at):
+    base = tmp_path_factory.getbasetemp() / "anypath"
+    project = base / "proj"
+    if not project.exists():
+        (project / "sub").mkdir(parents=True)
+        (project / "sub" / "notes.txt").write_text("inside\n")
+        (base / "proj-evil").mkdir()
+        (base / "proj-evil" / "secret.txt").write_text(OUTSIDE)
+        (base / "secret.txt").write_text(OUTSIDE)
+        os.symlink(base / "proj-evil", project / "out")  # a link out
+        os.symlink(project / "sub", project / "in")  # a link that stays inside
+    path = "/".join(parts)
+    path = (str(base) + "/" + path) if absolute else path
+    path = "@" + path if at else path
+    root = os.path.realpath(project)
+    try:
+        real = Policy(root=str(project), read_skills=False).check_path(path, cwd=str(project), access="write")
+    except PathNotAllowed:
+        real = None
+    assert real is None or real == root or real.startswith(root + os.sep), (path, real)
+    tools = _tools(project, ["read", "ls", "grep"])
+    for tool in tools.values():
+        args = {"path": path} if tool.name != "grep" else {"pattern": "CONTENT", "path": path}
+        assert "OUTSIDE" not in asyncio.run(run_tool(tool, args, _ctx(project))).text_content, (tool.name, path)

@@ -51,9 +51,10 @@ class _Streamer(Tool[_ChunkParams]):
 
     name = "streamer"
     parameters = _ChunkParams
+    limits: dict = {}
 
     async def execute(self, args, ctx):
-        out = OutputAccumulator("pi-test")
+        out = OutputAccumulator("pi-test", **self.limits)
         for chunk in args.chunks:
             out.append_text(chunk)
             ctx.update(ToolResult.text(out.snapshot().content))
@@ -74,10 +75,12 @@ _body = st.text(alphabet=LETTERS, min_size=24, max_size=40)
     pem_lines=st.lists(_body, min_size=1, max_size=3),
     fillers=st.lists(_filler, min_size=6, max_size=6),
     cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=60),
+    window=st.sampled_from([{}, {"max_lines": 4, "max_bytes": 400}, {"max_lines": 50, "max_bytes": 90}]),
 )
 def test_no_chunking_of_streamed_output_shows_a_piece_of_a_secret(
-    monkeypatch, env_secret, key_body, url_password, bearer, pem_lines, fillers, cuts
+    monkeypatch, env_secret, key_body, url_password, bearer, pem_lines, fillers, cuts, window
 ):
+    # the default view, and small ones so the tail truncation cuts through the secrets too
     monkeypatch.setenv(ENV_NAME, env_secret)
     pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(pem_lines) + "\n-----END RSA PRIVATE KEY-----"
     pieces = [
@@ -91,12 +94,15 @@ def test_no_chunking_of_streamed_output_shows_a_piece_of_a_secret(
     points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     chunks = [text[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
     updates: list[ToolResult] = []
-    final = asyncio.run(run_tool(_Streamer(), {"chunks": chunks}, _ctx(updates)))
+    streamer = _Streamer()
+    streamer.limits = window
+    final = asyncio.run(run_tool(streamer, {"chunks": chunks}, _ctx(updates)))
     bodies = [env_secret, key_body, url_password, bearer, *pem_lines]
     for update in updates:
         assert _leaks(update.text_content, bodies) == []
     assert _leaks(final.text_content, bodies) == []
-    assert "[REDACTED:SVC_TOKEN]" in final.text_content and "[REDACTED:private-key]" in final.text_content
+    if not window:
+        assert "[REDACTED:SVC_TOKEN]" in final.text_content and "[REDACTED:private-key]" in final.text_content
 
 
 def test_partial_output_without_secrets_streams_whole():

@@ -88,7 +88,7 @@ def test_an_interrupt_during_a_tool_call_stops_the_code_and_the_next_cell_works(
         time.sleep(0.3)
         k.interrupt()
         result = k.collect(msg_id, timeout=60)
-        assert result.status == "error" and result.reply["ename"] == "KeyboardInterrupt"
+        assert result.status == "error" and result.reply["ename"] == "RunStopped"
         count = len(ticks.read_text())
         time.sleep(0.5)
         assert len(ticks.read_text()) == count < 2000  # the code stopped

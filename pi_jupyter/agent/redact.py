@@ -258,6 +258,8 @@ _LEADS = (
 _MAX_HELD = 16384
 """The longest tail held back: a single token longer than this streams anyway, minus its last 16 KB."""
 _TRAILING_TOKEN_RE = re.compile(r"\S+\Z")
+_END_LINE_RE = re.compile(r"-----END [A-Z0-9 ]*PRIVATE KEY-----")
+_KEY_BODY_BEFORE_RE = re.compile(r"(?m)(?:^[A-Za-z0-9+/=]{16,}\r?\n)+\Z")
 _CREDENTIAL_HEADER_RE = re.compile(r"(?i)(?:\bbearer|\bauthorization:\s*(?:token|basic))\s+\Z")
 
 
@@ -333,6 +335,11 @@ def stream_safe_length(text: str, extra_secrets: Iterable[str | SecretStr] = (),
     begin = text.rfind("-----BEGIN")
     if begin != -1 and text.find("-----END", begin) == -1:
         cut = min(cut, begin)
+    end = text.rfind("-----END")
+    if end != -1 and _END_LINE_RE.match(text, end) is None:
+        # an END line still being written: the key lines before it are held with it
+        body = _KEY_BODY_BEFORE_RE.search(text, 0, end)
+        cut = min(cut, body.start() if body is not None else end)
     spans = _secret_spans(text, values)
     moved = True
     while moved:  # a whole secret the cut would split is held back entirely

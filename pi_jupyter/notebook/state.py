@@ -133,7 +133,9 @@ class NotebookState:
 
     async def _confirm(self, tool_name: str, args: dict[str, Any]) -> bool:
         """Ask on the cell's input line whether a tool may run; a background run cannot ask (no)."""
-        preview = json.dumps(args, ensure_ascii=False)
+        from ..agent.redact import redact
+
+        preview = redact(json.dumps(args, ensure_ascii=False))  # shown in the cell's output
         if len(preview) > 300:
             preview = preview[:300] + "…"
 

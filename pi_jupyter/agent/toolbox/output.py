@@ -21,6 +21,7 @@ from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, tr
 __all__ = ["OutputAccumulator"]
 
 _LEADING_PIECE = re.compile(r"\S{1,512}(?=\s)")
+_END_LINE = re.compile(r"-----END [A-Z0-9 ]*-----")
 
 
 class OutputAccumulator:
@@ -43,6 +44,12 @@ class OutputAccumulator:
         self.full_output_path: str | None = None
         self._file: IO[str] | None = None
         self._finished = False
+        # Where the last "-----BEGIN" / "-----END" of a key block are in the whole output:
+        # a view that starts inside a block that has not ended shows none of it.
+        self._chars = 0
+        self._carry = ""
+        self._block_begin = -1
+        self._block_end = -1
 
     # -- input ------------------------------------------------------------------------
 
@@ -71,9 +78,23 @@ class OutputAccumulator:
             self._file.close()
             self._file = None
 
+    def _track_blocks(self, text: str) -> None:
+        data = self._carry + text
+        base = self._chars - len(self._carry)
+        begin = data.rfind("-----BEGIN")
+        if begin != -1:
+            self._block_begin = max(self._block_begin, base + begin)
+        if "-----END" in data:
+            ends = [m.start() for m in _END_LINE.finditer(data)]
+            if ends:
+                self._block_end = max(self._block_end, base + ends[-1])
+        self._chars += len(text)
+        self._carry = data[-80:]
+
     def _add_text(self, text: str) -> None:
         if not text:
             return
+        self._track_blocks(text)
         size = len(text.encode("utf-8"))
         self.total_bytes += size
         self._tail += text
@@ -152,6 +173,8 @@ class OutputAccumulator:
             if cut is not None:
                 content = tail.content[cut.end() :]
                 tail = tail.model_copy(update={"content": content, "output_bytes": len(content.encode("utf-8"))})
+        if self._block_begin > self._block_end and self._chars - len(tail.content) > self._block_begin:
+            tail = tail.model_copy(update={"content": "", "output_bytes": 0})  # inside a key whose BEGIN line is cut off
         truncated = self._needs_file()
         by = tail.truncated_by or ("bytes" if self.total_bytes > self.max_bytes else "lines") if truncated else None
         return tail.model_copy(
