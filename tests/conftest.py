@@ -65,34 +65,49 @@ def pytest_make_collect_report(collector):
         report.longrepr = f"skipped under CI=true, which must run every browser, kernel and interop test: {reason}"
 
 
-def _pi_cache_dir() -> Path:
-    base = os.environ.get("PI_JUPYTER_PI_CACHE")
-    return Path(base) if base else Path.home() / ".cache" / "pi-jupyter" / f"pi-{PI_VERSION}"
+PI_PACKAGE = "@mariozechner/pi-coding-agent"
+PI16_VERSION = os.environ.get("PI_JUPYTER_PI16_VERSION", "1.6.0")
+PI16_PACKAGE = "@earendil-works/pi-coding-agent"
 
 
-@pytest.fixture(scope="session")
-def pi_node_modules() -> Path:
-    """The node_modules folder holding pi (``@mariozechner/pi-coding-agent``); installs it from npm on first use.
+def cache_dir(env: str, name: str) -> Path:
+    base = os.environ.get(env)
+    return Path(base) if base else Path.home() / ".cache" / "pi-jupyter" / name
 
-    Every test that compares with pi asks for this fixture, so it runs alone too (under ``-k``,
-    ``-m`` or xdist), not only after the interop tests happened to install pi.
-    """
+
+def install_pi(package: str, version: str, prefix: Path) -> Path:
+    """The node_modules folder under ``prefix`` holding ``package@version``; installs it from npm on first use."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
         pytest.skip("needs node and npm on PATH (pi is a node program); install nodejs to run it")
-    prefix = _pi_cache_dir()
-    pkg = prefix / "node_modules" / "@mariozechner" / "pi-coding-agent" / "package.json"
-    if not pkg.exists() or json.loads(pkg.read_text()).get("version") != PI_VERSION:
+    pkg = prefix / "node_modules" / package / "package.json"
+    if not pkg.exists() or json.loads(pkg.read_text()).get("version") != version:
         prefix.mkdir(parents=True, exist_ok=True)
         if not (prefix / "package.json").exists():
             (prefix / "package.json").write_text('{"name": "pi-jupyter-interop", "private": true}\n')
         proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", f"@mariozechner/pi-coding-agent@{PI_VERSION}"],
+            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", f"{package}@{version}"],
             cwd=prefix,
             capture_output=True,
             text=True,
             timeout=600,
         )
         if proc.returncode != 0:
-            pytest.skip(f"could not install pi {PI_VERSION} from npm: {proc.stderr.strip()[-400:]}")
+            pytest.skip(f"could not install {package}@{version} from npm: {proc.stderr.strip()[-400:]}")
     return prefix / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def pi_node_modules() -> Path:
+    """The node_modules folder holding pi 0.73.1 (``@mariozechner/pi-coding-agent``); installs it on first use.
+
+    Every test that compares with pi asks for this fixture, so it runs alone too (under ``-k``,
+    ``-m`` or xdist), not only after the interop tests happened to install pi.
+    """
+    return install_pi(PI_PACKAGE, PI_VERSION, cache_dir("PI_JUPYTER_PI_CACHE", f"pi-{PI_VERSION}"))
+
+
+@pytest.fixture(scope="session")
+def pi16_node_modules() -> Path:
+    """The node_modules folder holding current pi (``@earendil-works/pi-coding-agent``, 1.6.0)."""
+    return install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))

@@ -36,11 +36,10 @@ from pi_jupyter.agent.events import (
     ToolExecutionUpdateEvent,
 )
 from pi_jupyter.messages import AssistantMessage, TextContent
-from pi_jupyter.notebook.agent_view import AgentView
+from pi_jupyter.notebook.agent_view import AgentView, esm_source
 from pi_jupyter.providers.base import DoneEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent
 
 ROOT = Path(__file__).resolve().parents[1]
-JS = ROOT / "pi_jupyter" / "notebook" / "static" / "agent_view.js"
 _spec = importlib.util.spec_from_file_location("fake_agent", Path(__file__).parent / "browser" / "fake_agent.py")
 fake_agent = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake_agent)
@@ -198,8 +197,12 @@ def test_display_bundle_extends_the_widget_bundle_with_the_transcript(recorded):
     assert "done" in md.splitlines()[-1]
     assert "User: Why does the loss diverge?" in data["text/plain"]
     assert view.bundle() == data
+    assert "step 220 loss nan" in data["text/html"] and "<b>not bold" not in data["text/html"]
+    final = view.final_bundle()  # what a finished %%pi run leaves: no widget, so no "model not found" after a restart
+    assert set(final) == {"text/html", "text/markdown", "text/plain"}
+    assert final["text/html"] == data["text/html"]
     view.close()  # a closed widget still gives its transcript
-    assert set(view.bundle()) == {"text/markdown", "text/plain"}
+    assert set(view.bundle()) == {"text/html", "text/markdown", "text/plain"}
 
 
 def test_stop_button_message_calls_the_callbacks_and_shows_a_failing_one(recorded):
@@ -342,7 +345,7 @@ def test_handle_from_many_threads_loses_nothing(recorded):
 NODE_SCRIPT = r"""
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-const { Store, parseBlocks, renderInline } = await import(pathToFileURL(process.argv[2]).href);
+const { Store, parseBlocks, renderInline, highlightInto } = await import(pathToFileURL(process.argv[2]).href);
 // Just enough DOM for renderInline: elements with children, text and attributes.
 class N {
   constructor(tag) { this.tag = tag; this.kids = []; this.text = ""; }
@@ -368,6 +371,7 @@ for (const [name, messages] of Object.entries(input.scenarios)) {
 }
 out.blocks = input.markdown.map((s) => parseBlocks(s));
 out.inline = input.inline.map((s) => show(renderInline(doc, s)));
+out.hl = input.code.map(([text, lang]) => { const c = new N("code"); highlightInto(doc, c, text, lang); return show([c]); });
 console.log(JSON.stringify(out));
 """
 
@@ -437,10 +441,15 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
     markdown = ["# T\n\n- a\n- b\n  - c\n\n```py\nx = 1", "| a | b |\n|---|:-:|\n| 1 | 2 |"]
     data = tmp_path / "input.json"
     inline = ["*a **b** c* and snake_case_name", "[x](javascript:alert(1)) <b>hi</b> `*no*`", "see https://x.y/z. [ok](https://e.com)"]
-    data.write_text(json.dumps({"initial": {"items": [], "seq": 0}, "scenarios": scenarios, "markdown": markdown, "inline": inline}))
+    code = [["def f(x):\n    return 'if' + 2  # done", "python"], ["let a = `x`; // note", "ts"], ["plain <b>", "nosuchlang"]]
+    data.write_text(
+        json.dumps({"initial": {"items": [], "seq": 0}, "scenarios": scenarios, "markdown": markdown, "inline": inline, "code": code})
+    )
     script = tmp_path / "run.mjs"
     script.write_text(NODE_SCRIPT)
-    proc = subprocess.run(["node", str(script), str(JS), str(data)], capture_output=True, text=True, timeout=60)
+    module = tmp_path / "agent_view.mjs"
+    module.write_text(esm_source())  # the module the widget ships: its four parts joined
+    proc = subprocess.run(["node", str(script), str(module), str(data)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     expected = view.transcript
@@ -455,5 +464,11 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
         "x &lt;b>hi&lt;/b> <code>*no*</code>",  # an unsafe link is dropped to its text; HTML stays text
         "see <a href=https://x.y/z>https://x.y/z</a>. <a href=https://e.com>ok</a>",
     ]
+    # the shipped highlighter: keywords, strings, numbers and comments in spans; names and unknown languages stay text
+    assert result["hl"][0] == (
+        "<code><span>def</span> f(x):\n    <span>return</span> <span>'if'</span> + <span>2</span>  <span># done</span></code>"
+    )
+    assert result["hl"][1] == "<code><span>let</span> a = <span>`x`</span>; <span>// note</span></code>"
+    assert result["hl"][2] == "<code>plain &lt;b></code>"
     (table,) = result["blocks"][1]
     assert table["head"] == ["a", "b"] and table["aligns"] == ["", "center"] and table["rows"] == [["1", "2"]]

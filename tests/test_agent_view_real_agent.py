@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_agent_view import JS, NODE_SCRIPT, _frontend_stream, recorded  # noqa: F401 - the fixture is used by name
+from test_agent_view import NODE_SCRIPT, _frontend_stream, esm_source, recorded  # noqa: F401 - the fixture is used by name
 
 from pi_jupyter import Agent, Session
 from pi_jupyter.notebook.agent_view import AgentView
@@ -63,10 +63,12 @@ def test_the_frontend_rebuilds_the_same_transcript_from_a_real_streamed_run(reco
     assert sum(1 for m in stream if m["kind"] == "ops") > 1
     data = tmp_path / "input.json"
     scenarios = {"in_order": stream, "ops_only": [m for m in stream if m["kind"] == "ops"]}
-    data.write_text(json.dumps({"initial": {"items": [], "seq": 0}, "scenarios": scenarios, "markdown": [], "inline": []}))
+    data.write_text(json.dumps({"initial": {"items": [], "seq": 0}, "scenarios": scenarios, "markdown": [], "inline": [], "code": []}))
     script = tmp_path / "run.mjs"
     script.write_text(NODE_SCRIPT)
-    proc = subprocess.run(["node", str(script), str(JS), str(data)], capture_output=True, text=True, timeout=60)
+    module = tmp_path / "agent_view.mjs"
+    module.write_text(esm_source())  # the module the widget ships: its parts joined
+    proc = subprocess.run(["node", str(script), str(module), str(data)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["in_order"] == view.transcript

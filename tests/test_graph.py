@@ -513,3 +513,17 @@ def test_a_long_path_full_of_branch_points_folds_stretches_with_their_side_branc
     assert node_holding(m, turns[0][0]).kind == "turn"  # the root stays
     assert sum(n.turns for n in m.nodes.values()) == 60 + 59
     assert m.path[0] == node_holding(m, turns[0][0]).key and m.path[-1] == m.leaf
+
+
+def test_hundreds_of_labels_on_the_path_still_fit_the_node_budget():
+    s = Session.in_memory()
+    ends = []
+    for i in range(400):
+        ids = write_turn(s, f"step {i}", "ok")
+        s.label(ids[-1], f"v{i}")
+        ends.append(ids[-1])
+    model = s.graph(max_nodes=60, header=False).model
+    assert len(model.nodes) <= 60
+    shown = {label for n in model.nodes.values() if not n.folded for label in n.labels}
+    assert {"v399", "v398", "v390"} <= shown and "v1" not in shown  # the recent labels stay, old ones fold
+    assert model.nodes[model.leaf].is_leaf and model.path[-1] == model.leaf

@@ -12,7 +12,7 @@ from typing import Any
 from ..messages import convert_to_llm
 from ..session import CycleError, Session
 from ..session.jsonl import dumps
-from ..session.rebuild import ContextPlan, entry_messages
+from ..session.rebuild import ContextPlan
 from ..session.scan import ScannedSession
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
 from .render import render_message, render_messages
@@ -138,9 +138,7 @@ def _stream_text(scanned: ScannedSession, plan: ContextPlan, leaf_id: str | None
 
 def _counted(scanned: ScannedSession, plan: ContextPlan) -> Iterator[Any]:
     """The context's messages for counting: stubs where they say enough, whole entries for the rare rest."""
-    if plan.summary is not None:
-        yield plan.summary
-    for position in plan.positions:
+    for n, position in enumerate(plan.positions):
         if not scanned.emits(position):
             continue
         stub = scanned.stub_at(position)
@@ -148,7 +146,7 @@ def _counted(scanned: ScannedSession, plan: ContextPlan) -> Iterator[Any]:
         if stub["type"] == "message" and isinstance(message, dict) and message.get("role") in _PASS_THROUGH:
             yield message  # a stub of the role is enough: passed on as it is
         else:
-            yield from entry_messages(scanned.read(position))
+            yield from scanned.messages_at(plan, n)
 
 
 def _run_whole(args: argparse.Namespace) -> int:

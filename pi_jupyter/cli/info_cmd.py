@@ -13,6 +13,7 @@ from ..messages import iso_from_ms
 from ..session import CycleError, Session, SessionInfo
 from ..session.listing import InfoBuilder
 from ..session.scan import ScannedSession
+from ..session.usage import entry_usage
 from .common import open_session, safe_stdout, scan_session, status, write_json
 
 NAME = "info"
@@ -78,17 +79,16 @@ class Totals:
         self.entry_types[kind] += 1
         if kind == "model_change":
             self.models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
-        if kind != "message" or not isinstance(entry.get("message"), dict):
-            return
-        message = entry["message"]
-        role = message.get("role", "?")
-        role = role if isinstance(role, str) else "?"
-        self.roles[role] += 1
-        if role != "assistant":
-            return
-        self.models[f"{message.get('provider')}/{message.get('model')}"] = None
-        usage = message.get("usage")
-        if isinstance(usage, dict):
+        message = entry.get("message") if kind == "message" else None
+        if isinstance(message, dict):
+            role = message.get("role", "?")
+            role = role if isinstance(role, str) else "?"
+            self.roles[role] += 1
+            if role == "assistant":
+                self.models[f"{message.get('provider')}/{message.get('model')}"] = None
+        spent = entry_usage(entry)  # assistant messages, and pi 1.x's usage entries and summaries
+        if spent is not None:
+            usage = spent[1]
             for key in self.tokens:
                 self.tokens[key] += int(_number(usage.get(key)))
             costs = usage.get("cost")

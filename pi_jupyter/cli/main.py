@@ -25,6 +25,8 @@ COMMANDS: tuple[str, ...] = (
     "info_cmd",
     "prompt_cmd",
     "rpc_cmd",
+    "export_cmd",
+    "experiment_cmd",
 )
 """Modules of ``pi_jupyter.cli`` that provide a subcommand, in the order ``--help`` lists them."""
 

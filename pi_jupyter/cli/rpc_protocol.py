@@ -143,8 +143,64 @@ class CheckoutCommand(Command):
     label: str | None = None
 
 
+class BashCommand(Command):
+    """Run a shell command; its output is recorded as a ``bashExecution`` message."""
+
+    type: Literal["bash"]
+    command: str
+    exclude_from_context: bool | None = Field(default=None, alias="excludeFromContext")
+
+
+class EnabledCommand(Command):
+    """Turn automatic compaction or retry on or off."""
+
+    type: Literal["set_auto_compaction", "set_auto_retry"]
+    enabled: bool
+
+
+class ExportHtmlCommand(Command):
+    """Write the transcript as an HTML page."""
+
+    type: Literal["export_html"]
+    output_path: str | None = Field(default=None, alias="outputPath")
+
+
+class GetEntriesCommand(Command):
+    """Every entry of the file (after ``since``, an entry id) and the leaf."""
+
+    type: Literal["get_entries"]
+    since: str | None = None
+
+
+_MORE_SIMPLE = (
+    "abort_bash",
+    "abort_retry",
+    "clear_queue",
+    "clone",
+    "cycle_model",
+    "cycle_thinking_level",
+    "get_available_models",
+    "get_available_thinking_levels",
+    "get_commands",
+)
+
+
 class _Simple(Command):
-    type: Literal["get_session_stats", "get_last_assistant_text", "get_tree", "get_fork_messages"]
+    type: Literal[
+        "get_session_stats",
+        "get_last_assistant_text",
+        "get_tree",
+        "get_fork_messages",
+        "abort_bash",
+        "abort_retry",
+        "clear_queue",
+        "clone",
+        "cycle_model",
+        "cycle_thinking_level",
+        "get_available_models",
+        "get_available_thinking_levels",
+        "get_commands",
+    ]
 
 
 AnyCommand = Annotated[
@@ -164,6 +220,10 @@ AnyCommand = Annotated[
         SwitchSessionCommand,
         SetSessionNameCommand,
         CheckoutCommand,
+        BashCommand,
+        EnabledCommand,
+        ExportHtmlCommand,
+        GetEntriesCommand,
         _Simple,
     ],
     Field(discriminator="type"),
@@ -193,8 +253,18 @@ COMMAND_TYPES: tuple[str, ...] = (
     "get_fork_messages",
     "checkout",
     "get_tree",
+    "bash",
+    "set_auto_compaction",
+    "set_auto_retry",
+    "export_html",
+    "get_entries",
+    *_MORE_SIMPLE,
 )
-"""The ``type`` values accepted; pi's other commands (bash, export_html, cycle_model, ...) are refused by name."""
+"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
+
+
+class CommandError(Exception):
+    """A command that cannot be done; its message is the response's ``error``."""
 
 
 class BadCommand(Exception):

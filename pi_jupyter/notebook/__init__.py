@@ -27,6 +27,9 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.magics_manager.magics["cell"].pop("pi", None)
         shell.magics_manager.magics["line"].pop("pi", None)
         shell._pi_magics = None
+        from .async_cell import uninstall
+
+        uninstall(shell)
 
 
 def current_agent() -> Any:

@@ -1,26 +1,17 @@
 """AgentView: a live notebook view of one agent's event stream (an anywidget).
 
-Transport (DESIGN decision 6). Every change the view makes is an *op* with a sequence
-number. Ops are coalesced (consecutive deltas of one content block become one op with the
-concatenated text, consecutive partial outputs of one tool call keep only the last) and sent
-as one custom message at most ``max_rate`` times a second, whatever the token rate. A
-snapshot of the whole transcript (traits ``transcript`` and ``transcript_seq``) is written
-at message boundaries, at most ``snapshot_rate`` times a second and always at ``agent_end``,
-so a re-rendered or reloaded view shows everything. The frontend keeps the ops it applied
-after its snapshot and replays those newer than each new snapshot, so a delta already folded
-into a snapshot is never applied twice, whichever of the two arrives first. A view rendered
-in the middle of a run asks for the current state (``sync``) and gets it at once.
-
-The display bundle adds ``text/markdown`` and ``text/plain`` transcripts to the widget's own
-bundle, so nbconvert, GitHub and nbviewer show the conversation without JavaScript.
+The view turns agent events into compact items (:mod:`.agent_view_blocks`) and sends them
+through its transport (:mod:`.agent_view_transport`: coalesced ops, rate-limited flushes,
+snapshots; DESIGN decision 7). Its display bundle carries, besides the widget, the static
+rendering of the same conversation (``text/html`` that survives sanitizers, ``text/markdown``,
+``text/plain``) from :mod:`pi_jupyter.views.static_html`; :meth:`AgentView.final_bundle` is
+that static rendering alone, which a finished run puts in place of the widget so the saved
+notebook reads the same everywhere (DESIGN decision 6).
 """
 
 from __future__ import annotations
 
-import heapq
 import itertools
-import json
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -28,7 +19,6 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import anywidget
-import orjson
 import traitlets
 
 from ..agent.events import (
@@ -56,18 +46,25 @@ from ..messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
     as_message,
     text_of,
 )
-from .transcript import clip_middle, transcript_markdown, transcript_text
+from ..views.static_html import Notice, RunStatus, render_html, render_markdown
+from ..views.transcript import clip_middle, transcript_text
+from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
+from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
-_log = logging.getLogger(__name__)
+_ESM_PARTS = ("agent_view_store.js", "agent_view_markdown.js", "agent_view_status.js", "agent_view.js")
+
+
+def esm_source() -> str:
+    """The widget's JavaScript module: its four parts (store, Markdown, status line, view) joined in order."""
+    return "\n".join((_STATIC / name).read_text(encoding="utf-8") for name in _ESM_PARTS)
+
 
 ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retrying", "stopping", "done", "aborted", "error"]
 """What the status line says the agent is doing."""
@@ -75,131 +72,18 @@ ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retry
 _STATES: frozenset[str] = frozenset(get_args(ViewState))
 _RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
 
-# Caps on what one item carries to the browser: a transcript is re-sent at each snapshot.
-_MAX_OUTPUT = 6000
-_MAX_LIVE_OUTPUT = 4000
-_MAX_ARGS = 6000
 
-
-class _Flusher:
-    """One daemon thread that runs due flushes for every view (a timer per flush would be a thread each)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
-        self._count = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def schedule(self, due: float, fn: Callable[[], None]) -> None:
-        """Run ``fn()`` on the flusher thread at ``time.monotonic() >= due``."""
-        with self._cond:
-            heapq.heappush(self._heap, (due, next(self._count), fn))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="pi-jupyter-widget-flush", daemon=True)
-                self._thread.start()
-            self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._heap:
-                    self._cond.wait()
-                due = self._heap[0][0]
-                delay = due - time.monotonic()
-                if delay > 0:
-                    self._cond.wait(delay)
-                    continue
-                _, _, fn = heapq.heappop(self._heap)
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - one broken view must not stop the others' flushes
-                _log.exception("AgentView flush failed")
-
-
-_FLUSHER = _Flusher()
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json", by_alias=True)
-    return value
-
-
-def _pretty_args(arguments: Any) -> str:
-    if arguments in (None, {}, ""):
-        return ""
-    try:
-        text = json.dumps(_jsonable(arguments), indent=2, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(arguments)
-    return clip_middle(text, _MAX_ARGS)
-
-
-def _field(obj: Any, *names: str, default: Any = None) -> Any:
-    """The first of ``names`` present on ``obj`` (an object or a dict)."""
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return default
-
-
-def _output_text(result: Any) -> str:
-    """Text of a tool result (``{content, details}``, a ToolResult or a ToolResultMessage)."""
-    if result is None:
-        return ""
-    if isinstance(result, str):
-        return result
-    content = _field(result, "content", default=None)
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content:
-        kind = _field(block, "type")
-        if kind == "text":
-            parts.append(_field(block, "text", default="") or "")
-        elif kind == "image":
-            parts.append("[image]")
-    return "".join(parts)
-
-
-def _block_item(block: Any) -> dict[str, Any]:
-    """The compact form of one assistant content block the browser renders."""
-    if isinstance(block, TextContent):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingContent):
-        out: dict[str, Any] = {"type": "thinking", "text": block.thinking}
-        if block.redacted:
-            out["redacted"] = True
-        return out
-    if isinstance(block, ToolCall):
-        return {"type": "toolCall", "id": block.id, "name": block.name, "text": _pretty_args(block.arguments)}
-    if isinstance(block, ImageContent):
-        return {"type": "other", "text": "[image]"}
-    return {"type": "other", "text": f"[{_field(block, 'type', default='unknown')} block]"}
-
-
-def _usage(message: AssistantMessage) -> dict[str, Any]:
-    u = message.usage
-    return {"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write, "cost": u.cost.total}
-
-
-class AgentView(anywidget.AnyWidget):
+class AgentView(Transport, anywidget.AnyWidget):
     """A live view of an agent run: streamed Markdown, thinking, tool cards, notices, status, Stop.
 
     Feed it every event of the agent (``agent.subscribe(view.handle)``); ``handle`` may be
     called from any thread. ``on_stop`` registers what the Stop button does. The display
-    bundle carries a Markdown transcript too; call ``display_handle.update(view.bundle(),
-    raw=True)`` at the end of a run so the saved notebook holds the final conversation.
+    bundle carries the static rendering too; call ``display_handle.update(view.final_bundle(),
+    raw=True)`` at the end of a run so the saved notebook holds the final conversation, drawn
+    without the widget.
     """
 
-    _esm = _STATIC / "agent_view.js"
+    _esm = esm_source()
     _css = _STATIC / "agent_view.css"
 
     title = traitlets.Unicode("").tag(sync=True)
@@ -210,6 +94,8 @@ class AgentView(anywidget.AnyWidget):
     """Sequence number of the last op folded into ``transcript``."""
     status = traitlets.Dict().tag(sync=True)
     """Model, state, tokens, cost and elapsed time for the status line."""
+    scale = traitlets.Float(1.0).tag(sync=True)
+    """Type size factor (``%config PiMagics.scale``: 1.5 for a projector)."""
 
     def __init__(
         self,
@@ -239,6 +125,8 @@ class AgentView(anywidget.AnyWidget):
         self._open_blocks: dict[int, dict[str, Any]] = {}
         self._current: dict[str, Any] | None = None  # the assistant item being streamed
         self._messages: list[Any] = []  # final messages, for the Markdown transcript
+        self._footer = ("", "")
+        self._sequence: list[Any] = []  # final messages and notice items, in order (the static rendering)
         self._pending: list[dict[str, Any]] = []
         self._notices: dict[str, dict[str, Any]] = {}  # "compaction" / "retry" -> the live notice
         self._tool_started: dict[str, float] = {}
@@ -315,30 +203,74 @@ class AgentView(anywidget.AnyWidget):
             return list(self._messages)
 
     @property
+    def stop_requested(self) -> bool:
+        """True once Stop was pressed during the current run."""
+        return self._stop_requested
+
+    @property
     def state(self) -> str:
         """The state the status line shows (``"streaming"``, ``"done"``, ...)."""
         return self._state
 
-    def markdown(self) -> str:
-        """The conversation so far as Markdown (what nbconvert and GitHub show)."""
+    def run_status(self) -> RunStatus:
+        """The status line as data (model, state, tokens, cost, seconds, note)."""
         with self._lock:
-            head = f"#### {self.title}\n\n" if self.title else ""
-            body = transcript_markdown(self._messages) or "*No messages yet.*\n"
-            return head + body + "\n" + self._status_line() + "\n"
+            return RunStatus(
+                model=self._model,
+                state=self._state,
+                input_tokens=self._tokens["input"],
+                output_tokens=self._tokens["output"],
+                cost=self._cost,
+                seconds=round(self._elapsed(), 1),
+                note=self._note,
+            )
+
+    def static_items(self) -> list[Any]:
+        """What happened so far, in order: the final messages and the notices (for the static rendering)."""
+        with self._lock:
+            return [Notice(text=i["text"], tone=i.get("tone", "info")) if isinstance(i, dict) else i for i in self._sequence]
+
+    def markdown(self) -> str:
+        """The conversation so far as Markdown (what nbconvert's markdown export and a text frontend show)."""
+        text = render_markdown(self.static_items(), status=self.run_status(), title=self.title)
+        return text + ("\n" + self._footer[1] + "\n" if self._footer[1] else "")
+
+    def html(self) -> str:
+        """The conversation so far as sanitizer-safe HTML (what a reopened notebook, nbconvert and GitHub show)."""
+        return render_html(self.static_items(), status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0])
 
     def text(self) -> str:
         """The conversation so far as plain text."""
         with self._lock:
             head = f"{self.title}\n\n" if self.title else ""
-            return head + transcript_text(self._messages) + "\n" + self._status_line(markdown=False)
+            return head + transcript_text(self._messages) + "\n" + self.run_status().line()
+
+    def set_footer(self, html: str, markdown: str) -> None:
+        """Add trusted ``html`` (and its ``markdown``) after the status line of the static rendering (e.g. sibling answers)."""
+        self._footer = (html, markdown)
+
+    def static_bundle(self) -> dict[str, Any]:
+        """The static rendering alone: ``text/html``, ``text/markdown``, ``text/plain`` (no widget)."""
+        return {"text/html": self.html(), "text/markdown": self.markdown(), "text/plain": self.text()}
 
     def bundle(self) -> dict[str, Any]:
-        """The full display data (widget view, Markdown and text) for ``display_handle.update(bundle, raw=True)``."""
+        """The live display data (widget view plus the static rendering) for ``display_handle.update(bundle, raw=True)``."""
         repr_bundle = self._repr_mimebundle_  # ipywidgets sets it to None when the widget is closed
         result = repr_bundle() if callable(repr_bundle) else None
         if result is None:
-            return {"text/markdown": self.markdown(), "text/plain": self.text()}
+            return self.static_bundle()
         return result[0]
+
+    def final_bundle(self) -> dict[str, Any]:
+        """What a finished run leaves in the notebook: the static rendering, without the widget.
+
+        JupyterLab draws a widget-view output before any other type in the bundle and shows
+        "Error displaying widget: model not found" once the kernel that held the model is gone
+        (widget state is not saved by default), so a finished run replaces its live output with
+        this bundle through its display id.
+        """
+        self.flush()
+        return self.static_bundle()
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
         result = super()._repr_mimebundle_(**kwargs)
@@ -347,8 +279,9 @@ class AgentView(anywidget.AnyWidget):
         data, metadata = result if isinstance(result, tuple) else (result, {})
         self.flush()  # so the widget state saved with the notebook is complete
         data = dict(data)
-        data["text/markdown"] = self.markdown()
-        data["text/plain"] = self.text()
+        data.update(self.static_bundle())
+        # the types a saved notebook keeps when the widget state is not saved (see save_hook)
+        metadata = {**metadata, "pi_jupyter": {"durable": ["text/html", "text/markdown", "text/plain"]}}
         return data, metadata
 
     # ------------------------------------------------------------------ events
@@ -364,8 +297,8 @@ class AgentView(anywidget.AnyWidget):
             self._elapsed_done += time.monotonic() - self._run_started
             self._run_started = None
         for m in reversed(event.messages or []):
-            if _field(m, "role") == "assistant":
-                self._last_stop_reason = _field(m, "stop_reason", "stopReason", default=self._last_stop_reason)
+            if field(m, "role") == "assistant":
+                self._last_stop_reason = field(m, "stop_reason", "stopReason", default=self._last_stop_reason)
                 break
         reason = self._last_stop_reason
         self._set_state("aborted" if reason == "aborted" else "error" if reason == "error" else "done")
@@ -373,11 +306,11 @@ class AgentView(anywidget.AnyWidget):
         self._force = True
 
     def _on_message_start(self, event: MessageStartEvent) -> None:
-        if _field(event.message, "role") != "assistant":
+        if field(event.message, "role") != "assistant":
             return  # other roles start and end at once: shown at message_end
         # Blocks come from the stream events, not from ``message``: it is the partial message
         # itself, which may already hold later text if events are delivered late.
-        self._current = self._add({"kind": "assistant", "model": _field(event.message, "model", default=""), "blocks": []})
+        self._current = self._add({"kind": "assistant", "model": field(event.message, "model", default=""), "blocks": []})
         self._set_state("streaming")
 
     def _on_message_update(self, event: MessageUpdateEvent) -> None:
@@ -405,7 +338,7 @@ class AgentView(anywidget.AnyWidget):
         elif kind == "toolcall_end":
             block = self._block_at(item, index, kind)
             self._close_block(block)
-            final = _block_item(ev.tool_call)
+            final = block_item(ev.tool_call)
             block.update(final)
             self._calls[ev.tool_call.id] = block
             self._op("blk", i=item["id"], b=index, block=dict(block))
@@ -413,12 +346,13 @@ class AgentView(anywidget.AnyWidget):
     def _on_message_end(self, event: MessageEndEvent) -> None:
         msg = as_message(event.message)
         self._messages.append(msg)
+        self._sequence.append(msg)
         self._snapshot_dirty = True
         if isinstance(msg, AssistantMessage):
             self._end_assistant(msg)
         elif isinstance(msg, ToolResultMessage):
             block = self._calls.get(msg.tool_call_id)
-            output = clip_middle(_output_text(msg), _MAX_OUTPUT)
+            output = clip_middle(output_text(msg), MAX_OUTPUT)
             if block is None:
                 block = self._standalone_call(msg.tool_call_id, msg.tool_name, None)
             x = dict(block.get("x") or {})
@@ -433,26 +367,27 @@ class AgentView(anywidget.AnyWidget):
             if msg.display is not False:
                 self._add({"kind": "custom", "customType": msg.custom_type, "text": text_of(msg.content, "\n")})
         elif isinstance(msg, BashExecutionMessage):
-            self._add({"kind": "bash", "command": msg.command, "output": clip_middle(msg.output, _MAX_OUTPUT), "exitCode": msg.exit_code})
+            self._add({"kind": "bash", "command": msg.command, "output": clip_middle(msg.output, MAX_OUTPUT), "exitCode": msg.exit_code})
         elif isinstance(msg, CompactionSummaryMessage):
             self._add({"kind": "summary", "label": f"Compaction summary ({msg.tokens_before:,} tokens before)", "text": msg.summary})
         elif isinstance(msg, BranchSummaryMessage):
             self._add({"kind": "summary", "label": "Branch summary", "text": msg.summary})
         else:
-            self._add({"kind": "notice", "tone": "info", "text": f"[{_field(msg, 'role', default='unknown')} message]"})
+            self._sequence.pop()  # the notice below stands for it
+            self._add({"kind": "notice", "tone": "info", "text": f"[{field(msg, 'role', default='unknown')} message]"})
 
     def _end_assistant(self, msg: AssistantMessage) -> None:
         item = self._current
         self._current = None
         self._last_stop_reason = msg.stop_reason
         for key in self._tokens:
-            self._tokens[key] += _usage(msg)[key]
+            self._tokens[key] += usage_dict(msg)[key]
         self._cost += msg.usage.cost.total
         if msg.model:
             self._model = f"{msg.provider}/{msg.model}" if msg.provider else msg.model
         self._status_dirty = True
-        blocks = [_block_item(b) for b in msg.content]
-        meta = {"model": msg.model, "stopReason": msg.stop_reason, "usage": _usage(msg)}
+        blocks = [block_item(b) for b in msg.content]
+        meta = {"model": msg.model, "stopReason": msg.stop_reason, "usage": usage_dict(msg)}
         if msg.error_message:
             meta["errorMessage"] = msg.error_message
         if item is None:
@@ -489,9 +424,9 @@ class AgentView(anywidget.AnyWidget):
 
     def _on_tool_update(self, event: ToolExecutionUpdateEvent) -> None:
         block = self._calls.get(event.tool_call_id) or self._standalone_call(event.tool_call_id, event.tool_name, event.args)
-        text = _output_text(event.partial_result)
-        if len(text) > _MAX_LIVE_OUTPUT:
-            text = "…" + text[-_MAX_LIVE_OUTPUT:]
+        text = output_text(event.partial_result)
+        if len(text) > MAX_LIVE_OUTPUT:
+            text = "…" + text[-MAX_LIVE_OUTPUT:]
         block["x"] = {"status": "running", "output": text}
         last = self._pending[-1] if self._pending else None
         if last is not None and last["o"] == "x" and last["c"] == event.tool_call_id:
@@ -505,7 +440,7 @@ class AgentView(anywidget.AnyWidget):
         started = self._tool_started.pop(event.tool_call_id, None)
         x: dict[str, Any] = {
             "status": "error" if event.is_error else "done",
-            "output": clip_middle(_output_text(event.result), _MAX_OUTPUT),
+            "output": clip_middle(output_text(event.result), MAX_OUTPUT),
         }
         if started is not None:
             x["ms"] = round((time.monotonic() - started) * 1000)
@@ -526,7 +461,7 @@ class AgentView(anywidget.AnyWidget):
         elif event.error_message:
             text, tone = f"Compaction failed: {event.error_message}", "error"
         else:
-            before = _field(event.result, "tokens_before", "tokensBefore")
+            before = field(event.result, "tokens_before", "tokensBefore")
             text, tone = "Context compacted" + (f" ({before:,} tokens before)." if isinstance(before, int) else "."), "info"
             if event.will_retry:
                 text += " Retrying the request."
@@ -584,85 +519,13 @@ class AgentView(anywidget.AnyWidget):
         SessionEvent: _on_session_event,
     }
 
-    # ------------------------------------------------------------------ items and ops
-
-    def _op(self, name: str, **fields: Any) -> None:
-        self._seq += 1
-        self._pending.append({"s": self._seq, "o": name, **fields})
-
-    def _add(self, item: dict[str, Any]) -> dict[str, Any]:
-        item = {"id": f"i{next(self._ids)}", **item}
-        self._items.append(item)
-        self._by_id[item["id"]] = item
-        self._op("add", item=dict(item))
-        return item
-
-    def _update_notice(self, key: str, text: str, tone: str, active: bool = False) -> None:
-        item = self._notices.get(key)
-        if item is None:
-            self._notices[key] = self._add({"kind": "notice", "tone": tone, "active": active, "text": text})
-            return
-        item.update(text=text, tone=tone, active=active)
-        self._op("set", item=dict(item))
-
     def _standalone_call(self, call_id: str, name: str, args: Any) -> dict[str, Any]:
         """A tool card for a call no assistant message of this view announced."""
-        block = {"type": "toolCall", "id": call_id, "name": name, "text": _pretty_args(args)}
+        block = {"type": "toolCall", "id": call_id, "name": name, "text": pretty_args(args)}
         self._add({"kind": "tool", "blocks": [block]})
         block = self._items[-1]["blocks"][0]
         self._calls[call_id] = block
         return block
-
-    def _block_at(self, item: dict[str, Any], index: int | None, kind: str) -> dict[str, Any]:
-        blocks = item["blocks"]
-        index = len(blocks) if index is None else index
-        while len(blocks) <= index:
-            blocks.append({"type": "other", "text": ""})
-        block = blocks[index]
-        want = "toolCall" if kind.startswith("toolcall") else kind.split("_")[0]
-        if block.get("type") != want:
-            block.clear()
-            block.update({"type": want, "text": ""})
-            if want == "toolCall":
-                block.update(id="", name="")
-        return block
-
-    def _append_delta(self, item: dict[str, Any], index: int, block: dict[str, Any], delta: str) -> None:
-        if not delta:
-            return
-        key = id(block)
-        parts = self._chunks.get(key)
-        if parts is None:
-            parts = self._chunks[key] = [block.get("text", "")]
-            self._open_blocks[key] = block
-        parts.append(delta)
-        self._seq += 1
-        last = self._pending[-1] if self._pending else None
-        if last is not None and last["o"] == "d" and last["i"] == item["id"] and last["b"] == index:
-            last["t"].append(delta)
-            last["s"] = self._seq
-        else:
-            self._pending.append({"s": self._seq, "o": "d", "i": item["id"], "b": index, "t": [delta]})
-
-    def _close_block(self, block: dict[str, Any]) -> None:
-        parts = self._chunks.pop(id(block), None)
-        self._open_blocks.pop(id(block), None)
-        if parts is not None:
-            block["text"] = "".join(parts)
-
-    def _finish_block(self, item: dict[str, Any], index: int, block: dict[str, Any], content: str) -> None:
-        self._close_block(block)
-        if block.get("text", "") != content:  # the provider's final text wins over the deltas
-            block["text"] = content
-            self._op("blk", i=item["id"], b=index, block=dict(block))
-
-    def _materialize(self) -> None:
-        """Join the text parts of blocks still streaming, so the items hold the full text."""
-        for key, parts in self._chunks.items():
-            if len(parts) > 1:
-                joined = "".join(parts)
-                parts[:] = [joined]
-            self._open_blocks[key]["text"] = parts[0] if parts else ""
 
     # ------------------------------------------------------------------ status
 
@@ -687,91 +550,13 @@ class AgentView(anywidget.AnyWidget):
             "note": self._note,
         }
 
-    def _status_line(self, markdown: bool = True) -> str:
-        bits = [self._model] if self._model else []
-        bits.append(self._state)
-        t = self._tokens
-        if t["input"] or t["output"]:
-            bits.append(f"{t['input']:,} in / {t['output']:,} out tokens")
-        if self._cost:
-            bits.append(f"${self._cost:.4f}")
-        bits.append(f"{self._elapsed():.1f} s")
-        line = " · ".join(bits)
-        return f"*{line}*" if markdown else line
-
-    # ------------------------------------------------------------------ sending
-
-    def _after_event(self) -> None:
-        """Flush now if the last flush is old enough, else make sure one is scheduled."""
-        if self._force:
-            self._force = False
-            self._flush_locked(force=True)
-            return
-        if not (self._pending or self._status_dirty or self._snapshot_dirty):
-            return
-        now = time.monotonic()
-        due = self._last_flush + self._interval
-        if not self._pending and not self._status_dirty:  # only the snapshot waits, at its own rate
-            due = max(due, self._last_snapshot + self._snapshot_interval)
-        if due <= now:
-            self._flush_locked()
-        else:
-            self._schedule(due)
-
-    def _schedule(self, due: float) -> None:
-        # A later callback already in the queue is harmless: it finds nothing due and reschedules.
-        if self._scheduled_due is None or due < self._scheduled_due:
-            self._scheduled_due = due
-            _FLUSHER.schedule(due, self._scheduled_flush)
-
-    def _scheduled_flush(self) -> None:
-        with self._lock:
-            self._scheduled_due = None
-            self._after_event()
-
-    def _flush_locked(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self._pending:
-            ops = self._pending
-            self._pending = []
-            for op in ops:
-                if op["o"] == "d":
-                    op["t"] = "".join(op["t"])
-            self.send({"type": "ops", "ops": ops})
-        # Forced (flush(), agent_end, display): the snapshot catches up with every op, deltas included.
-        snapshot = (self._snapshot_dirty and now - self._last_snapshot >= self._snapshot_interval) or (
-            force and (self._snapshot_dirty or self._seq != self.transcript_seq)
-        )
-        if snapshot or self._status_dirty:
-            with self.hold_sync():
-                if snapshot:
-                    self._materialize()
-                    self.transcript = orjson.loads(orjson.dumps(self._items))
-                    self.transcript_seq = self._seq
-                    self._snapshot_dirty = False
-                    self._last_snapshot = now
-                self.status = self._status_dict()
-                self._status_dirty = False
-        self._last_flush = now
-        if self._snapshot_dirty:
-            self._schedule(self._last_snapshot + self._snapshot_interval)
-
     # ------------------------------------------------------------------ from the browser
 
     def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "sync":
             with self._lock:
-                # Pending ops first: a coalesced op must not straddle the state's seq (its text
-                # would be partly in the state and applied again on top of it).
-                if self._pending:
-                    self._flush_locked()
-                have = content.get("seq")
-                reply: dict[str, Any] = {"type": "state", "seq": self._seq, "status": self._status_dict()}
-                if have != self._seq:
-                    self._materialize()
-                    reply["items"] = orjson.loads(orjson.dumps(self._items))
-                self.send(reply)
+                self.send(self._sync_reply(content.get("seq")))
         elif kind == "stop":
             with self._lock:
                 callbacks = list(self._stop_callbacks)

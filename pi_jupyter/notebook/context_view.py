@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
@@ -19,8 +21,29 @@ def _fence(text: str) -> str:
     return f"{ticks}\n{text}\n{ticks}"
 
 
-def context_report(agent: Any) -> str:
-    """Markdown: the system prompt, the messages after conversion, the tools, and a token estimate."""
+# prose wraps at word boundaries (a word longer than the line still breaks, so nothing overflows)
+_PROSE = (
+    "white-space:pre-wrap;overflow-wrap:anywhere;word-break:normal;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:.92em;padding:.4em .6em;background:rgba(127,127,127,.08);border-radius:4px"
+)
+
+
+def context_bundle(agent: Any) -> dict[str, str]:
+    """``%pi context`` as display data: Markdown, HTML whose prose wraps at word boundaries, and wrapped text."""
+    markdown = context_report(agent)
+    blocks = _report_blocks(agent)
+    parts = [f"<h4>{html.escape(blocks['title'])}</h4><p>{html.escape(blocks['summary'])}</p>"]
+    for heading, text in blocks["sections"]:
+        parts.append(f'<p><strong>{html.escape(heading)}</strong></p><div style="{_PROSE}">{html.escape(text)}</div>')
+    plain = [blocks["title"], blocks["summary"]]
+    for heading, text in blocks["sections"]:
+        plain.append(heading)
+        lines = text.splitlines()
+        plain.append("\n".join(textwrap.fill(line, 100, break_long_words=False, break_on_hyphens=False) for line in lines))
+    return {"text/html": "".join(parts), "text/markdown": markdown, "text/plain": "\n\n".join(plain)}
+
+
+def _report_blocks(agent: Any) -> dict[str, Any]:
     from ..compaction import estimate_context_tokens
     from ..messages import convert_to_llm
 
@@ -31,22 +54,26 @@ def context_report(agent: Any) -> str:
         llm = transform_messages(llm, agent.model)
     except ImportError:  # pragma: no cover
         pass
-    system = agent.system_prompt
     estimate = estimate_context_tokens(agent.messages)
     tokens = getattr(estimate, "tokens", estimate)
     window = agent.model.context_window
-    parts = [
-        f"### Next request to `{agent.model.ref}`",
-        f"**{len(llm)} messages**, about **{tokens:,} tokens** of a {window:,}-token context window "
-        f"({100 * tokens / max(window, 1):.1f}%); thinking `{agent.thinking_level}`; "
-        f"tools: {', '.join(f'`{t.name}`' for t in agent.tools) or '(none)'}",
-        "#### System prompt",
-        _fence(_short(system, 6000)),
-        "#### Messages",
-    ]
-    for i, m in enumerate(llm, 1):
-        parts.append(f"**{i}. {m.role}**")
-        parts.append(_fence(_short(_message_text(m))))
+    summary = (
+        f"{len(llm)} messages, about {tokens:,} tokens of a {window:,}-token context window "
+        f"({100 * tokens / max(window, 1):.1f}%); thinking {agent.thinking_level}; "
+        f"tools: {', '.join(t.name for t in agent.tools) or '(none)'}"
+    )
+    sections = [("System prompt", _short(agent.system_prompt, 6000))]
+    sections += [(f"{i}. {m.role}", _short(_message_text(m))) for i, m in enumerate(llm, 1)]
+    return {"title": f"Next request to {agent.model.ref}", "summary": summary, "sections": sections}
+
+
+def context_report(agent: Any) -> str:
+    """Markdown: the system prompt, the messages after conversion, the tools, and a token estimate."""
+    blocks = _report_blocks(agent)
+    parts = [f"### {blocks['title']}", blocks["summary"]]
+    for heading, text in blocks["sections"]:
+        parts.append(f"**{heading}**")
+        parts.append(_fence(text))
     return "\n\n".join(parts)
 
 

@@ -1,11 +1,14 @@
 """Running agents from a kernel: one private event loop in a thread, blocking or in the background.
 
 A ``%%pi`` cell blocks by default (DESIGN decision 5): it submits the run to the loop thread
-and waits, in short slices so that the kernel's interrupt (SIGINT, the notebook's stop
-button) reaches the waiting main thread as ``KeyboardInterrupt``. The run is then aborted,
-the partial answer persisted as ``aborted``, and the interrupt re-raised so "Run All" stops
-like it does for any interrupted cell; the kernel stays usable. ``--background`` returns a
-:class:`BackgroundRun` at once: await it, or call ``result()`` / ``abort()``.
+and waits. In a kernel the cell awaits the run on the kernel's own loop
+(:meth:`KernelRunner.wait_async`, see :mod:`.async_cell`), so the kernel still handles widget
+messages (the Stop button) while the cell blocks; elsewhere it waits in short slices
+(:meth:`KernelRunner.wait`). Either way the kernel's interrupt aborts the run, the partial
+answer is persisted as ``aborted``, and the cell ends in a two-line :class:`RunStopped` error
+(not a traceback through the threading machinery), so "Run All" stops as it does for any
+interrupted cell; the kernel stays usable. ``--background`` returns a :class:`BackgroundRun`
+at once: await it, or call ``result()`` / ``abort()``.
 
 The loop thread is why the widget can stream while the cell is blocked: events are
 produced there and ipykernel's iopub channel accepts messages from any thread.
@@ -23,6 +26,39 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _POLL_S = 0.05
+
+
+class RunStopped(Exception):
+    """A blocking run stopped by the user (interrupt or Stop): the cell ends in this short error.
+
+    IPython shows :meth:`_render_traceback_` instead of a traceback.
+    """
+
+    def __init__(self, entry_id: str | None = None, reason: str = "interrupted") -> None:
+        self.entry_id = entry_id
+        self.reason = reason
+        where = f"the partial answer is kept as entry {entry_id} (stopReason aborted)" if entry_id else "nothing was answered yet"
+        super().__init__(f"Run stopped ({reason}): {where}.")
+
+    @classmethod
+    def of(cls, result: Any, reason: str = "interrupted") -> RunStopped:
+        """The error for a run that ended with ``result`` (a run result, an exception or ``None``)."""
+        ids = getattr(result, "entry_ids", None) or []
+        return cls(ids[-1] if ids else None, reason)
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[1;31mRunStopped\x1b[0m: {self}", "The cell ends in error so that Run All stops here; the kernel is ready."]
+
+
+def _settle(future: concurrent.futures.Future[Any], grace_s: float) -> Any:
+    """The run's result once it has wound down after an abort (``None`` if it failed or took too long)."""
+    try:
+        return future.result(timeout=grace_s)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+    except BaseException:  # noqa: BLE001 - the run's own failure is reported by the run
+        pass
+    return None
 
 
 class KernelRunner:
@@ -88,7 +124,7 @@ class KernelRunner:
         return future.result()
 
     def wait(self, future: concurrent.futures.Future[T], on_interrupt: Callable[[], None], grace_s: float = 30.0) -> T:
-        """Wait for ``future``; on ``KeyboardInterrupt`` call ``on_interrupt``, let the run finish, re-raise."""
+        """Wait for ``future``; on ``KeyboardInterrupt`` call ``on_interrupt``, let the run wind down, raise :class:`RunStopped`."""
         self._waiting += 1
         try:
             while True:
@@ -98,15 +134,39 @@ class KernelRunner:
                     self._serve_main_calls()
         except KeyboardInterrupt:
             on_interrupt()
-            try:
-                future.result(timeout=grace_s)
-            except concurrent.futures.TimeoutError:
-                future.cancel()
-            except BaseException:  # noqa: BLE001 - the run's own failure is reported by the run
-                pass
-            raise
+            raise RunStopped.of(_settle(future, grace_s)) from None
         finally:
             self._waiting -= 1
+
+    async def wait_async(self, future: concurrent.futures.Future[T], on_interrupt: Callable[[], None], grace_s: float = 30.0) -> T:
+        """:meth:`wait` for a coroutine on the kernel's loop: the loop keeps serving the kernel (widget messages) meanwhile.
+
+        The kernel turns an interrupt of an awaiting cell into cancellation; either way the
+        run is aborted and :class:`RunStopped` raised.
+        """
+        loop = asyncio.get_running_loop()
+        done = asyncio.Event()
+
+        def wake(_f: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(done.set)
+            except RuntimeError:  # the kernel's loop is closed: nobody waits any more
+                pass
+
+        future.add_done_callback(wake)
+        self._waiting += 1
+        try:
+            while not done.is_set():
+                try:
+                    await asyncio.wait_for(done.wait(), _POLL_S)
+                except asyncio.TimeoutError:
+                    self._serve_main_calls()
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            on_interrupt()
+            raise RunStopped.of(_settle(future, grace_s)) from None
+        finally:
+            self._waiting -= 1
+        return future.result()
 
     def _serve_main_calls(self) -> None:
         while True:
@@ -120,6 +180,41 @@ class KernelRunner:
                 answer.set_exception(exc)
                 if isinstance(exc, KeyboardInterrupt):
                     raise
+
+
+class PendingRun:
+    """A blocking run its cell has yet to wait for: synchronously (:meth:`wait`) or on the kernel's loop (:meth:`wait_async`).
+
+    ``finish(result)`` gives the cell's value; ``stopped()`` says whether the user pressed
+    Stop, in which case the cell ends in :class:`RunStopped` as an interrupted cell does.
+    """
+
+    def __init__(
+        self,
+        runner: KernelRunner,
+        future: concurrent.futures.Future[Any],
+        abort: Callable[[], None],
+        finish: Callable[[Any], Any],
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self._runner = runner
+        self._future = future
+        self._abort = abort
+        self._finish = finish
+        self._stopped = stopped
+
+    def wait(self) -> Any:
+        """Block the calling thread until the run ends; returns the cell's value."""
+        return self._done(self._runner.wait(self._future, on_interrupt=self._abort))
+
+    async def wait_async(self) -> Any:
+        """Await the run on the running loop (the kernel keeps handling messages); returns the cell's value."""
+        return self._done(await self._runner.wait_async(self._future, on_interrupt=self._abort))
+
+    def _done(self, result: Any) -> Any:
+        if self._stopped():
+            raise RunStopped.of(result, reason="Stop was pressed")
+        return self._finish(result)
 
 
 class BackgroundRun:
@@ -150,6 +245,22 @@ class BackgroundRun:
         """Call ``fn(self)`` when the run finishes."""
         self._future.add_done_callback(lambda _f: fn(self))
 
+    def _ipython_display_(self) -> None:
+        # shown with a display id, so the line says "stopped" or "done" once the run ends instead of "running" forever
+        from IPython.display import display
+
+        handle = display({"text/plain": repr(self)}, raw=True, display_id=True)
+        if handle is not None:
+            self.add_done_callback(lambda run: handle.update({"text/plain": repr(run)}, raw=True))
+
     def __repr__(self) -> str:
-        state = "done" if self.done else "running"
+        state = "running" if not self.done else "stopped" if _stopped(self._future) else "done"
         return f"<BackgroundRun {self.label} ({state}); await it, or .result(), .abort()>"
+
+
+def _stopped(future: concurrent.futures.Future[Any]) -> bool:
+    if future.cancelled():
+        return True
+    if future.exception() is not None:
+        return False
+    return getattr(future.result(), "stop_reason", None) == "aborted"

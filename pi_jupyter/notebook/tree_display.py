@@ -1,11 +1,23 @@
-"""``%pi tree``: the TreeView when widgets work here, else the graph (SVG, or text without Graphviz)."""
+"""``%pi tree``: the TreeView when widgets work here, else the graph (SVG, or text without Graphviz).
+
+The TreeView's output carries the durable bundle of the tree beside the widget: the picture as
+``image/svg+xml`` (which GitHub, nbviewer, nbconvert and a trusted JupyterLab draw) and as
+``image/png`` (which an untrusted JupyterLab draws: it shows SVG only in trusted outputs), and
+the text tree; the output's metadata names these types, so the save hook
+(:mod:`.save_hook`) writes only them to the file when the widget's state is not saved.
+"""
 
 from __future__ import annotations
 
 import argparse
+import base64
 from typing import Any
 
 from ..views import TextTree
+from ..views.raster import render_png
+from .save_hook import WIDGET_VIEW
+
+DURABLE_TREE_TYPES = ["image/svg+xml", "image/png", "text/plain"]
 
 USAGE = "%(prog)s [--full] [--text] [--static] [--max-nodes N] [--lr] [--expand KEY ...]"
 
@@ -60,16 +72,74 @@ def show_tree(agent: Any, args: list[str], *, shell: Any = None) -> Any:
         except ImportError:  # pragma: no cover - the notebook layer runs under IPython
             shell = None
     if opts.static or not _widgets_usable(shell):
-        return session.graph(**graph_options)
-    from .tree_view import TreeView
-
+        return durable_graph(session.graph(**graph_options))
     magics = getattr(shell, "_pi_magics", None)
     state = getattr(magics, "state", None)
     runner = getattr(state, "runner", None)
     on_fork = state.switch if state is not None else None
     mode = graph_options.pop("mode")
     expand = graph_options.pop("expand", [])
-    view = TreeView(agent, mode=mode, runner=runner, on_fork=on_fork, **graph_options)
+    view = _durable_tree_view_class()(agent, mode=mode, runner=runner, on_fork=on_fork, **graph_options)
     for key in expand:
         view.expand(key)
     return view
+
+
+def static_tree_bundle(graph: Any, svg: str | None) -> dict[str, Any]:
+    """The tree as every viewer draws it: ``image/svg+xml``, ``image/png`` (when ``dot`` is here), ``text/plain``."""
+    data: dict[str, Any] = {"text/plain": graph.text() if graph is not None else "(empty session)"}
+    if svg:
+        data["image/svg+xml"] = svg
+        png = render_png(graph.source) if graph is not None else None
+        if png is not None:
+            data["image/png"] = base64.b64encode(png).decode("ascii")
+    return data
+
+
+_DURABLE_CLASS: Any = None
+_DURABLE_GRAPHS: dict[type, type] = {}
+
+
+def durable_graph(graph: Any) -> Any:
+    """``graph`` (a SessionGraph) displayed as a picture every viewer draws: SVG and PNG, no inline-SVG HTML.
+
+    An untrusted JupyterLab sanitizes inline SVG in ``text/html`` into loose text and refuses
+    ``image/svg+xml``; without ``text/html`` it draws the PNG, and a trusted one the SVG.
+    """
+    cls = type(graph)
+    sub = _DURABLE_GRAPHS.get(cls)
+    if sub is None:
+
+        def _repr_mimebundle_(self: Any, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+            data = cls._repr_mimebundle_(self, include=include, exclude=exclude, **kwargs)
+            if "image/svg+xml" not in data:
+                return data  # no picture here: the text tree as the graph gives it
+            return static_tree_bundle(self, data["image/svg+xml"])
+
+        sub = _DURABLE_GRAPHS[cls] = type(cls.__name__, (cls,), {"_repr_mimebundle_": _repr_mimebundle_, "__module__": cls.__module__})
+    graph.__class__ = sub
+    return graph
+
+
+def _durable_tree_view_class() -> Any:
+    """A TreeView whose display bundle adds the durable picture (built once, on first use)."""
+    global _DURABLE_CLASS
+    if _DURABLE_CLASS is None:
+        from .tree_view import TreeView
+
+        class DurableTreeView(TreeView):
+            """The live tree, with its picture in the bundle for readers without the kernel."""
+
+            def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+                result = super()._repr_mimebundle_(**kwargs)
+                if result is None:
+                    return None
+                data, metadata = result
+                if WIDGET_VIEW not in data:
+                    return result
+                data = {**data, **static_tree_bundle(self.graph, self.svg)}
+                metadata = {**metadata, "pi_jupyter": {"durable": [t for t in DURABLE_TREE_TYPES if t in data]}}
+                return data, metadata
+
+        _DURABLE_CLASS = DurableTreeView
+    return _DURABLE_CLASS

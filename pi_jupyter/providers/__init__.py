@@ -65,6 +65,7 @@ from .registry import (
 )
 from .replay import ReplayProvider, replay_model
 from .retry_after import retry_after_ms
+from .transcript import collapse_request
 
 _providers: dict[str, Any] = {}
 _replays: dict[str, ReplayProvider] = {}
@@ -181,7 +182,7 @@ async def stream(model: str | Model, request: LlmRequest, options: StreamOptions
     """Stream the reply of ``model`` to ``request`` (see the module docstring). Never raises for a model failure."""
     resolved = get_model(model)
     provider = get_provider(resolved)
-    events = provider.stream(resolved, request, options or StreamOptions())
+    events = provider.stream(resolved, collapse_request(request), options or StreamOptions())
     try:
         async for event in events:
             yield event

@@ -48,6 +48,7 @@ from .keys import env_api_key, env_key_names, scrub
 from .partial_json import StreamingJson
 from .retry_after import note_retry_after
 from .tool_args import INVALID_KEY, strict_arguments
+from .transcript import collapse_request
 
 ABORTED_TEXT = "Request was aborted"
 
@@ -412,6 +413,7 @@ class HttpAdapter:
     async def stream(self, model: Model, request: LlmRequest, options: StreamOptions | None = None) -> AsyncIterator[AssistantEvent]:
         """Stream the reply to ``request``; ends with one ``done`` or ``error`` event and never raises."""
         options = options or StreamOptions()
+        request = collapse_request(request)  # pi 1.x system messages: one prompt, one tool list
         b = MessageBuilder(model, api=self.api)
         signal = options.signal
         secrets: list[Any] = [options.api_key]

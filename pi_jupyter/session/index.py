@@ -42,7 +42,10 @@ CHECKOUT_TYPE = "pi_jupyter.checkout"
 CELL_TYPE = "pi_jupyter.cell"
 """``customType`` of the record of one notebook cell's run (see ``pi_jupyter.notebook.cells``)."""
 
-TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE})
+EXPERIMENT_TYPES = ("pi_jupyter.score", "pi_jupyter.branch_end", "pi_jupyter.experiment")
+"""``custom`` records of experiments (``pi_jupyter.experiment``): scores, branch outcomes, the grid."""
+
+TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, *EXPERIMENT_TYPES})
 """``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
 
 # kind codes, one byte per line; the first five are the ones a context rebuild looks at
@@ -57,8 +60,10 @@ K_MODEL = 7
 K_LABEL = 8
 K_SESSION_INFO = 9
 K_CUSTOM = 10
+K_CONTEXT_EDIT = 11
+K_USAGE = 12
 
-_KINDS = {
+KINDS = {
     "message": K_MESSAGE,
     "custom_message": K_CUSTOM_MESSAGE,
     "branch_summary": K_BRANCH_SUMMARY,
@@ -68,8 +73,11 @@ _KINDS = {
     "label": K_LABEL,
     "session_info": K_SESSION_INFO,
     "custom": K_CUSTOM,
+    "context_edit": K_CONTEXT_EDIT,
+    "usage": K_USAGE,
 }
-assert set(_KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
+assert set(KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
+_MISSING: Any = object()
 
 
 @dataclass(slots=True)
@@ -98,7 +106,7 @@ class TreeNode:
         return entry_from_dict(self.entry)
 
 
-def _is_assistant(entry: RawEntry) -> bool:
+def is_assistant(entry: RawEntry) -> bool:
     message = entry.get("message")
     return type(message) is dict and message.get("role") == "assistant"
 
@@ -130,18 +138,18 @@ class EntryIndex:
         self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
         self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
 
+    @property
+    def kinds(self) -> bytearray:
+        """Per line in file order, the entry's kind code (``K_*``); read it, do not modify it."""
+        return self._kind
+
     def __len__(self) -> int:
         return len(self.by_id)
 
     @property
-    def kinds(self) -> bytearray:
-        """Per line (index position): its kind code (``K_*``), for rebuilds that skip entries without looking at them."""
-        return self._kind
-
-    @property
     def has_assistant(self) -> bool:
         """True when some message entry holds an assistant message."""
-        return any(e.get("type") == "message" and _is_assistant(e) for e in self.order)
+        return any(e.get("type") == "message" and is_assistant(e) for e in self.order)
 
     # -- building ------------------------------------------------------------------------
 
@@ -161,7 +169,7 @@ class EntryIndex:
         kinds = self._kind
         line_list = self._lines
         children = self._children
-        kind_of = _KINDS
+        kind_of = KINDS
         n = len(order)
         added = 0
         leaf = self.leaf
@@ -473,12 +481,3 @@ def _year_month_ms(text: str) -> int | None:
 def _time_key(node: TreeNode) -> int:
     ms = js_date_ms(node.entry.get("timestamp"))
     return ms if ms is not None else 0
-
-
-def __getattr__(name: str) -> Any:
-    # the context rebuild lives in .rebuild; these names are still importable from here
-    if name in ("build_context", "context_from_path", "context_plan", "entry_messages", "ContextPlan", "EMITTING_KINDS"):
-        from . import rebuild
-
-        return getattr(rebuild, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,9 +1,10 @@
 """The context rebuild (pi's ``buildSessionContext``): which entries of a branch a model is given, and as what.
 
 :func:`context_plan` makes the choices on an :class:`~.index.EntryIndex` (the latest
-compaction, the kept range, thinking level and model); :func:`build_context` emits the
-messages of an index held in memory; a streaming reader emits them one entry at a time
-with :func:`entry_messages`. :func:`context_from_path` does the same from a list of entries.
+compaction, the entries it keeps, thinking level and model); :func:`build_context` emits the
+messages of an index held in memory through :mod:`.projection` (pi 1.6's context edits and
+system messages included); a streaming reader emits them one entry at a time with
+:func:`~.projection.entry_messages`. :func:`context_from_path` does the same from a list of entries.
 """
 
 from __future__ import annotations
@@ -17,32 +18,27 @@ from .index import (
     K_CUSTOM_MESSAGE,
     K_MESSAGE,
     K_MODEL,
+    K_OTHER,
     K_THINKING,
+    KINDS,
     EntryIndex,
     RawEntry,
-    js_date_ms,
+    is_assistant,
 )
-
-_MISSING: Any = object()
-
-
-def _is_assistant(entry: RawEntry) -> bool:
-    message = entry.get("message")
-    return type(message) is dict and message.get("role") == "assistant"
+from .projection import context_positions, project_positions
 
 
 @dataclass
 class ContextPlan:
-    """What a context rebuild takes from a branch: its settings, a compaction summary, and which entries to emit.
+    """What a context rebuild takes from a branch: the context entries, thinking level and model.
 
-    ``positions`` are index positions in emitting order (the kept entries before the latest
-    compaction, then everything after it); only message, custom-message and branch-summary
-    entries among them give messages. A reader that holds entries elsewhere (on disk) can emit
-    them one at a time with :func:`entry_messages`.
+    ``positions`` are index positions in emitting order (pi's ``buildContextEntries``: the
+    latest compaction, the entries it keeps, everything after it); when ``compaction_head``
+    the first of them is that compaction, which gives its summary (and system snapshot).
     """
 
     positions: list[int]
-    summary: dict[str, Any] | None
+    compaction_head: bool
     thinking: Any
     model: dict[str, Any] | None
 
@@ -55,23 +51,23 @@ class ContextPlan:
         return out
 
 
-EMITTING_KINDS = frozenset({K_MESSAGE, K_CUSTOM_MESSAGE, K_BRANCH_SUMMARY})
+EMITTING_KINDS = frozenset({K_MESSAGE, K_CUSTOM_MESSAGE, K_BRANCH_SUMMARY, K_COMPACTION})
 """Kind codes of the entries that can give a message to a context."""
 
 
 def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> ContextPlan:
-    """pi's ``buildSessionContext`` choices on the index: the latest compaction, the kept range, thinking, model.
+    """pi's ``buildSessionContext`` choices on the index: the context entries, thinking level and model.
 
     ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
     unknown leaf id falls back to the last entry in the file, as pi does. Raises
     :class:`CycleError` when the branch has no root.
     """
     if explicit_none:
-        return ContextPlan([], None, "off", None)
+        return ContextPlan([], False, "off", None)
     order = index.order
     if not leaf_id or leaf_id not in index.by_id:
         if not order:
-            return ContextPlan([], None, "off", None)
+            return ContextPlan([], False, "off", None)
         # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
         positions = index.path_positions_from(len(order) - 1)
     else:
@@ -84,7 +80,7 @@ def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool 
         if kind == K_THINKING:
             if thinking_at < 0:
                 thinking_at = j
-        elif kind == K_MODEL or (kind == K_MESSAGE and model_at < 0 and _is_assistant(order[positions[j]])):
+        elif kind == K_MODEL or (kind == K_MESSAGE and model_at < 0 and is_assistant(order[positions[j]])):
             if model_at < 0:
                 model_at = j
         elif kind == K_COMPACTION:
@@ -102,17 +98,7 @@ def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool 
             model = _model_ref(source, "provider", "modelId")
         else:
             model = _model_ref(source["message"], "provider", "model")
-    if compaction_at < 0:
-        return ContextPlan(positions, None, thinking, model)
-    compaction = order[positions[compaction_at]]
-    first_kept = compaction.get("firstKeptEntryId", _MISSING)
-    kept_from = compaction_at
-    for j in range(compaction_at):
-        if order[positions[j]]["id"] == first_kept:
-            kept_from = j
-            break
-    emitted = positions[kept_from:compaction_at] + positions[compaction_at + 1 :]
-    return ContextPlan(emitted, _compaction_summary(compaction), thinking, model)
+    return ContextPlan(context_positions(order, positions, compaction_at), compaction_at >= 0, thinking, model)
 
 
 def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
@@ -122,28 +108,8 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
     branch is rebuilt in milliseconds.
     """
     plan = context_plan(index, leaf_id, explicit_none=explicit_none)
-    messages: list[dict[str, Any]] = [plan.summary] if plan.summary is not None else []
-    _emit_positions(index.order, index.kinds, plan.positions, messages)
+    messages = project_positions(index.order, index.kinds, plan.positions, plan.compaction_head)
     return {"messages": messages, **plan.settings()}
-
-
-def entry_messages(entry: RawEntry) -> list[dict[str, Any]]:
-    """The messages one entry gives a context (none, or one), as the rebuild emits them."""
-    out: list[dict[str, Any]] = []
-    _emit(entry, out)
-    return out
-
-
-def _emit_positions(order: list[RawEntry], kinds: bytearray, positions: list[int], out: list[dict[str, Any]]) -> None:
-    add = out.append
-    for i in positions:
-        kind = kinds[i]
-        if kind == K_MESSAGE:
-            message = order[i].get("message", _MISSING)
-            if message is not _MISSING:
-                add(message)
-        elif kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
-            _emit(order[i], out)
 
 
 def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
@@ -164,21 +130,8 @@ def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
             model = _model_ref(entry, "provider", "modelId")
         elif kind == "compaction":
             compaction, compaction_at = entry, i
-    messages: list[dict[str, Any]] = []
-    if compaction is not None:
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        keeping = False
-        for entry in path[:compaction_at]:
-            if entry.get("id") == first_kept:
-                keeping = True
-            if keeping:
-                _emit(entry, messages)
-        for entry in path[compaction_at + 1 :]:
-            _emit(entry, messages)
-    else:
-        for entry in path:
-            _emit(entry, messages)
+    kinds = bytes(KINDS.get(e.get("type"), K_OTHER) if type(e.get("type")) is str else K_OTHER for e in path)
+    messages = project_positions(path, kinds, context_positions(path, list(range(len(path))), compaction_at), compaction is not None)
     ctx: dict[str, Any] = {"messages": messages}
     if thinking is not None:
         ctx["thinkingLevel"] = thinking
@@ -194,33 +147,3 @@ def _model_ref(source: RawEntry, provider_key: str, model_key: str) -> dict[str,
     if model_key in source:
         ref["modelId"] = source[model_key]
     return ref
-
-
-def _compaction_summary(compaction: RawEntry) -> dict[str, Any]:
-    summary: dict[str, Any] = {"role": "compactionSummary"}
-    if "summary" in compaction:
-        summary["summary"] = compaction["summary"]
-    if "tokensBefore" in compaction:
-        summary["tokensBefore"] = compaction["tokensBefore"]
-    summary["timestamp"] = js_date_ms(compaction.get("timestamp"))
-    return summary
-
-
-def _emit(entry: RawEntry, out: list[dict[str, Any]]) -> None:
-    kind = entry.get("type")
-    if kind == "message":
-        if "message" in entry:
-            out.append(entry["message"])
-    elif kind == "custom_message":
-        msg: dict[str, Any] = {"role": "custom"}
-        for key in ("customType", "content", "display", "details"):
-            if key in entry:
-                msg[key] = entry[key]
-        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
-        out.append(msg)
-    elif kind == "branch_summary" and entry.get("summary"):
-        msg = {"role": "branchSummary", "summary": entry["summary"]}
-        if "fromId" in entry:
-            msg["fromId"] = entry["fromId"]
-        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
-        out.append(msg)

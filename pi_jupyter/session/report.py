@@ -20,6 +20,9 @@ ProblemKind = Literal[
     "migrated",  # the file was migrated from an older version
     "odd_value",  # a header field of an unexpected JSON type; read as unset
     "no_message",  # a message entry whose 'message' is missing or not an object; adds nothing to the context
+    "bad_context_edit",  # pi 1.x: an edit whose target or replacement is not usable
+    "bad_system_message",  # pi 1.x: a system message with fields of odd types
+    "bad_usage",  # pi 1.x: a usage entry (or compaction usage) with odd numbers
 ]
 
 _INFO_KINDS = ("unknown_type", "migrated")  # the kinds reported with severity "info"

@@ -25,10 +25,11 @@ from pydantic import ValidationError
 from .entries import SessionHeader
 from .files import read_regular_fd
 from .index import EntryIndex, RawEntry, TreeNode
-from .jsonl import _SKIP, _TORN, _slow_line, loads_line, paused_gc, settle_gc
+from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
 from .migrate import needs_migration
-from .rebuild import EMITTING_KINDS, ContextPlan, context_plan, entry_messages
-from .report import EntryNotFoundError, LoadReport, SessionError, SessionFileError
+from .projection import entry_messages, is_system_entry
+from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
+from .report import CycleError, EntryNotFoundError, LoadReport, SessionError, SessionFileError
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -48,9 +49,19 @@ class NeedsFullRead(Exception):
     """The file is one the stubs cannot stand for; open it with :meth:`Session.open` instead."""
 
 
+_PI1_TYPES = frozenset({"context_edit", "usage"})
+
+
 def _stub(obj: RawEntry) -> RawEntry:
-    """The fields of an entry the tree, the leaf and the context choices look at; the rest stays on disk."""
+    """The fields of an entry the tree, the leaf and the context choices look at; the rest stays on disk.
+
+    pi 1.x's context edits, usage entries, system messages and compaction snapshots need the
+    whole entries (edits apply across the branch, the load report checks their fields): such a
+    file is read whole (:class:`NeedsFullRead`).
+    """
     kind = obj.get("type")
+    if kind in _PI1_TYPES or is_system_entry(obj) or (kind == "compaction" and ("systemMessage" in obj or "usage" in obj)):
+        raise NeedsFullRead(f"pi 1.x entries ({kind}) are read whole")
     stub: RawEntry = {"type": kind, "id": obj.get("id")}
     for key in ("parentId", "timestamp"):
         if key in obj:
@@ -163,16 +174,20 @@ class ScannedSession:
             raise SessionFileError(self.path, f"changed while it was being read (byte {start})")
         return entry
 
+    def messages_at(self, plan: ContextPlan, n: int) -> list[dict[str, Any]]:
+        """The messages the ``n``-th context entry of ``plan`` gives, read back from the file."""
+        position = plan.positions[n]
+        return entry_messages(self.read(position), self._index.kinds[position], plan.compaction_head and n == 0)
+
     def messages(self, plan: ContextPlan) -> Iterator[dict[str, Any]]:
         """The context's messages one at a time, each entry read back from the file as it is needed."""
-        if plan.summary is not None:
-            yield plan.summary
         kinds = self._index.kinds
         fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
-            for position in plan.positions:
-                if kinds[position] in EMITTING_KINDS:
-                    yield from entry_messages(self._read(fd, position))
+            for n, position in enumerate(plan.positions):
+                kind = kinds[position]
+                if kind in EMITTING_KINDS:
+                    yield from entry_messages(self._read(fd, position), kind, plan.compaction_head and n == 0)
         finally:
             os.close(fd)
 
@@ -229,8 +244,8 @@ def scan(
                             obj = orjson.loads(view[start:end])
                         except orjson.JSONDecodeError:
                             torn = final and end == cut and not data.endswith(b"\n")
-                            obj = _slow_line(data[start:end], lineno, report, torn=torn)
-                            if obj is _SKIP or obj is _TORN:
+                            obj = slow_line(data[start:end], lineno, report, torn=torn)
+                            if obj is SKIP or obj is TORN:
                                 lineno += 1
                                 start = end + 1
                                 continue
@@ -288,4 +303,4 @@ def _check_header(path: str, header: RawEntry, line: int) -> None:
         raise NeedsFullRead("odd header fields") from None
 
 
-__all__ = ["NeedsFullRead", "ScannedSession", "scan"]
+__all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "scan"]

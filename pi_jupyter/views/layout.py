@@ -70,8 +70,14 @@ def plan(
         collapsed = _collapse_branches(tree, layout, max_nodes, expand)
         layout = _assemble(tree, runs, collapsed, set())
     if len(layout.nodes) > max_nodes:
+        before = runs
         runs, deep = _fold_path(tree, runs, layout, keep, expand, chunk, max_nodes)
         layout = _assemble(tree, runs, collapsed, deep)
+        if len(layout.nodes) > max_nodes:
+            # still too many (hundreds of compactions or labels on the path): fold the older of
+            # those too; the recent ones, the leaf, the units before it and what was asked for stay
+            runs, deep = _fold_path(tree, before, _assemble(tree, before, collapsed, set()), keep, expand, chunk, max_nodes, strict=True)
+            layout = _assemble(tree, runs, collapsed, deep)
     layout.folded_runs = sum(1 for n in layout.nodes if n.kind == "fold")
     layout.collapsed_branches = sum(1 for n in layout.nodes if n.kind == "sub")
     layout.merged = sum(_heads(n) for n in layout.nodes if n.kind == "more")
@@ -205,19 +211,23 @@ def _fold_path(
     expand: set[str],
     chunk: int,
     max_nodes: int,
+    strict: bool = False,
 ) -> tuple[list[list[Unit]], set[str]]:
     """Fold stretches of the current path, side branches and all, oldest first, until the picture fits.
 
     Only the root, the leaf and the units kept before it, labelled units, compactions and
-    branch summaries stay; branch points in between go into the folds.
+    branch summaries stay (with ``strict``, only the most recent ``max_nodes // 4`` of those);
+    branch points in between go into the folds.
     """
     size = _sizes(layout)
+    marked = [id(u) for u in tree.path if u.labels or u.kind in ("compaction", "branch_summary")]
+    if strict:
+        marked = marked[len(marked) - max_nodes // 4 :] if len(marked) > max_nodes // 4 else marked
+    marked_set = set(marked)
     stretches: list[list[Unit]] = []
     current: list[Unit] = []
     for unit in tree.path:
-        pinned = (
-            unit.parent is None or unit.is_leaf or bool(unit.labels) or unit.kind in ("compaction", "branch_summary") or id(unit) in keep
-        )
+        pinned = unit.parent is None or unit.is_leaf or id(unit) in keep or id(unit) in marked_set
         if pinned:
             stretches.append(current)
             current = []

@@ -47,9 +47,8 @@ CHROMIUM_ARGS = [
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"autoStartDefaultKernel": True},
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
-    # Saved notebooks carry widget state, so a view can be checked without its kernel.
-    "@jupyter-widgets/jupyterlab-manager/plugin.jupyterlab-settings": {"saveState": True},
 }
+"""User settings of the test servers: JupyterLab's defaults otherwise (widget state NOT saved; see ``save_widget_state``)."""
 
 
 def _free_port() -> int:
@@ -99,6 +98,10 @@ def _launch(base: Path, app: str) -> JupyterServer:
         path = dirs["settings"] / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))
+    # the server extension config the wheel installs (the save hook), as an installed package has it
+    conf_d = dirs["config"] / "jupyter_server_config.d"
+    conf_d.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "jupyter-config" / "jupyter_server_config.d" / "pi_jupyter.json", conf_d / "pi_jupyter.json")
     env = dict(os.environ)
     env.update(
         JUPYTER_CONFIG_DIR=str(dirs["config"]),
@@ -341,30 +344,52 @@ class Lab:
         """Sample the text of an AgentView (a ``.piav-root`` locator) until it is done; returns how many times it grew.
 
         A streamed answer grows in many steps; one that arrives at once grows once or twice.
+        The run is over when the view says ``done`` or when the static rendering replaced it.
         """
         lengths: list[int] = []
+        state = None
         deadline = time.monotonic() + timeout
+        probe = "els => els.length ? [els[0].querySelector('.piav-body').innerText.length, els[0].dataset.state] : null"
         while time.monotonic() < deadline:
-            lengths.append(len(view.locator(".piav-body").inner_text()))
-            if view.get_attribute("data-state") == "done":
+            seen = view.evaluate_all(probe)
+            if seen is None:
+                state = "replaced"
+                break
+            lengths.append(seen[0])
+            state = seen[1]
+            if state == "done":
                 break
             time.sleep(0.05)
-        assert view.get_attribute("data-state") == "done", f"the view never reached done; console: {self.console[-10:]}"
+        assert state in ("done", "replaced"), f"the view never finished ({state}); console: {self.console[-10:]}"
         return sum(1 for a, b in zip(lengths, lengths[1:], strict=False) if b > a)
 
-    def stop_while_streaming(self, index: int, min_chars: int = 10, timeout: float = 30) -> None:
-        """Wait until AgentView number ``index`` streams answer text, click its Stop button, wait for ``aborted``."""
+    def stop_while_streaming(self, cell: int, min_chars: int = 10, timeout: float = 30) -> str:
+        """Wait until the AgentView in cell ``cell`` streams answer text, click its Stop, wait for the static "Stopped".
+
+        A finished run replaces its widget with the static rendering; returns that output's text.
+        """
         self.page.wait_for_function(
-            "([i, n]) => { const r = document.querySelectorAll('.piav-root')[i];"
-            " const t = r && r.querySelector('.piav-assistant .piav-text');"
+            "([i, n]) => { const c = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')[i];"
+            " const r = c && c.querySelector('.piav-root'); const t = r && r.querySelector('.piav-assistant .piav-text');"
             " return r && r.dataset.state === 'streaming' && t && t.innerText.length > n; }",
-            arg=[index, min_chars],
+            arg=[cell, min_chars],
             timeout=timeout * 1000,
         )
-        self.page.locator(".piav-root").nth(index).locator("button.piav-stop").click()
-        self.page.wait_for_function(
-            "(i) => document.querySelectorAll('.piav-root')[i].dataset.state === 'aborted'", arg=index, timeout=timeout * 1000
-        )
+        self.cell(cell).locator(".piav-root button.piav-stop").click()
+        return self.wait_for_static(cell, "Stopped", timeout)
+
+    def wait_for_static(self, cell: int, text: str, timeout: float = 60) -> str:
+        """Wait until cell ``cell`` shows the static rendering of its run (the widget gone) holding ``text``."""
+        deadline = time.monotonic() + timeout
+        out = ""
+        while time.monotonic() < deadline:
+            static = self.cell(cell).locator(".jp-OutputArea .pi-static")
+            if static.count() and not self.cell(cell).locator(".piav-root").count():
+                out = static.first.inner_text()
+                if text in out:
+                    return self.output_text(cell)
+            time.sleep(0.1)
+        raise AssertionError(f"cell {cell} has no static output with {text!r} after {timeout} s:\n{self.output_text(cell)}")
 
     def save(self, timeout: float = 30) -> None:
         """Save the notebook and wait until the panel is no longer dirty."""
@@ -387,6 +412,11 @@ class Lab:
         self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
         self.wait_for_kernel(timeout)
 
+    def set_widget_state_saving(self, on: bool) -> None:
+        """Turn the widget manager's ``saveState`` setting on or off (through the settings API, as the editor does)."""
+        plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
+        self.server.api(f"/lab/api/settings/{plugin}", method="PUT", body={"raw": json.dumps({"saveState": on})})
+
     def screenshot(self, name: str, locator: Any = None) -> Path:
         """Save a PNG into ``artifacts/`` at the repo root (of ``locator`` if given, else the page)."""
         ARTIFACTS.mkdir(exist_ok=True)
@@ -408,6 +438,14 @@ def _page(browser: Any, server: JupyterServer, app: str) -> Any:
 def lab(jupyter_server: JupyterServer, browser: Any):
     """A fresh browser context and page on the session's JupyterLab (closed after the test)."""
     yield from _page(browser, jupyter_server, "lab")
+
+
+@pytest.fixture
+def save_widget_state(lab: Lab):
+    """Opt in to JupyterLab's "save widget state" for one test (the default is off), restored afterwards."""
+    lab.set_widget_state_saving(True)
+    yield lab
+    lab.set_widget_state_saving(False)
 
 
 @pytest.fixture

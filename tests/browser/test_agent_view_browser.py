@@ -85,7 +85,7 @@ def _view_text(lab, index: int) -> str:
     return lab.page.locator(".piav-root").nth(index).locator(".piav-body").inner_text()
 
 
-def test_agent_view_streams_stops_and_survives_reload(lab):
+def test_agent_view_streams_stops_and_survives_reload(lab, save_widget_state):
     lab.write_notebook("agent_view.ipynb", [SETUP, RUN1])
     lab.open_notebook("agent_view.ipynb")
     lab.run_all()  # both cells return at once; the stream runs in a thread
@@ -130,6 +130,8 @@ def test_agent_view_streams_stops_and_survives_reload(lab):
     )
     stop = view2.locator("button.piav-stop")
     assert stop.is_visible()
+    # the status line (and its Stop) stays in sight while a long answer streams
+    assert view2.locator(".piav-status").evaluate("e => getComputedStyle(e).position") == "sticky"
     lab.screenshot("agent_view_streaming.png", view2)
     stop.click()
     lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
@@ -183,6 +185,9 @@ def _check_final_view(lab, index: int) -> None:
     assert root.locator("strong", has_text="too high").count() == 1
     assert root.locator("table td", has_text="0.42").count() == 1
     assert root.locator("pre code.language-python", has_text="AdamW").count() == 1
+    # highlighted by the shipped highlighter, with a copy button
+    assert root.locator("pre code.language-python .piav-hl-n", has_text="10_000").count() == 1
+    assert root.locator(".piav-codewrap button.piav-copy").count() >= 1
     assert root.locator("a[href='https://pytorch.org/docs/stable/optim.html']").count() == 1
     # Raw HTML in model text stays text.
     assert root.locator(".piav-md b, .piav-md img").count() == 0

@@ -1,9 +1,12 @@
 """``%%pi`` in a real JupyterLab with headless Chromium: the product as a user meets it.
 
 A notebook of real ``%%pi`` cells runs the offline ``typewriter`` model (30 ms per delta):
-the answer streams into the AgentView in many DOM steps; a ``--background`` run is stopped
-with the widget's Stop button and its partial answer is persisted as ``aborted``; after a page
-reload the transcript is still there. Screenshots go to ``artifacts/``.
+the answer streams into the AgentView in many DOM steps and, once the run ends, the widget
+gives way to the static rendering of the same conversation. The widget's Stop button stops a
+*blocking* cell (the kernel hears it while the cell waits): the partial answer is kept as
+``aborted`` and the cell ends in a short ``RunStopped`` error, as an interrupted cell does. A
+``--background`` run stopped the same way says "stopped", not "running". After a page reload
+everything is still there. Screenshots go to ``artifacts/``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ SETUP = """
 %config PiMagics.model = "offline/typewriter"
 %config PiMagics.thinking = "low"
 %pi new browser-demo
-# A slow offline model for the background run, so Stop lands mid-answer even on a loaded machine.
+# A slow offline model, so Stop lands mid-answer even on a loaded machine.
 from pi_jupyter.providers import offline_model, register_model
 register_model(offline_model("slow", delta_delay_s=0.25))
 print("setup-end")
@@ -25,13 +28,15 @@ print("setup-end")
 
 BLOCKING = "%%pi\n" + "Tell me about the loss curve. " + "It diverges after step two hundred. " * 40
 
+STOPPED = "%%pi --model offline/slow\n" + "A long question, stopped while the cell blocks. " * 12
+
 BACKGROUND = "%%pi --background --name job --model offline/slow\n" + "A long question that takes a while to answer. " * 12
 
 CHECK = """
 res = job.result(timeout=30)
 from pi_jupyter import Session, current_session
-last = Session.open(current_session().path, readonly=True).context().messages[-1]
-print("BG", res.stop_reason, last.stop_reason, bool(last.text), "check-end")
+msgs = [m for m in Session.open(current_session().path, readonly=True).context().messages if m.role == "assistant"]
+print("BG", res.stop_reason, [m.stop_reason for m in msgs[-2:]], all(m.text for m in msgs[-2:]), "check-end")
 """
 
 
@@ -43,38 +48,43 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
 
     # a blocking cell: the widget grows while the kernel is busy with the cell
     lab.run_cell(1)
-    view = lab.page.locator(".piav-root").nth(0)
+    view = lab.cell(1).locator(".piav-root")
     view.wait_for(timeout=30_000)
     assert lab.watch_stream(view) >= 5, "the answer did not stream in steps"
-    assert "It diverges after step two hundred" in view.inner_text()
-    assert "offline/typewriter" in view.locator(".piav-status").inner_text()
-    lab.wait_for_output(1, "pi: stop")
-    lab.screenshot("pi_cell.png", view)
+    lab.screenshot("pi_cell.png", lab.cell(1))
+    out = lab.wait_for_static(1, "It diverges after step two hundred")
+    assert "offline/typewriter · done" in out and "pi: stop" in out
+    lab.screenshot("pi_cell_static.png", lab.cell(1))
 
-    # a background run, stopped from the widget
+    # Stop on a blocking cell: heard while the cell waits; the cell ends like an interrupted one
+    lab.append_and_run(STOPPED)
+    out = lab.stop_while_streaming(2)
+    lab.wait_for_output(2, "RunStopped")
+    out = lab.output_text(2)
+    assert "partial answer is kept as entry" in out and "Traceback" not in out, out
+    assert len([line for line in out.splitlines() if "RunStopped" in line or "Run All" in line]) == 2
+    lab.screenshot("pi_cell_stopped.png", lab.cell(2))
+
+    # a background run, stopped from the widget: its line no longer says "running"
     lab.append_and_run(BACKGROUND)
-    bg = lab.page.locator(".piav-root").nth(1)
-    bg.wait_for(timeout=30_000)
+    lab.cell(3).locator(".piav-root").wait_for(timeout=30_000)
     lab.page.wait_for_function(
-        "() => { const r = document.querySelectorAll('.piav-root')[1];"
-        " const t = r && r.querySelector('.piav-assistant .piav-text');"
-        " return r.dataset.state === 'streaming' && t && t.innerText.length > 20; }",
+        "() => { const r = document.querySelectorAll('.jp-Notebook .jp-Cell')[3].querySelector('.piav-root');"
+        " const l = r && r.querySelector('.piav-thinking-label'); const t = r && r.querySelector('.piav-assistant .piav-text');"
+        " return r && r.dataset.state === 'streaming' && t && t.innerText.length > 20 && l; }",
         timeout=30_000,
     )
-    lab.screenshot("pi_cell_background.png", bg)
     # the answer is streaming, so the thinking before it is over
-    assert bg.locator(".piav-thinking-label").inner_text() == "Thought"
-    bg.locator("button.piav-stop").click()
-    lab.page.wait_for_function("() => document.querySelectorAll('.piav-root')[1].dataset.state === 'aborted'", timeout=30_000)
+    assert lab.cell(3).locator(".piav-thinking-label").inner_text() == "Thought"
+    lab.stop_while_streaming(3)
+    lab.wait_for_output(3, "(stopped)")
+    assert "(running)" not in lab.output_text(3)
     lab.append_and_run(CHECK)
-    out = lab.wait_for_output(3, "check-end")
-    assert "BG aborted aborted True" in out, out
+    out = lab.wait_for_output(4, "check-end")
+    assert "BG aborted ['aborted', 'aborted'] True" in out, out
 
     # reload: the transcript comes back
     lab.save()
     lab.reload()
-    lab.page.wait_for_function(
-        "() => { const r = document.querySelector('.piav-root'); return r && r.innerText.includes('It diverges after step two hundred'); }",
-        timeout=60_000,
-    )
-    lab.screenshot("pi_cell_reloaded.png", lab.page.locator(".piav-root").nth(0))
+    lab.wait_for_static(1, "It diverges after step two hundred")
+    lab.screenshot("pi_cell_reloaded.png", lab.cell(1))

@@ -4,9 +4,9 @@ The notebook builds a small branched session with the offline model and shows
 ``TreeView(agent, runner=KernelRunner())``. In the page: a click on a node fills the side
 panel with that turn's messages; "Check out" moves the leaf there (checked in the SVG and in
 the kernel: the session's leaf and the agent's rebuilt context); search finds a label; the
-keyboard zooms; "Fork" writes a new session file and the view redraws on it; a prompt run
-from another cell adds a node without any click (the debounced redraw). Screenshots, light
-and dark, go to ``artifacts/``.
+keyboard zooms; shift-clicked leaves are compared in the side panel; "Fork" writes a new
+session file and the view redraws on it; a prompt run from another cell adds a node without
+any click (the debounced redraw). Screenshots, light and dark, go to ``artifacts/``.
 """
 
 from __future__ import annotations
@@ -126,6 +126,17 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     assert _scale(root) > before
     lab.page.keyboard.press("0")
     search.fill("")
+
+    # shift-click two leaves, then compare them: the side panel shows the branches side by side
+    _node(root, "Plot the second column").click(modifiers=["Shift"])
+    _node(root, "Try a log scale instead").click(modifiers=["Shift"])
+    assert root.locator("svg g.node.pitv-picked").count() == 2
+    root.locator("button.pitv-act-compare-picked").click()
+    panel.locator(".pitv-compare .pi-comparison").wait_for(timeout=15_000)
+    assert "Compare 2 branches" in panel.locator(".pitv-panel-title").inner_text()
+    root.locator(".pitv-viewport").focus()
+    lab.page.keyboard.press("Escape")
+    assert root.locator("svg g.node.pitv-picked").count() == 0
 
     # fork the checked-out branch into a new file: the view redraws on it
     _node(root, "Plot the second column").click()

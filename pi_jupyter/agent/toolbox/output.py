@@ -3,19 +3,25 @@
 Bytes are decoded incrementally as UTF-8; only a rolling tail is kept for the model's
 (tail-truncated) view. Once the output passes a limit, everything is also written to a
 file in :func:`~pi_jupyter.agent.policy.tool_output_dir` that the result names. Unlike
-pi, that file is redacted line by line before it is written: it is persisted output too.
+pi, that file is redacted line by line before it is written: it is persisted output too; and
+when the view starts inside one long line, the piece of a word it starts with is dropped (it
+may be the end of a secret whose start was cut off).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from typing import IO
 
-from ..redact import redact
+from ..redact import redact, stream_safe_length
 from .base import new_output_path
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 __all__ = ["OutputAccumulator"]
+
+_LEADING_PIECE = re.compile(r"\S{1,512}(?=\s)")
+_END_LINE = re.compile(r"-----END [A-Z0-9 ]*-----")
 
 
 class OutputAccumulator:
@@ -38,6 +44,12 @@ class OutputAccumulator:
         self.full_output_path: str | None = None
         self._file: IO[str] | None = None
         self._finished = False
+        # Where the last "-----BEGIN" / "-----END" of a key block are in the whole output:
+        # a view that starts inside a block that has not ended shows none of it.
+        self._chars = 0
+        self._carry = ""
+        self._block_begin = -1
+        self._block_end = -1
 
     # -- input ------------------------------------------------------------------------
 
@@ -66,9 +78,23 @@ class OutputAccumulator:
             self._file.close()
             self._file = None
 
+    def _track_blocks(self, text: str) -> None:
+        data = self._carry + text
+        base = self._chars - len(self._carry)
+        begin = data.rfind("-----BEGIN")
+        if begin != -1:
+            self._block_begin = max(self._block_begin, base + begin)
+        if "-----END" in data:
+            ends = [m.start() for m in _END_LINE.finditer(data)]
+            if ends:
+                self._block_end = max(self._block_end, base + ends[-1])
+        self._chars += len(text)
+        self._carry = data[-80:]
+
     def _add_text(self, text: str) -> None:
         if not text:
             return
+        self._track_blocks(text)
         size = len(text.encode("utf-8"))
         self.total_bytes += size
         self._tail += text
@@ -92,6 +118,10 @@ class OutputAccumulator:
         assert self._file is not None
         data = self._pending_line + text
         cut = data.rfind("\n")
+        if cut != -1 and "-----BEGIN" in data and len(data) <= 1 << 20:
+            # Whole lines, but not into a private key still being written: its lines come one
+            # by one and only the END line makes the block recognisable.
+            cut = data.rfind("\n", 0, stream_safe_length(data))
         if cut == -1:
             self._pending_line = data
             if len(data) > 1 << 20:  # one enormous line: write it anyway, bounded memory wins
@@ -136,6 +166,15 @@ class OutputAccumulator:
     def snapshot(self) -> TruncationResult:
         """The tail-truncated view, with totals over everything seen."""
         tail = truncate_tail(self._snapshot_text(), self.max_lines, self.max_bytes)
+        if tail.last_line_partial:
+            # The view starts inside one long line, perhaps inside a secret whose start was
+            # cut off, which redaction cannot recognise: the leading piece of a word goes too.
+            cut = _LEADING_PIECE.match(tail.content)
+            if cut is not None:
+                content = tail.content[cut.end() :]
+                tail = tail.model_copy(update={"content": content, "output_bytes": len(content.encode("utf-8"))})
+        if self._block_begin > self._block_end and self._chars - len(tail.content) > self._block_begin:
+            tail = tail.model_copy(update={"content": "", "output_bytes": 0})  # inside a key whose BEGIN line is cut off
         truncated = self._needs_file()
         by = tail.truncated_by or ("bytes" if self.total_bytes > self.max_bytes else "lines") if truncated else None
         return tail.model_copy(

@@ -1,0 +1,296 @@
+"""The static rendering of a conversation: HTML that every viewer draws, and the matching Markdown.
+
+One piece of code for every place a conversation must read without a kernel or JavaScript:
+the durable output a ``%%pi`` cell leaves in the notebook (JupyterLab and Notebook 7 after a
+restart, an untrusted copy, nbconvert, GitHub, nbviewer) and the HTML/Markdown export of a
+session. The HTML survives sanitizers: only ordinary tags (``div``, ``p``, ``pre``, ``details``,
+``summary``, ``table``, ...) with inline ``style`` attributes, no ``<style>``, no script, no
+``id``; model text goes through Markdown with raw HTML escaped.
+
+The input is a sequence of messages (models or pi-shaped dicts) and :class:`Notice` items in
+the order they happened, plus a :class:`RunStatus` for the status line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ..messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    as_message,
+    text_of,
+)
+from .highlight import PRE_STYLE, markdown_html
+from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
+
+PROMPT_FOLD = 600
+"""Prompts longer than this many characters are folded behind "show more"."""
+
+_ARGS_LIMIT = 4000
+_THINKING_LIMIT = 6000
+_ROOT_STYLE = "line-height:1.45;max-width:60em"
+_USER_STYLE = "border-left:3px solid rgba(127,127,127,.55);padding:.1em .7em;margin:.5em 0;background:rgba(127,127,127,.06)"
+_TOOL_STYLE = "border:1px solid rgba(127,127,127,.35);border-radius:4px;padding:.3em .6em;margin:.4em 0"
+_DIM = "opacity:.72"
+_TONES = {"info": "ℹ", "warn": "⚠", "error": "✖"}
+
+
+class Notice(BaseModel):
+    """A line of the run that is not a message: compaction, retry, extension errors, session actions."""
+
+    text: str
+    tone: Literal["info", "warn", "error"] = "info"
+
+
+class RunStatus(BaseModel):
+    """What the status line of a run says."""
+
+    model: str = ""
+    state: str = "done"
+    """``done``, ``aborted``, ``error``, ``running``, ..."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    seconds: float | None = None
+    note: str = ""
+
+    def line(self) -> str:
+        """The status as one line: ``model · state · tokens · $cost · seconds · note``."""
+        bits = [self.model] if self.model else []
+        bits.append(self.state)
+        if self.input_tokens or self.output_tokens:
+            bits.append(f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens")
+        if self.cost:
+            bits.append(f"${self.cost:.4f}")
+        if self.seconds is not None:
+            bits.append(f"{self.seconds:.1f} s")
+        if self.note:
+            bits.append(self.note)
+        return " · ".join(bits)
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _pre(text: str) -> str:
+    return f'<pre style="{PRE_STYLE}"><code>{_esc(text)}</code></pre>'
+
+
+def _items(items: Iterable[Any]) -> list[Any]:
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, Notice):
+            out.append(item)
+            continue
+        try:
+            out.append(as_message(item))
+        except TypeError as exc:
+            raise TypeError(f"static rendering: item {i}: {exc}") from None
+    return out
+
+
+def _user_html(m: UserMessage) -> str:
+    text = text_of(m.content, "\n")
+    images = 0 if isinstance(m.content, str) else sum(1 for b in m.content if getattr(b, "type", "") == "image")
+    if len(text) > PROMPT_FOLD:
+        head = text[:PROMPT_FOLD].rsplit(" ", 1)[0]
+        body = f"<details><summary>{_esc(head)} … <em>show more</em></summary>{_pre_wrap(text)}</details>"
+    else:
+        body = _pre_wrap(text)
+    extra = f'<p style="{_DIM}"><em>[{images} image(s)]</em></p>' if images else ""
+    return f'<div class="pi-user" style="{_USER_STYLE}"><p><strong>Prompt</strong></p>{body}{extra}</div>'
+
+
+def _pre_wrap(text: str) -> str:
+    # the prompt as written: line breaks kept, long lines wrapped at word boundaries
+    return f'<div style="white-space:pre-wrap;overflow-wrap:break-word">{_esc(text)}</div>'
+
+
+def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int) -> str:
+    if result is None:
+        state = "no result"
+    else:
+        state = "error" if result.is_error else "done"
+    icon = {"done": "✓", "error": "✖"}.get(state, "…")
+    summary = f"{icon} <code>{_esc(format_call(call.name, call.arguments))}</code> · <em>{state}</em>"
+    parts = [f'<details class="pi-tool pi-tool-{state.replace(" ", "-")}" open style="{_TOOL_STYLE}"><summary>{summary}</summary>']
+    if call.arguments not in (None, {}, ""):
+        try:
+            args = json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            args = repr(call.arguments)
+        parts.append(f'<div style="{_DIM}">arguments</div>' + _pre(clip_middle(args, _ARGS_LIMIT)))
+    if result is not None:
+        output = blocks_text(result.content)
+        label = "error" if result.is_error else "result"
+        shown_output = _pre(clip_middle(output, max_output)) if output.strip() else "<p><em>(empty)</em></p>"
+        parts.append(f'<div style="{_DIM}">{label}</div>' + shown_output)
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _assistant_html(m: AssistantMessage, results: dict[str, ToolResultMessage], shown: set[str], max_output: int) -> str:
+    parts = ['<div class="pi-assistant">']
+    for block in m.content:
+        if isinstance(block, TextContent) and block.text.strip():
+            parts.append(f'<div class="pi-text">{markdown_html(block.text)}</div>')
+        elif isinstance(block, ThinkingContent) and block.thinking.strip():
+            thought = clip_middle(block.thinking, _THINKING_LIMIT)
+            body = "<p><em>(redacted by the provider)</em></p>" if block.redacted else markdown_html(thought)
+            parts.append(f'<details class="pi-thinking" style="{_DIM}"><summary>Thought</summary>{body}</details>')
+        elif isinstance(block, ToolCall):
+            parts.append(_tool_html(block, results.get(block.id), max_output))
+            shown.add(block.id)
+    if m.stop_reason == "aborted":
+        parts.append("<p><strong>Stopped</strong> <em>(aborted; the partial answer is kept)</em></p>")
+    elif m.stop_reason == "error":
+        parts.append(f"<p><strong>Error:</strong> {_esc(m.error_message or 'unknown error')}</p>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _quote_html(label: str, text: str) -> str:
+    return f'<div style="{_USER_STYLE}"><p><strong>{_esc(label)}</strong></p>{markdown_html(text)}</div>'
+
+
+def render_item(m: Any, results: dict[str, ToolResultMessage], shown: set[str], max_output: int = DEFAULT_MAX_OUTPUT) -> str:
+    """One message or :class:`Notice` as HTML; ``results`` pairs tool calls with their results, ``shown`` collects those drawn."""
+    if isinstance(m, Notice):
+        return f'<p class="pi-notice pi-notice-{m.tone}">{_TONES[m.tone]} {_esc(m.text)}</p>'
+    if isinstance(m, UserMessage):
+        return _user_html(m)
+    if isinstance(m, AssistantMessage):
+        return _assistant_html(m, results, shown, max_output)
+    if isinstance(m, ToolResultMessage):
+        if m.tool_call_id in shown:
+            return ""
+        return _tool_html(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output)
+    if isinstance(m, CustomMessage):
+        return _quote_html(m.custom_type or "custom", text_of(m.content, "\n")) if m.display is not False else ""
+    if isinstance(m, BashExecutionMessage):
+        code = f" · exit {m.exit_code}" if m.exit_code not in (None, 0) else ""
+        return f"<p><strong>Shell</strong> <code>$ {_esc(m.command)}</code>{code}</p>" + _pre(clip_middle(m.output, max_output))
+    if isinstance(m, CompactionSummaryMessage):
+        return _quote_html(f"Compaction summary ({m.tokens_before:,} tokens before)", m.summary)
+    if isinstance(m, BranchSummaryMessage):
+        return _quote_html("Branch summary", m.summary)
+    return f"<p><em>[{_esc(str(getattr(m, 'role', '') or 'unknown'))} message]</em></p>"
+
+
+def render_html(
+    items: Iterable[Any],
+    *,
+    status: RunStatus | None = None,
+    title: str = "",
+    footer: str = "",
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    scale: float = 1.0,
+) -> str:
+    """The conversation (messages and :class:`Notice` items, in order) as one sanitizer-safe HTML fragment.
+
+    Answers are rendered Markdown with highlighted code, thinking is folded, each tool call
+    shows its arguments and its result or error (cut in the middle past ``max_output``
+    characters), and ``status`` ends it. ``footer`` is trusted HTML added at the end;
+    ``scale`` enlarges the type (a projector).
+    """
+    seq = _items(items)
+    results = {m.tool_call_id: m for m in seq if isinstance(m, ToolResultMessage)}
+    shown: set[str] = set()
+    size = f";font-size:{scale:g}em" if scale != 1.0 else ""
+    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}">']
+    if title:
+        parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
+    for m in seq:
+        parts.append(render_item(m, results, shown, max_output))
+    if status is not None:
+        parts.append(f'<p class="pi-status" style="{_DIM};font-size:.9em"><em>{_esc(status.line())}</em></p>')
+    parts.append(footer)
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, title: str = "", max_output: int = DEFAULT_MAX_OUTPUT) -> str:
+    """The same conversation as Markdown (notices as italic lines), for ``text/markdown`` and exports."""
+    chunks: list[str] = [f"#### {title}"] if title else []
+    run: list[Any] = []
+    for item in _items(items):
+        if isinstance(item, Notice):
+            if run:
+                chunks.append(transcript_markdown(run, max_output=max_output).rstrip())
+                run = []
+            chunks.append(f"*{_TONES[item.tone]} {item.text}*")
+        else:
+            run.append(item)
+    if run:
+        chunks.append(transcript_markdown(run, max_output=max_output).rstrip())
+    if not any(not isinstance(i, Notice) for i in items):
+        chunks.append("*No messages yet.*")
+    if status is not None:
+        chunks.append(f"*{status.line()}*")
+    return "\n\n".join(chunks) + "\n"
+
+
+class Sibling(BaseModel):
+    """One run of a re-run cell: where it ended and its final answer."""
+
+    end_id: str | None = None
+    answer: Any = None
+    """The run's last assistant message (``None`` when it produced none)."""
+    current: bool = False
+
+
+def _sibling_title(n: int, total: int, sib: Sibling) -> str:
+    text = " ".join((sib.answer.text if sib.answer is not None else "").split())
+    preview = (text[:90] + "…") if len(text) > 90 else text or "(no answer)"
+    return f"answer {n} of {total} · {preview}"
+
+
+def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
+    """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it."""
+    total = len(siblings)
+    current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
+    head = f"<p><strong>answer {current} of {total}</strong> · the other answers to this cell:</p>"
+    parts = [f'<div class="pi-siblings" style="{_TOOL_STYLE}">{head}']
+    shown = [(i, s) for i, s in enumerate(siblings, 1) if not s.current][-limit:]
+    for i, sib in shown:
+        body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
+        cont = f"<p>continue from this one: <code>%pi checkout {_esc(sib.end_id)}</code></p>" if sib.end_id else ""
+        parts.append(f"<details><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
+    """One line: "answer k of N", and how to continue from each other answer."""
+    total = len(siblings)
+    current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
+    others = [f"{i}: `%pi checkout {s.end_id}`" for i, s in enumerate(siblings, 1) if not s.current and s.end_id]
+    return f"*answer {current} of {total}*" + (f" · continue from another answer with {', '.join(others)}" if others else "")
+
+
+__all__ = [
+    "PROMPT_FOLD",
+    "Notice",
+    "RunStatus",
+    "Sibling",
+    "render_html",
+    "render_item",
+    "render_markdown",
+    "render_siblings_html",
+    "render_siblings_markdown",
+]

@@ -1,0 +1,29 @@
+"""``%pi context`` reads as prose: lines wrap at word boundaries, never inside a word."""
+
+from __future__ import annotations
+
+import re
+
+from pi_jupyter import Agent, Session
+from pi_jupyter.messages import AssistantMessage, TextContent, UserMessage
+from pi_jupyter.notebook.context_view import context_bundle
+
+LONG = "The training run diverges after step two hundred because the learning rate is too high for this batch size. " * 6
+
+
+def test_context_wraps_prose_at_word_boundaries():
+    s = Session.in_memory()
+    s.append_message(UserMessage.text(LONG))
+    s.append_message(AssistantMessage(content=[TextContent(text=LONG + " see https://example.com/" + "x" * 150)]))
+    bundle = context_bundle(Agent(s, model="offline/echo"))
+    words = set(LONG.split())
+    lines = bundle["text/plain"].splitlines()
+    assert max(len(line) for line in lines if "https://" not in line) <= 100
+    for line in lines:  # every piece of a wrapped line is a whole word
+        if line.startswith("The training run"):
+            assert set(line.split()) <= words, line
+    assert any(len(line) > 100 and "https://example.com/" in line for line in lines)  # a long word is kept whole
+    html = bundle["text/html"]
+    assert re.search(r"white-space:pre-wrap;[^\"]*word-break:normal", html)
+    assert "step two hundred" in html and "**" not in html
+    assert "Next request to offline/echo" in bundle["text/markdown"]
