@@ -69,8 +69,8 @@ def format_call(name: str, arguments: Any) -> str:
     return f"{name}({clip_end(inner, _MAX_ARGS)})"
 
 
-def _blocks_text(content: Any) -> str:
-    """Text of tool-result style content, with a placeholder per image."""
+def blocks_text(content: Any) -> str:
+    """Text of tool-result style content (a string or blocks), with a placeholder per image."""
     if isinstance(content, str):
         return content
     out = []
@@ -231,7 +231,7 @@ def _tool_markdown(call: ToolCall, result: ToolResultMessage | None, max_output:
         return line + " · *no result*"
     if result.is_error:
         line += " · **error**"
-    output = _blocks_text(result.content)
+    output = blocks_text(result.content)
     if not output.strip():
         return line
     return line + "\n\n" + _fence(clip_middle(output, max_output), "text")
@@ -294,12 +294,13 @@ def _tool_text(call: ToolCall, result: ToolResultMessage | None, max_output: int
         return head + "  [no result]"
     if result.is_error:
         head += "  [error]"
-    output = _blocks_text(result.content)
+    output = blocks_text(result.content)
     return head + ("\n" + _indent(clip_middle(output, max_output), "     ") if output.strip() else "")
 
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
+    "blocks_text",
     "clip_end",
     "clip_middle",
     "escape_markdown_html",
