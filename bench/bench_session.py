@@ -13,7 +13,11 @@ runs. For each file it prints, measured in fresh child processes:
   fsync per entry (``durability="entry"``), on a copy of the file;
 * pi's figures on the same files (``SessionManager.open``, peak RSS of the node process,
   ``buildSessionContext``, ``getTree``) and the ratio of open times, when node and pi are
-  available (``$PI_NODE_MODULES``, or the interop tests' cache).
+  available (``$PI_NODE_MODULES``, or the interop tests' cache);
+* the command line: ``pi-jupyter context --json``, ``context``, ``info`` and ``tree`` on the
+  linear files, each in a fresh process (wall time, interpreter start included, and peak
+  RSS), beside pi's process on the same file, with the ratios (targets: under 0.5x pi's
+  peak memory, under 0.3x its time).
 
 Run ``python bench/bench_session.py`` (``--quick``: only 1k and 10k; ``--no-pi``; ``--cache DIR``).
 The last lines are a Markdown table for the README.
@@ -29,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +88,37 @@ print(json.dumps({"median_us": lat[len(lat) // 2] / 1000, "p99_us": lat[min(len(
 """
 
 
+CLI_CHILD = r"""
+import json, sys
+from pi_jupyter.cli.main import main
+rc = main(sys.argv[1:])
+sys.stdout.flush()
+rss = 0
+for row in open("/proc/self/status"):
+    if row.startswith("VmHWM:"):
+        rss = int(row.split()[1])
+sys.stderr.write("\nBENCH " + json.dumps({"rc": rc, "rss_kb": rss}) + "\n")
+"""
+
+CLI_COMMANDS = (("context --json", ["context", "--json"]), ("context", ["context"]), ("info", ["info"]), ("tree", ["tree"]))
+"""The read-only commands measured on each file, as a user runs them (output to /dev/null)."""
+
+
+def _cli(command: list[str], file: Path) -> dict:
+    """One fresh ``pi-jupyter`` process: its wall time (interpreter start included) and peak RSS."""
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI_CHILD, *command, str(file)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    line = next((row for row in proc.stderr.splitlines() if row.startswith("BENCH ")), None)
+    if line is None:
+        raise RuntimeError(proc.stderr[-2000:])
+    out = json.loads(line[6:])
+    out["s"] = elapsed
+    return out
+
+
 def _child(script: str, *args: str) -> dict:
     proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -106,6 +142,7 @@ def _pi_bench(modules: Path, file: Path) -> dict:
     """One fresh node process per measurement, so its peak RSS is that of opening this file."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump([{"op": "bench", "file": str(file)}], fh)
+    started = time.perf_counter()
     try:
         proc = subprocess.run(
             ["node", "--max-old-space-size=16384", str(ORACLE), fh.name],
@@ -120,14 +157,15 @@ def _pi_bench(modules: Path, file: Path) -> dict:
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
     result = json.loads(proc.stdout.split("\n")[0])
+    result["wallS"] = time.perf_counter() - started  # node start, pi's modules, open, context and tree
     return result if result.get("ok") else {"error": result.get("error", "?").splitlines()[0]}
 
 
-def _files(cache: Path, sizes: list[int]) -> list[tuple[str, Path, int]]:
+def _files(cache: Path, sizes: list[int], kinds: tuple[str, ...] = ("linear", "branched")) -> list[tuple[str, Path, int]]:
     cache.mkdir(parents=True, exist_ok=True)
     out = []
     for n in sizes:
-        for kind in ("linear", "branched"):
+        for kind in kinds:
             path = cache / f"bench-{FORMAT}-{kind}-{n}.jsonl"
             if not path.exists():
                 print(f"writing {path.name} ...", file=sys.stderr, flush=True)
@@ -159,15 +197,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per open measurement (best and median)")
     parser.add_argument("--appends", type=int, default=2000, help="appends timed per file without fsync")
+    parser.add_argument("--cli", action="store_true", help="only the command-line table (linear files), beside pi")
+    parser.add_argument("--sizes", help="comma-separated entry counts instead of 1k,10k(,100k), e.g. 100000")
     args = parser.parse_args(argv)
 
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",")]
     modules = None if args.no_pi else _pi_modules()
     if not args.no_pi and (modules is None or shutil.which("node") is None):
         print("pi: not measured (node or pi 0.73.1 not found; set PI_NODE_MODULES)", file=sys.stderr)
         modules = None
     rows = []
-    for kind, path, n in _files(args.cache, sizes):
+    for kind, path, n in _files(args.cache, sizes, ("linear",) if args.cli else ("linear", "branched")):
+        if args.cli:
+            row = {"kind": kind, "entries": n, "cli": {name: _cli(command, path) for name, command in CLI_COMMANDS}}
+            if modules is not None:
+                row["pi"] = _pi_bench(modules, path)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+            continue
         size_mb = path.stat().st_size / 1e6
         runs = max(1, args.runs)
         opens = [_child(OPEN_CHILD, str(path), "open", "0") for _ in range(runs)]
@@ -192,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             "fsync_us": synced["median_us"],
             "fsync_p99_us": synced["p99_us"],
         }
+        row["cli"] = {name: _cli(command, path) for name, command in CLI_COMMANDS}
         if modules is not None:
             print(f"pi on {path.name} ...", file=sys.stderr, flush=True)
             row["pi"] = _pi_bench(modules, path)
@@ -199,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(row), file=sys.stderr, flush=True)
 
     print()
+    if args.cli:
+        _cli_table(rows)
+        return 0
     head = (
         "| session | entries (branch) | file | open best / median | peak RSS | context | tree "
         "| append median / p99 | append + fsync median / p99 |"
@@ -226,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                 line += f"{_ms(pi['treeMs'] / 1000)} | {ratio:.1f}× |"
         print(line)
     print()
+    _cli_table(rows)
+    print()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} at the end; open: best and median "
@@ -233,6 +288,32 @@ def main(argv: list[str] | None = None) -> int:
         "median of repeated runs; appends: on a copy of each file."
     )
     return 0
+
+
+def _cli_table(rows: list[dict]) -> None:
+    """The command line's read-only commands: time and peak RSS per command, beside pi's process on the same file.
+
+    pi has no such commands; its figures are those of one node process that opens the file,
+    builds the context and the tree (``SessionManager``), the least a pi-based command does.
+    Targets (issue 19): under 0.5x pi's peak memory and 0.3x its time.
+    """
+    head = "| session | command | time | peak RSS |"
+    rule = "|---|---|---|---|"
+    with_pi = any("pi" in r and "error" not in r["pi"] for r in rows)
+    if with_pi:
+        head += " pi time | pi peak RSS | time: ours / pi | memory: ours / pi |"
+        rule += "---|---|---|---|"
+    print(head)
+    print(rule)
+    for r in rows:
+        if r["kind"] != "linear":
+            continue
+        pi = r.get("pi", {})
+        for name, m in r["cli"].items():
+            line = f"| {r['kind']} {r['entries'] // 1000}k | `{name}` | {_ms(m['s'])} | {_mb(m['rss_kb'])} |"
+            if with_pi and "error" not in pi:
+                line += f" {_ms(pi['wallS'])} | {_mb(pi['maxRssKb'])} | {m['s'] / pi['wallS']:.2f}× | {m['rss_kb'] / pi['maxRssKb']:.2f}× |"
+            print(line)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from .session import Session
+from .session import Session, viewers
 
 __version__ = "0.1.0"
+
+
+def _graph(session: Session, **opts: Any) -> Any:
+    from .views import build_graph
+
+    return build_graph(session, **opts)
+
+
+def _compare(session: Session, *refs: str, **opts: Any) -> Any:
+    from .views import compare
+
+    return compare(session, *refs, **opts)
+
+
+# The store offers s.graph() and s.compare() without importing the views layer below it; the
+# package root, imported before any of its modules, provides them (views load on first use).
+viewers.provide(graph=_graph, compare=_compare)
 
 
 def __getattr__(name: str) -> Any:
@@ -23,6 +40,11 @@ def __getattr__(name: str) -> Any:
         from .agent import agent as _agent
 
         return getattr(_agent, name)
+    if name in ("Experiment", "load_experiment"):
+        import importlib
+
+        # ``pi_jupyter.experiment`` is the subpackage; its ``experiment()`` is imported from there
+        return getattr(importlib.import_module(".experiment", __name__), name)
     if name == "tool":
         from .agent.tools import tool
 
@@ -51,11 +73,13 @@ def unload_ipython_extension(shell: Any) -> None:
 __all__ = [
     "Agent",
     "AgentSettings",
+    "Experiment",
     "RunResult",
     "Session",
     "__version__",
     "current_agent",
     "current_session",
+    "load_experiment",
     "load_ipython_extension",
     "tool",
 ]

@@ -1,6 +1,22 @@
-"""Shared test setup: the wire server fixtures (``wire``, ``wire_server``) for every test module."""
+"""Shared test setup: the wire server fixtures (``wire``, ``wire_server``), pi installed from npm
+for the tests that compare with it, and the rule that CI never skips a real-system test silently."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
 
 pytest_plugins = ["wire.fixtures"]
+
+PI_VERSION = os.environ.get("PI_JUPYTER_PI_VERSION", "0.73.1")
+STRICT_MARKERS = ("browser", "kernel", "interop")
+"""Tests that drive a real system (Chromium, a Jupyter kernel, pi under node): under ``CI=true`` a skip is a failure."""
+STRICT_FOLDERS = ("/browser/", "/interop/")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -10,3 +26,88 @@ def pytest_collection_modifyitems(session, config, items):
     open (a session-wide fixture), and ``asyncio.run`` refuses to start inside a running loop.
     """
     items.sort(key=lambda item: "/browser/" in str(item.fspath).replace("\\", "/"))
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _strict(path: str, markers: set[str]) -> bool:
+    path = path.replace("\\", "/")
+    return bool(markers & set(STRICT_MARKERS)) or any(folder in path for folder in STRICT_FOLDERS)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under ``CI=true``, a skipped browser, kernel or interop test fails, with the skip's reason.
+
+    Such a skip means Chromium did not launch, a kernel did not start or npm could not install
+    pi: the suite did not test what it claims to, and CI must not stay green.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    if not (_ci() and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    if _strict(str(item.fspath), {m.name for m in item.iter_markers()}):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, which must run every browser, kernel and interop test: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a whole module skipped at import (``pytest.importorskip``, a module-level skip)."""
+    outcome = yield
+    report = outcome.get_result()
+    if _ci() and report.skipped and _strict(str(getattr(collector, "path", "")), set()):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, which must run every browser, kernel and interop test: {reason}"
+
+
+PI_PACKAGE = "@mariozechner/pi-coding-agent"
+PI16_VERSION = os.environ.get("PI_JUPYTER_PI16_VERSION", "1.6.0")
+PI16_PACKAGE = "@earendil-works/pi-coding-agent"
+
+
+def cache_dir(env: str, name: str) -> Path:
+    base = os.environ.get(env)
+    return Path(base) if base else Path.home() / ".cache" / "pi-jupyter" / name
+
+
+def install_pi(package: str, version: str, prefix: Path) -> Path:
+    """The node_modules folder under ``prefix`` holding ``package@version``; installs it from npm on first use."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        pytest.skip("needs node and npm on PATH (pi is a node program); install nodejs to run it")
+    pkg = prefix / "node_modules" / package / "package.json"
+    if not pkg.exists() or json.loads(pkg.read_text()).get("version") != version:
+        prefix.mkdir(parents=True, exist_ok=True)
+        if not (prefix / "package.json").exists():
+            (prefix / "package.json").write_text('{"name": "pi-jupyter-interop", "private": true}\n')
+        proc = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", f"{package}@{version}"],
+            cwd=prefix,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if proc.returncode != 0:
+            pytest.skip(f"could not install {package}@{version} from npm: {proc.stderr.strip()[-400:]}")
+    return prefix / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def pi_node_modules() -> Path:
+    """The node_modules folder holding pi 0.73.1 (``@mariozechner/pi-coding-agent``); installs it on first use.
+
+    Every test that compares with pi asks for this fixture, so it runs alone too (under ``-k``,
+    ``-m`` or xdist), not only after the interop tests happened to install pi.
+    """
+    return install_pi(PI_PACKAGE, PI_VERSION, cache_dir("PI_JUPYTER_PI_CACHE", f"pi-{PI_VERSION}"))
+
+
+@pytest.fixture(scope="session")
+def pi16_node_modules() -> Path:
+    """The node_modules folder holding current pi (``@earendil-works/pi-coding-agent``, 1.6.0)."""
+    return install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))

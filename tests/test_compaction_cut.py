@@ -46,6 +46,36 @@ def test_cut_keeps_about_the_budget_and_never_starts_at_a_tool_result() -> None:
         assert after_first < keep  # the budget is crossed at the first kept message or before it
 
 
+def _crossing(branch: list[dict], keep: int) -> int:
+    """The index where, walking back from the end, the kept messages first reach ``keep`` tokens (0: never)."""
+    total = 0
+    for i in range(len(branch) - 1, -1, -1):
+        total += estimate_tokens_pi(branch[i]["message"])
+        if total >= keep:
+            return i
+    return 0
+
+
+@pytest.mark.parametrize("keep", [1, 100, 300, 1000, 3000, 10**9])
+def test_cut_is_the_first_valid_point_at_or_after_the_budget_crossing(keep: int) -> None:
+    # pinned exactly: a cut one point too late keeps less than the budget, one too early keeps a turn too many
+    s = Session.in_memory()
+    b = Builder(s)
+    for i in range(10):
+        b.turn(f"task {i} " + "word " * 50, rounds=2, result="r" * 400)
+    branch = s.raw_branch()
+    points = sorted(find_valid_cut_points(branch, 0, len(branch)))
+    crossing = _crossing(branch, keep)
+    expected = next((p for p in points if p >= crossing), points[0])
+    cut = find_cut_point(branch, 0, len(branch), keep)
+    assert cut.first_kept_index == expected
+    # what is kept: the budget, plus only the tool results between the crossing and the cut (never a cut point)
+    kept = sum(estimate_tokens_pi(e["message"]) for e in branch[cut.first_kept_index :])
+    skipped = branch[crossing : cut.first_kept_index]
+    assert all(e["message"]["role"] == "toolResult" for e in skipped)
+    assert kept + sum(estimate_tokens_pi(e["message"]) for e in skipped) >= min(keep, sum(estimate_tokens_pi(e["message"]) for e in branch))
+
+
 def test_split_turn_is_reported_with_its_turn_start() -> None:
     s = Session.in_memory()
     b = Builder(s)

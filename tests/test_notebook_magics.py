@@ -189,6 +189,25 @@ def test_line_commands_act_on_the_current_session(ip, capsys):
     assert ip._pi_magics.state.agent_for().session is forked
 
 
+def test_forget_and_edit_change_what_the_model_sees_not_the_file(ip, capsys):
+    first = ip.run_cell_magic("pi", "", "my token is sk-notebook-123")
+    user_id, answer_id = first.entry_ids[0], first.entry_ids[-1]
+    ip.run_line_magic("pi", f"forget {user_id}")
+    ip.run_line_magic("pi", f"edit {answer_id} I saw a token.")
+    out = capsys.readouterr().out
+    assert f"forgot {user_id}" in out and f"edited {answer_id}" in out
+    second = ip.run_cell_magic("pi", "", "what did I say?")
+    sent = str([m.to_dict() for m in second.session.context().llm()])
+    assert "sk-notebook-123" not in sent and "I saw a token." in sent
+    assert "sk-notebook-123" in open(second.session.path).read()  # the file keeps the original
+    says = usage_error(ip, "forget root-of-nothing")
+    assert says.startswith("%pi forget:") and "\n" not in says
+    label = ip.run_line_magic("pi", f"label {user_id} first")
+    assert label is None
+    ip.run_line_magic("pi", "checkout root")
+    assert "is not on the active branch" in usage_error(ip, f"forget {answer_id}")
+
+
 # ------------------------------------------------------------------ settings files
 
 
@@ -256,3 +275,64 @@ def test_ext_load_says_when_an_extensions_setup_failed(ip, tmp_path, monkeypatch
     ip.run_line_magic("pi", "ext load goodext")
     assert capsys.readouterr().out.strip() == "loaded extension goodext"
     assert "cannot import 'nosuchext'" in usage_error(ip, "ext load nosuchext")
+
+
+# ------------------------------------------------------------------ settings between cells
+
+
+def test_settings_changed_after_a_cell_apply_to_the_next_cell(ip, capsys):
+    ip.run_cell_magic("pi", "", "hello")
+    ip.run_line_magic("config", "PiMagics.tools = ['read', 'bash']")
+    ip.run_line_magic("config", "PiMagics.model = 'offline/typewriter'")
+    ip.run_line_magic("config", "PiMagics.thinking = 'low'")
+    ip.run_line_magic("config", "PiMagics.tool_timeout = 0")
+    capsys.readouterr()
+    ip.run_line_magic("pi", "status")
+    status = capsys.readouterr().out
+    assert "tools    read, bash\n" in status and "model    offline/typewriter" in status
+    agent = ip._pi_magics.state.agent_for()
+    assert agent.policy.confirm == "none"
+    ip.run_line_magic("config", "PiMagics.confirm = 'mutating'")
+    ip.run_line_magic("config", "PiMagics.tools = ['python']")
+    agent = ip._pi_magics.state.agent_for()
+    assert agent.policy.confirm == "mutating" and [t.name for t in agent.tools] == ["python"]
+    assert agent.tools[0].timeout is None  # 0: no limit
+    # a model chosen for the session stays until the setting itself changes again
+    ip.run_line_magic("pi", "model offline/echo")
+    ip.run_cell_magic("pi", "", "again")
+    assert ip._pi_magics.state.agent_for().model.ref == "offline/echo"
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ('tools = "read,python"', "not one string"),
+        ("tool_timeout = -5", "tool_timeout must be a number of seconds"),
+        ("stream_rate = 0", "stream_rate must be"),
+    ],
+)
+def test_bad_setting_values_in_a_file_are_named(tmp_path, monkeypatch, toml, says):
+    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "pyproject.toml").write_text(f"[tool.pi-jupyter]\n{toml}\n")
+    with pytest.raises(ValueError) as info:
+        file_settings(str(tmp_path))
+    assert says in str(info.value) and str(tmp_path / "pyproject.toml") in str(info.value)
+
+
+def test_a_key_pasted_into_a_prompt_is_redacted_before_sending_and_the_user_is_told(ip, capsys, monkeypatch, tmp_path):
+    key = "QZ7XW9FG3HJ5LM8PU2WQZ"
+    monkeypatch.setenv("PASTED_API_KEY", key)
+    result = ip.run_cell_magic("pi", "", f"Use my key {key} to call the API.")
+    err = capsys.readouterr().err
+    assert "the prompt contains a secret (PASTED_API_KEY)" in err and key not in err
+    assert "still in this cell's text" in err and "os.environ['PASTED_API_KEY']" in err
+    assert key not in result.text and "[REDACTED:PASTED_API_KEY]" in result.text  # what the model got
+    for path in (tmp_path / "sessions").glob("*.jsonl"):
+        assert key not in path.read_text()
+    # filled in from {expr}: the cell's text is clean, so it does not say so
+    ip.user_ns["k"] = key
+    ip.run_cell_magic("pi", "", "And {k} again.")
+    err = capsys.readouterr().err
+    assert "(PASTED_API_KEY)" in err and "still in this cell" not in err
+    ip.run_cell_magic("pi", "", "No secret here.")
+    assert "secret" not in capsys.readouterr().err

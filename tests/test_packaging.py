@@ -8,6 +8,8 @@ import re
 import sys
 from pathlib import Path
 
+from IPython.core.inputtransformer2 import TransformerManager
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -32,8 +34,8 @@ def _notebook_imports(path: Path) -> set[str]:
         source = "".join(cell["source"])
         if source.lstrip().startswith("%%"):
             continue
-        # line magics are not Python; drop them before parsing
-        python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        # IPython's own transformer turns magics (`x = %pi new`) into the Python the kernel runs
+        python = TransformerManager().transform_cell(source)
         for node in ast.walk(ast.parse(python)):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)

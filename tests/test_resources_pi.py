@@ -7,8 +7,6 @@ Runs only when node and pi 0.73.1 are installed (tests/interop installs pi into
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,13 +17,8 @@ from pi_jupyter.resources import build_system_prompt, format_skills_for_prompt, 
 pytestmark = pytest.mark.interop
 
 
-def _pi_core() -> Path | None:
-    for c in (os.environ.get("PI_JUPYTER_PI_CACHE", ""), "~/.cache/pi-jupyter/pi-0.73.1", "~/.cache/pi-oracle"):
-        if c:
-            d = Path(os.path.expanduser(c)) / "node_modules/@mariozechner/pi-coding-agent/dist/core"
-            if (d / "resource-loader.js").exists():
-                return d
-    return None
+def _pi_core(node_modules: Path) -> Path:
+    return node_modules / "@mariozechner/pi-coding-agent/dist/core"
 
 
 SCRIPT = """
@@ -57,10 +50,8 @@ def _skill(d: Path, front: str, name: str = "SKILL.md") -> None:
     (d / name).write_text(f"---\n{front}\n---\nbody\n")
 
 
-def test_same_resources_as_pi(tmp_path):
-    core = _pi_core()
-    if core is None or shutil.which("node") is None:
-        pytest.skip("needs node and pi 0.73.1 installed (tests/interop installs it into ~/.cache/pi-jupyter)")
+def test_same_resources_as_pi(tmp_path, pi_node_modules):
+    core = _pi_core(pi_node_modules)
     home, agent, proj = tmp_path / "home", tmp_path / "agent", tmp_path / "proj"
     cwd = proj / "sub"
     (proj / ".git").mkdir(parents=True)

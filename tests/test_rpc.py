@@ -197,6 +197,7 @@ def test_delta_only_leaves_the_partial_message_out_of_message_update(rpc, tmp_pa
     assert user["content"] == [{"type": "text", "text": "short"}, image]  # pi's order: text first, then images
     updates = [o for o in server.seen if o["type"] == "message_update"]
     assert updates and all("message" not in o and "partial" not in o["assistantMessageEvent"] for o in updates)
+    assert all(set(o) == {"type", "usage", "assistantMessageEvent"} for o in updates)  # pi 1.6's toJsonEvent shape
     deltas = "".join(o["assistantMessageEvent"].get("delta", "") for o in updates if o["assistantMessageEvent"]["type"] == "text_delta")
     final = next(o for o in server.seen if o["type"] == "message_end" and o["message"]["role"] == "assistant")
     assert deltas == texts([final["message"]])[0]

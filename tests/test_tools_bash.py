@@ -83,8 +83,16 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
 def test_abort_signal_kills_the_command(tmp_path):
     async def scenario():
         signal = AbortSignal()
-        task = asyncio.ensure_future(run_tool(BashTool(), {"command": "echo go; sleep 30"}, ctx(tmp_path, signal=signal)))
-        await asyncio.sleep(0.3)
+        printed = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_update(partial) -> None:
+            if "go" in partial.text_content:  # the command is running: abort it now, whatever the load
+                loop.call_soon_threadsafe(printed.set)
+
+        context = ToolContext(tool_call_id="b", signal=signal, cwd=str(tmp_path), update=on_update)
+        task = asyncio.ensure_future(run_tool(BashTool(), {"command": "echo go; sleep 30"}, context))
+        await asyncio.wait_for(printed.wait(), 20)
         signal.abort()
         return await asyncio.wait_for(task, 5)
 

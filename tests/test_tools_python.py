@@ -179,22 +179,29 @@ def test_timeout_stops_pure_python_code():
 
 def test_code_blocked_in_c_keeps_running_and_later_calls_are_refused_until_it_ends(monkeypatch):
     monkeypatch.setattr("pi_jupyter.agent.toolbox.python._STOP_GRACE", 0.2)
-    tool = PythonTool(namespace={}, timeout=0.2)
-    r = py(tool, "import time\ntime.sleep(0.9)\nprint('late')")
+    gate = threading.Event()  # blocked in C (a lock wait) until the test opens the gate
+    tool = PythonTool(namespace={"gate": gate}, timeout=0.2)
+    r = py(tool, "gate.wait(30)\nprint('late')")
     assert r.is_error and r.details["stillRunning"] is True
     assert "still running in a background thread" in r.text_content and "cannot be killed" in r.text_content
     refused = py(tool, "1 + 1")
     assert refused.is_error and "A previous python call is still running" in refused.text_content
-    time.sleep(0.8)
-    assert py(tool, "1 + 1").text_content == "Out: 2"
+    gate.set()  # the code returns from C, meets the pending interrupt and stops
+    for _ in range(400):  # asked until the thread has ended, not after a fixed wait
+        again = py(tool, "1 + 1")
+        if "still running" not in again.text_content:
+            break
+        time.sleep(0.05)
+    assert again.text_content == "Out: 2"
 
 
 def test_abort_interrupts_the_code():
     async def scenario():
         signal = AbortSignal()
-        tool = PythonTool(namespace={}, timeout=None)
-        task = asyncio.ensure_future(run_tool(tool, {"code": "while True:\n    pass"}, ctx(signal=signal)))
-        await asyncio.sleep(0.2)
+        started = threading.Event()
+        tool = PythonTool(namespace={"started": started}, timeout=None)
+        task = asyncio.ensure_future(run_tool(tool, {"code": "started.set()\nwhile True:\n    pass"}, ctx(signal=signal)))
+        assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 20)  # the loop is running
         signal.abort()
         return await asyncio.wait_for(task, 5)
 
@@ -203,10 +210,20 @@ def test_abort_interrupts_the_code():
 
 
 def test_output_streams_while_the_code_runs():
+    # the code prints 'two' only once the update with 'one' has arrived: streaming, shown by order, not by timing
+    gate = threading.Event()
     updates = []
-    r = asyncio.run(run_tool(PythonTool(namespace={}), {"code": "import time\nprint('one')\ntime.sleep(0.3)\nprint('two')"}, ctx(updates)))
+
+    def on_update(partial) -> None:
+        updates.append(partial.text_content)
+        if partial.text_content == "one\n":
+            gate.set()
+
+    context = ToolContext(tool_call_id="p", signal=AbortSignal(), cwd=".", update=on_update)
+    code = "print('one')\nassert gate.wait(20), 'no update'\nprint('two')"
+    r = asyncio.run(run_tool(PythonTool(namespace={"gate": gate}), {"code": code}, context))
     assert r.text_content == "one\ntwo"
-    assert any(u.text_content == "one\n" for u in updates)
+    assert "one\n" in updates and updates.index("one\n") < len(updates)
 
 
 def test_top_level_await_runs_on_the_event_loop():
@@ -267,15 +284,23 @@ def test_cancelling_the_call_interrupts_the_code_too():
     ns = {"done": False}
     tool = PythonTool(namespace=ns, timeout=None)
 
+    started = threading.Event()
+    ns["started"] = started
+
     async def scenario():
-        task = asyncio.ensure_future(run_tool(tool, {"code": "while True:\n    pass"}, ctx()))
-        await asyncio.sleep(0.2)
+        task = asyncio.ensure_future(run_tool(tool, {"code": "started.set()\nwhile True:\n    pass"}, ctx()))
+        assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 20)
         task.cancel()
         try:
             await task
         except asyncio.CancelledError:
             pass
-        await asyncio.sleep(0.3)
-        return await run_tool(tool, {"code": "done = True\ndone"}, ctx())
+        # usable again once the interrupted code has stopped (asked until then, not after a fixed wait)
+        for _ in range(400):
+            r = await run_tool(tool, {"code": "done = True\ndone"}, ctx())
+            if "still running" not in r.text_content:
+                return r
+            await asyncio.sleep(0.05)
+        return r
 
     assert asyncio.run(scenario()).text_content == "Out: True"

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -78,22 +75,9 @@ def test_results_stay_within_the_limits_and_are_slices_of_the_input(text, max_li
         assert r.truncated == (text.count("\n") + 1 > max_lines or len(text.encode()) > max_bytes)
 
 
-def _pi_tools_dir() -> Path | None:
-    candidates = [os.environ.get("PI_JUPYTER_PI_CACHE", ""), "~/.cache/pi-jupyter/pi-0.73.1", "~/.cache/pi-oracle"]
-    for c in candidates:
-        if not c:
-            continue
-        d = Path(os.path.expanduser(c)) / "node_modules/@mariozechner/pi-coding-agent/dist/core/tools"
-        if (d / "truncate.js").exists():
-            return d
-    return None
-
-
 @pytest.mark.interop
-def test_same_results_as_pis_truncate_js(tmp_path):
-    tools_dir = _pi_tools_dir()
-    if tools_dir is None or shutil.which("node") is None:
-        pytest.skip("needs node and pi 0.73.1 installed (tests/interop installs it into ~/.cache/pi-jupyter)")
+def test_same_results_as_pis_truncate_js(tmp_path, pi_node_modules):
+    tools_dir = pi_node_modules / "@mariozechner/pi-coding-agent/dist/core/tools"
     rng = random.Random(7)
     cases = [
         ["".join(rng.choice("ab\né€𝄞 ") for _ in range(rng.randint(0, 60))), rng.randint(1, 8), rng.randint(1, 40)] for _ in range(1000)

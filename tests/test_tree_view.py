@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from pi_jupyter.agent.sync import run_blocking
+from pi_jupyter.notebook import tree_view
 from pi_jupyter.session import Session
 from pi_jupyter.views import TextTree, sample_session, session_graph_class, write_turn
 from pi_jupyter.views.render import available_backends
 
-tree_view = pytest.importorskip("pi_jupyter.notebook.tree_view")
 TreeView = tree_view.TreeView
 CAN_DRAW = bool(available_backends())
 
@@ -281,3 +281,78 @@ def test_pi_tree_magic(tmp_path, monkeypatch):
 def test_sample_session_is_the_same_for_a_seed():
     a, b = sample_session(150, seed=4), sample_session(150, seed=4)
     assert a.graph().text().splitlines()[1:] == b.graph().text().splitlines()[1:]
+
+
+def test_search_text_holds_every_text_a_node_shows(tmp_path):
+    s = Session.in_memory()
+    write_turn(s, "fetch the prices", "ok")
+    write_turn(
+        s, "again please", "", stop="error", error='429 {"type":"error","error":{"type":"rate_limit_error","message":"Rate limit reached"}}'
+    )
+    s.append_model_change("openai", "gpt-5.1-codex")
+    write_turn(s, "and now", "fine", model="openai/gpt-5.1-codex")
+    view = TreeView(s)
+    by_title = {n["title"]: n for n in view.nodes.values()}
+    failed = by_title["You: again please"]["search"]
+    for shown in ("429", "rate limit", "rate_limit_error", "error"):
+        assert shown in failed, shown
+    assert "gpt-5.1-codex" in " ".join(n["search"] for n in view.nodes.values())
+    assert "current leaf" in by_title["You: and now"]["search"]
+    # keyboard navigation reads the tree shape from the nodes
+    leaf = view.nodes[view.leaf]
+    assert leaf["parent"] and view.leaf in view.nodes[leaf["parent"]]["children"]
+    view.close()
+
+
+def test_header_counts_every_entry_and_says_what_is_not_drawn(tmp_path):
+    from pi_jupyter.notebook.cells import CellRun, record_run
+
+    s = Session.create(path=tmp_path / "cells.jsonl")
+    ids = write_turn(s, "cell one", "ok")
+    record_run(s, CellRun(cell_id="c1", started_from=None, produced=ids, end=ids[-1], execution_count=1))
+    view = TreeView(s)
+    assert f"{len(s)} entries (1 of them cell records and checkout markers, not drawn)" in view.header
+    reopened = Session.open(str(tmp_path / "cells.jsonl"))
+    assert len(reopened) == len(s)  # what %pi open and pi-jupyter info count
+    view.close()
+
+
+def test_presentation_scale_is_read_defensively():
+    class Magics:
+        scale = 1.5
+
+    assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=Magics())) == 1.5
+    for odd in (float("nan"), -1, "big", True, None):
+        assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=types.SimpleNamespace(scale=odd))) == 1.0
+    assert tree_view.presentation_scale(types.SimpleNamespace()) == 1.0
+    assert tree_view.presentation_scale(types.SimpleNamespace(_pi_magics=types.SimpleNamespace(scale=40))) == 3.0
+    view = TreeView(Session.in_memory(), scale=1.25)
+    assert view.scale == 1.25
+    view.close()
+
+
+def test_compare_many_picked_nodes(tmp_path):
+    s, t = branched(tmp_path)
+    s.checkout(t["root"][-1])
+    c = write_turn(s, "idea C", "C works")
+    view = TreeView(s)
+    browser_says(view, type="action", action="compare_many", keys=[key_of(view, t["a"][0]), key_of(view, t["b"][0]), key_of(view, c[0])])
+    assert view.details["kind"] == "comparison" and view.details["title"].startswith("Compare 3 branches")
+    assert len(view.last_comparison.branches) == 3
+    browser_says(view, type="action", action="compare_many", keys=[key_of(view, c[0])])
+    assert "two or more" in view.status["text"]
+    view.close()
+
+
+def test_search_looks_inside_folded_turns():
+    s = Session.in_memory()
+    for i in range(30):
+        write_turn(s, f"step {i}", "the usual answer" if i != 7 else "a sneaky gradient explosion in layer four")
+    view = TreeView(s)
+    hidden = view.graph.model.by_entry[next(e["id"] for e in s.raw_entries() if "sneaky" in str(e))]
+    assert view.nodes[hidden]["folded"] and "sneaky" not in view.nodes[hidden]["search"]
+    browser_says(view, type="search", query="Sneaky  EXPLOSION")
+    assert view.found == {"query": "Sneaky  EXPLOSION", "keys": [hidden]}
+    assert view.search("gradient nowhere") == []
+    assert view.search("") == []
+    view.close()

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pi_jupyter.notebook import tree_view
 from pi_jupyter.session import CHECKOUT_TYPE, Session
 from pi_jupyter.views.render import available_backends
 
-tree_view = pytest.importorskip("pi_jupyter.notebook.tree_view")
 TreeView = tree_view.TreeView
 CAN_DRAW = bool(available_backends())
 

@@ -1,4 +1,7 @@
-"""The agent: events, the loop, tools, the safety policy, and ``Agent`` (loop + session store)."""
+"""The agent: events, the loop, tools, policy, retry, compaction and extensions, assembled by ``Agent``.
+
+Each part keeps its own state and sees the agent only through a ``RunContext`` (:mod:`.run_context`).
+"""
 
 from .agent import Agent, AgentBusyError, AgentSettings, RetrySettings, RunResult, clamp_thinking
 from .events import Event

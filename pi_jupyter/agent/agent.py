@@ -5,99 +5,57 @@ path), a model (default: the built-in offline model) and tools, then ``await
 agent.prompt(...)``. Every event goes to the subscribers in order; the first subscriber is
 persistence, which appends each finished message to the session file, so a crash loses at
 most the message being streamed.
+
+``Agent`` is the assembly of its parts, each with its own state and module: the loop
+(:mod:`.loop`), the store (:mod:`pi_jupyter.session`) and its persistence subscriber
+(:mod:`.persistence`), compaction (:mod:`.compaction_runner`), extensions (:mod:`.extensions`),
+retry (:mod:`.retry`), the policy and tool hooks (:mod:`.policy`, :mod:`.tool_hooks`) and the
+run state with its abort signal (:mod:`.run_state`). The parts see the agent only through a
+:class:`~.run_context.RunContext` (:class:`_Run` here).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import os
-import re
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any, Literal
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import SecretStr
 
-from ..messages import THINKING_LEVELS, AssistantMessage, CustomMessage, ToolResultMessage, Usage, UserMessage, as_message
+from ..messages import THINKING_LEVELS, UserMessage, as_message
 from ..providers.base import AbortSignal, Model
 from ..session import Session
-from .events import (
-    AgentEndEvent,
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    Event,
-    MessageEndEvent,
-    SessionEvent,
-)
+from .compaction_runner import Compactor
+from .events import Event, SessionEvent
+from .extensions import HANDLED, ExtensionManager
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
+from .persistence import persistence
+from .result import AgentBusyError, RunResult, usage_total
+from .retry import RETRYABLE, Retry
+from .run_context import StreamFn
+from .run_state import RunState
+from .settings import AgentSettings, RetrySettings
+from .thinking import available_thinking_levels, clamp_thinking
+from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
+from .transcript_system import prepare_run
 
 log = logging.getLogger("pi_jupyter.agent")
 
-RETRYABLE = re.compile(
-    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|"
-    r"server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|"
-    r"websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|"
-    r"socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay",
-    re.IGNORECASE,
-)
-"""Error messages worth retrying (pi's list)."""
-
-
-class RetrySettings(BaseModel):
-    """Automatic retry of transient provider errors, with exponential backoff."""
-
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
-    max_delay_ms: int = 60_000
-
-
-class AgentSettings(BaseModel):
-    """Behaviour of an :class:`Agent` (one place for every default)."""
-
-    retry: RetrySettings = Field(default_factory=RetrySettings)
-    compaction: Any = None
-    """:class:`~pi_jupyter.compaction.CompactionSettings` (default: pi's, enabled)."""
-    tool_execution: Literal["parallel", "sequential"] = "parallel"
-    steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
-    follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
-    default_thinking_level: str = "medium"
-    block_images: bool = False
-
-
-class RunResult(BaseModel):
-    """What one ``prompt`` produced: the final answer, the new entries, usage and cost."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    text: str = ""
-    stop_reason: str = "stop"
-    error_message: str | None = None
-    messages: list[Any] = Field(default_factory=list)
-    entry_ids: list[str] = Field(default_factory=list)
-    started_from: str | None = None
-    leaf_id: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    model: str = ""
-    duration_s: float = 0.0
-
-    @property
-    def cost(self) -> float:
-        """Total cost in US dollars."""
-        return self.usage.cost.total
-
-    @property
-    def ok(self) -> bool:
-        """True when the run ended normally (not an error, not aborted)."""
-        return self.stop_reason not in ("error", "aborted")
-
-
-class AgentBusyError(RuntimeError):
-    """A second prompt while a run is going on (use ``steer`` / ``follow_up``, or wait)."""
+__all__ = [
+    "RETRYABLE",
+    "Agent",
+    "AgentBusyError",
+    "AgentSettings",
+    "RetrySettings",
+    "RunResult",
+    "available_thinking_levels",
+    "clamp_thinking",
+    "usage_total",
+]
 
 
 class Agent:
@@ -136,7 +94,7 @@ class Agent:
     ) -> None:
         if session is None:
             session = Session.in_memory(cwd)
-        elif not isinstance(session, Session):
+        elif isinstance(session, (str, os.PathLike)):  # else a Session, or a view with its own leaf (experiments)
             session = Session.open(session, create=True, cwd=cwd)
         self.session: Session = session
         self.settings = settings or AgentSettings()
@@ -147,16 +105,7 @@ class Agent:
         self._listeners: list[Callable[[Event], Any]] = []
         self._steering: list[Any] = []
         self._follow_ups: list[Any] = []
-        self._signal: AbortSignal | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._running = False
-        self._abort_requested = False
-        self._run_lock = threading.Lock()
-        self._retry_attempt = 0
-        self._retry_sleep: asyncio.Event | None = None
-        self._compacting = False
-        self._overflow_attempted = False
-        self._run_entry_ids: list[str] = []
+        self._state = RunState()
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.tool_extra: dict[str, Any] = dict(tool_extra or {})
@@ -168,14 +117,15 @@ class Agent:
         ctx = session.context()
         self.messages: list[Any] = list(ctx.messages)
         self.model: Model = self._initial_model(model, ctx.model)
-        self.tools: list[Tool[Any]] = self._resolve_tools(tools)
+        self.tools: list[Tool[Any]] = self.resolve_tools(tools)
         self.thinking_level: str = self._initial_thinking(thinking, ctx.thinking_level, session)
         self._subscribe_persistence()
-        from .extensions import ExtensionManager
-
-        self.extensions = ExtensionManager(self)
+        run = _Run(self, self._state)
+        self.extensions = ExtensionManager(run, self)
         """Registered extensions (see :mod:`pi_jupyter.agent.extensions`)."""
         self._listeners.insert(1, self.extensions.on_event)
+        self._retry = Retry(run)
+        self._compactor = Compactor(run, self.extensions)
         for ext in extensions:
             self.extensions.add(ext)
         session.branch_summarizer = self._branch_summarizer_sync
@@ -185,18 +135,17 @@ class Agent:
     def _initial_model(self, model: str | Model | None, recorded: Any) -> Model:
         from .. import providers
 
+        chosen: Model | None = None
         if isinstance(model, Model):
             chosen = model
         elif model:
             chosen = providers.resolve_model(model, base_url=self._base_url)
-        else:
-            chosen = None
-            if recorded is not None and recorded.provider and recorded.model_id:
-                candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
-                if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
-                    chosen = candidate
-            if chosen is None:
-                chosen = providers.default_model()
+        elif recorded is not None and recorded.provider and recorded.model_id:
+            candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
+            if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
+                chosen = candidate
+        if chosen is None:
+            chosen = providers.default_model()
         current = self.session.context()
         if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
             if len(self.session) == 0 or model is not None:
@@ -219,7 +168,8 @@ class Agent:
             return
         fn()
 
-    def _resolve_tools(self, tools: Sequence[Tool[Any] | str] | None) -> list[Tool[Any]]:
+    def resolve_tools(self, tools: Sequence[Tool[Any] | str] | None) -> list[Tool[Any]]:
+        """Tool objects for ``tools``: built-in tool names are built for this agent's cwd, policy and namespace."""
         if tools is None:
             return []
         out: list[Tool[Any]] = []
@@ -282,35 +232,10 @@ class Agent:
                 listener(event)
             except Exception:  # noqa: BLE001 - a consumer's bug must not stop the agent
                 log.exception("event subscriber %r failed on %s", listener, event.type)
-        if self._retry_attempt and event.type == "message_end":
-            # pi: the first reply after a retry that is not an error ends the retry at once
-            # (not when the whole run ends), so a later failure in a long tool loop starts
-            # again at attempt 1.
-            message = event.message  # type: ignore[union-attr]
-            if getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted"):
-                attempt, self._retry_attempt = self._retry_attempt, 0
-                self._emit(AutoRetryEndEvent(success=True, attempt=attempt))
+        self._retry.after_event(event)
 
     def _subscribe_persistence(self) -> None:
-        def persist(event: Event) -> None:
-            if not isinstance(event, MessageEndEvent):
-                return
-            message = event.message
-            role = getattr(message, "role", None)
-            if self.session.readonly:
-                return
-            if role in ("user", "assistant", "toolResult"):
-                entry_id = self.session.append_message(message)
-            elif role == "custom":
-                entry_id = self.session.append_custom_message(
-                    message.custom_type, message.content, display=message.display, details=message.details
-                )
-            else:
-                return
-            event.entry_id = entry_id
-            self._run_entry_ids.append(entry_id)
-
-        self._listeners.insert(0, persist)
+        self._listeners.insert(0, persistence(self.session, self._state.entry_ids.append))
 
     def log_events(self, target: str | os.PathLike[str] | IO[str], *, delta_only: bool = False) -> Callable[[], None]:
         """Write every event as one JSON line (pi's JSON-mode shape) to a file path or stream.
@@ -319,36 +244,17 @@ class Agent:
         repeats it in every line, which makes long streams quadratic). Returns a function
         that stops logging (and closes the file if a path was given).
         """
-        from .redact import redact
+        from .event_log import log_events
 
-        own = not hasattr(target, "write")
-        fh: IO[str] = open(target, "a", encoding="utf-8") if own else target  # type: ignore[assignment,arg-type]
         secrets = [self._api_key.get_secret_value()] if self._api_key else []
-
-        def write(event: Event) -> None:
-            line = json.dumps(event.to_dict(delta_only=delta_only), ensure_ascii=False, separators=(",", ":"), default=str)
-            try:
-                fh.write(redact(line, extra_secrets=secrets) + "\n")
-                fh.flush()
-            except (OSError, ValueError):
-                # the reader went away (a closed pipe, a closed file): stop logging, keep running
-                unsubscribe()
-
-        unsubscribe = self.subscribe(write)
-
-        def stop() -> None:
-            unsubscribe()
-            if own:
-                fh.close()
-
-        return stop
+        return log_events(self.subscribe, target, delta_only=delta_only, secrets=secrets)
 
     # ------------------------------------------------------------------ state
 
     @property
     def is_running(self) -> bool:
         """True while a run (including its retries) is going on."""
-        return self._running
+        return self._state.running
 
     def set_model(self, model: str | Model) -> Model:
         """Switch the model (a ``model_change`` entry is written) and clamp the thinking level to it."""
@@ -390,8 +296,6 @@ class Agent:
         ``text`` may also be a message object (e.g. a :class:`UserMessage` or
         :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
         """
-        from .extensions import HANDLED
-
         if isinstance(text, str) and len(self.extensions):
             text = await self.extensions.on_input(text)
             if text is HANDLED:
@@ -417,7 +321,7 @@ class Agent:
                 return await self._run(queued, skip_initial_steering=True)
             if last.stop_reason not in ("error", "aborted"):  # type: ignore[union-attr]
                 raise RuntimeError("nothing to continue from: the last message is the assistant's (prompt instead)")
-            if self._running:
+            if self._state.running:
                 raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
             self.messages.pop()
             leaf = self.session.leaf_id
@@ -437,34 +341,30 @@ class Agent:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
 
+    def clear_queues(self) -> None:
+        """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
+        self._steering.clear()
+        self._follow_ups.clear()
+
+    def abort_retry(self) -> None:
+        """Cancel a pending automatic retry (pi's ``abortRetry``): the failed reply stands; nothing else stops."""
+        self._retry.cancel()
+
     def abort(self) -> None:
         """Stop the running agent (from any thread). The partial answer is kept as ``aborted``.
 
         The request holds for the rest of the run: a retry or a compaction that has not
         started yet does not start.
         """
-        signal, loop = self._signal, self._loop
-        if self._running:
-            self._abort_requested = True
-        if self._retry_sleep is not None and loop is not None:
-            loop.call_soon_threadsafe(self._retry_sleep.set)
-        if signal is None:
-            return
-        if loop is not None and loop.is_running():
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is not loop:
-                loop.call_soon_threadsafe(signal.abort)
-                return
-        signal.abort()
+        self._state.abort()
+        self._retry.cancel()
 
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):
             return as_message(text)
-        expanded = self._expand_skill(text)
-        return UserMessage.text(expanded, images)
+        from .redact import redact  # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
+
+        return UserMessage.text(redact(self._expand_skill(text)), images)
 
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):
@@ -482,9 +382,7 @@ class Agent:
         return [queue.pop(0)]
 
     def _loop_config(self) -> LoopConfig:
-        from .. import providers
-
-        stream = self._stream or providers.stream
+        stream = self._stream_fn()
         has = {hook for ext in self.extensions for hook in ("transform_context", "after_tool_call") if callable(getattr(ext, hook, None))}
         return LoopConfig(
             model=self.model,
@@ -505,143 +403,52 @@ class Agent:
             tool_extra=self.tool_extra,
         )
 
+    def _stream_fn(self) -> StreamFn:
+        from .. import providers
+
+        return self._stream or providers.stream
+
     async def _before_tool(self, call: BeforeToolCall) -> ToolDecision | None:
-        if self.policy is not None:
-            reason = await self.policy.check(call.tool, call.args if isinstance(call.args, dict) else {}, _PolicyContext(self))
-            if reason is not None:
-                return ToolDecision(block=True, reason=reason)
-        decision = await self.extensions.before_tool_call(call) if len(self.extensions) else None
-        if decision is not None and decision.block:
-            return decision
-        if self.before_tool_call is None:
-            return decision
-        out = self.before_tool_call(call)
-        if asyncio.iscoroutine(out):
-            out = await out
-        return out if out is not None else decision
+        context = PolicyContext(self.cwd, self.tool_extra)
+        hook = self.before_tool_call
+        return await before_tool(call, policy=self.policy, policy_context=context, extensions=self.extensions, user_hook=hook)
 
     async def _after_tool(self, call: AfterToolCall) -> ToolResult | None:
-        replaced = await self.extensions.after_tool_call(call) if len(self.extensions) else None
-        if self.after_tool_call is None:
-            return replaced
-        out = self.after_tool_call(call)
-        if asyncio.iscoroutine(out):
-            out = await out
-        return out if out is not None else replaced
+        return await after_tool(call, extensions=self.extensions, user_hook=self.after_tool_call)
 
     async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
-        with self._run_lock:
-            if self._running:
-                raise AgentBusyError("the agent is already running: use steer() or follow_up(), or wait for it")
-            self._running = True
-            self._abort_requested = False
+        self._state.start()
         started = time.monotonic()
         started_from = self.session.leaf_id
-        self._run_entry_ids = []
-        self._loop = asyncio.get_running_loop()
         all_new: list[Any] = []
         try:
             if prompts:
-                self._overflow_attempted = False
+                self._compactor.new_prompt()
                 if not skip_initial_steering:
-                    await self._before_prompt()
+                    await self._compactor.before_prompt()
             all_new.extend(await self._run_once(prompts, skip_initial_steering))
             while True:
-                more = await self._maybe_retry(all_new)
-                if more is None and not self._abort_requested:
-                    more = await self._after_run(all_new)
+                more = await self._retry.after_run(all_new)
+                if more is None and not self._state.abort_requested:
+                    more = await self._compactor.after_run(all_new)
                 if more is None:
                     break
                 all_new.extend(more)
         finally:
-            self._signal = None
-            self._running = False
+            self._state.finish()
             self.session.sync()
         return self._result(all_new, started_from, time.monotonic() - started)
 
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
-        self._signal = AbortSignal()
-        if self._abort_requested:
-            self._signal.abort()
+        signal = self._state.turn_signal()
         config = self._loop_config()
-        return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
-
-    async def _maybe_retry(self, new_messages: list[Any]) -> list[Any] | None:
-        """pi's auto-retry, except that the retry is a sibling of the failed attempt, not its child."""
-        last = next((m for m in reversed(new_messages) if getattr(m, "role", None) == "assistant"), None)
-        settings = self.settings.retry
-        if last is None or not self._retryable(last):
-            # a successful reply has already ended the retry (in _emit, at its message_end)
-            self._retry_attempt = 0
-            return None
-        if not settings.enabled:
-            return None
-        if self._abort_requested:
-            if self._retry_attempt > 0:
-                self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt, final_error="Retry cancelled"))
-            self._retry_attempt = 0
-            return None
-        self._retry_attempt += 1
-        if self._retry_attempt > settings.max_retries:
-            self._emit(AutoRetryEndEvent(success=False, attempt=self._retry_attempt - 1, final_error=last.error_message))
-            self._retry_attempt = 0
-            return None
-        delay = settings.base_delay_ms * 2 ** (self._retry_attempt - 1)
-        self._emit(
-            AutoRetryStartEvent(
-                attempt=self._retry_attempt,
-                max_attempts=settings.max_retries,
-                delay_ms=delay,
-                error_message=last.error_message or "Unknown error",
-            )
-        )
-        if self.messages and self.messages[-1] is last:
-            self.messages.pop()
-        failed_entry = self._run_entry_ids[-1] if self._run_entry_ids else None
-        self._retry_sleep = asyncio.Event()
-        if self._abort_requested:  # asked while the start event was being handled
-            self._retry_sleep.set()
-        try:
-            await asyncio.wait_for(self._retry_sleep.wait(), timeout=delay / 1000)
-            cancelled = True
-        except asyncio.TimeoutError:
-            cancelled = False
-        finally:
-            self._retry_sleep = None
-        if cancelled:
-            attempt, self._retry_attempt = self._retry_attempt, 0
-            self._emit(AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled"))
-            return None
-        if failed_entry is not None and failed_entry in self.session:
-            parent = self.session.raw_entry(failed_entry).get("parentId")
-            self.session.checkout(parent, persist=False)
-        return await self._run_once([], False)
-
-    def _retryable(self, message: AssistantMessage) -> bool:
-        from .. import providers
-
-        if message.stop_reason != "error" or not message.error_message:
-            return False
-        if providers.is_context_overflow(message, self.model.context_window):
-            return False
-        return bool(RETRYABLE.search(message.error_message))
-
-    async def _before_prompt(self) -> None:
-        """Compact first if the context already nears the window (a smaller model, a reopened session)."""
-        from .compaction_runner import compact_before_prompt
-
-        await compact_before_prompt(self)
-
-    async def _after_run(self, new_messages: list[Any]) -> list[Any] | None:
-        """Automatic compaction (threshold and overflow) once retries have settled; the retried run's messages."""
-        from .compaction_runner import auto_compact
-
-        return await auto_compact(self, new_messages)
+        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
+        return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property
     def is_compacting(self) -> bool:
         """True while a compaction (manual or automatic) is running."""
-        return self._compacting
+        return self._compactor.compacting
 
     def _result(self, new_messages: list[Any], started_from: str | None, duration: float) -> RunResult:
         assistants = [m for m in new_messages if getattr(m, "role", None) == "assistant"]
@@ -652,7 +459,7 @@ class Agent:
             stop_reason=last.stop_reason if last is not None else "stop",
             error_message=last.error_message if last is not None else None,
             messages=new_messages,
-            entry_ids=list(self._run_entry_ids),
+            entry_ids=list(self._state.entry_ids),
             started_from=started_from,
             leaf_id=self.session.leaf_id,
             usage=usage,
@@ -687,7 +494,7 @@ class Agent:
         ``instructions`` add a focus (or replace the prompt with ``replace_instructions``),
         and ``label`` labels the resulting node. Returns the new leaf id.
         """
-        if self._running:
+        if self._state.running:
             raise AgentBusyError("cannot move in the tree while the agent is running; abort() first")
         session = self.session
         target_id = session.resolve(target) if target is not None else None
@@ -698,9 +505,7 @@ class Agent:
             self.reload()
             self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": session.leaf_id}))
             return session.leaf_id
-        from .compaction_runner import summarize_branch_and_checkout
-
-        leaf = await summarize_branch_and_checkout(self, target_id, instructions, replace_instructions, label)
+        leaf = await self._compactor.summarize_branch_and_checkout(target_id, instructions, replace_instructions, label)
         self.reload()
         self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": leaf, "summarized": True}))
         return leaf
@@ -711,72 +516,79 @@ class Agent:
         Every original entry stays in the file; the context becomes the summary plus the
         recent messages (``keep_recent_tokens`` of them, default from the settings).
         """
-        if self._running:
+        if self._state.running:
             raise AgentBusyError("cannot compact while the agent is running; abort() first")
-        from .compaction_runner import compact_session
-
-        result = await compact_session(self, instructions, keep_recent_tokens=keep_recent_tokens)
+        result = await self._compactor.compact(instructions, keep_recent_tokens=keep_recent_tokens)
         self.reload()
         return result
 
     def summarizer(self) -> Callable[..., Any]:
         """An async ``summarize(request) -> AssistantMessage`` that asks the agent's model."""
-        from .compaction_runner import model_summarizer
-
-        return model_summarizer(self)
+        return self._compactor.summarizer()
 
     def __repr__(self) -> str:
-        state = "running" if self._running else "idle"
+        state = "running" if self._state.running else "idle"
         tools = [t.name for t in self.tools]
         where = self.session.path or "in memory"
         return f"<Agent {self.model.ref} thinking={self.thinking_level} tools={tools} {state} session={where}>"
 
 
-class _PolicyContext:
-    """What :meth:`Policy.check` reads of a tool context: the working directory and extras."""
+class _Run:
+    """The :class:`~.run_context.RunContext` an agent hands its parts: a narrow view of the agent and its run."""
 
-    def __init__(self, agent: Agent) -> None:
-        self.cwd = agent.cwd
-        self.extra = agent.tool_extra
+    def __init__(self, agent: Agent, state: RunState) -> None:
+        self._agent = agent
+        self._state = state
 
+    @property
+    def session(self) -> Session:
+        return self._agent.session
 
-def available_thinking_levels(model: Model) -> list[str]:
-    """Thinking levels a model supports (pi's rule: off only without reasoning; xhigh when supported)."""
-    if not model.reasoning:
-        return ["off"]
-    levels = ["off", "minimal", "low", "medium", "high"]
-    if model.supports_xhigh:
-        levels.append("xhigh")
-    return levels
+    @property
+    def model(self) -> Model:
+        return self._agent.model
 
+    @property
+    def thinking_level(self) -> str:
+        return self._agent.thinking_level
 
-def clamp_thinking(level: str, model: Model) -> str:
-    """Clamp a requested level to the model: search upward, then downward, then the first level."""
-    available = available_thinking_levels(model)
-    if level in available:
-        return level
-    order = list(THINKING_LEVELS)
-    if level in order:
-        i = order.index(level)
-        for candidate in order[i + 1 :]:
-            if candidate in available:
-                return candidate
-        for candidate in reversed(order[:i]):
-            if candidate in available:
-                return candidate
-    return available[0] if available else "off"
+    @property
+    def settings(self) -> AgentSettings:
+        return self._agent.settings
 
+    @property
+    def messages(self) -> list[Any]:
+        return self._agent.messages
 
-def usage_total(messages: Iterable[Any]) -> Usage:
-    """Sum the usage of the assistant messages in ``messages``."""
-    total = Usage()
-    for m in messages:
-        if getattr(m, "role", None) == "assistant":
-            for f in ("input", "output", "cache_read", "cache_write", "total_tokens"):
-                setattr(total, f, getattr(total, f) + getattr(m.usage, f))
-            for f in ("input", "output", "cache_read", "cache_write", "total"):
-                setattr(total.cost, f, getattr(total.cost, f) + getattr(m.usage.cost, f))
-    return total
+    @property
+    def is_running(self) -> bool:
+        return self._state.running
 
+    @property
+    def abort_requested(self) -> bool:
+        return self._state.abort_requested
 
-_ = (CustomMessage, ToolResultMessage, ToolResult, AgentEndEvent)
+    @property
+    def run_entry_ids(self) -> Sequence[str]:
+        return tuple(self._state.entry_ids)
+
+    def api_key(self) -> SecretStr | None:
+        return self._agent.api_key()
+
+    def stream_fn(self) -> StreamFn:
+        return self._agent._stream_fn()
+
+    def emit(self, event: Event) -> None:
+        self._agent._emit(event)
+
+    def abortable(self) -> AbstractContextManager[AbortSignal]:
+        return self._state.abortable()
+
+    async def run_turn(self) -> list[Any]:
+        return await self._agent._run_once([], False)
+
+    def queue_steering(self, message: Any) -> None:
+        self._agent._steering.append(message)
+
+    def reload(self) -> None:
+        self._agent.reload()

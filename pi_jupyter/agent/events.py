@@ -14,8 +14,10 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict
 
 from ..messages import AssistantMessage, ToolResultMessage
-from ..providers.base import AssistantEvent
-from ..providers.base import _camel as _camel  # one snake_case -> camelCase rule for every event
+from ..providers.base import (
+    AssistantEvent,
+    camel_case,  # one snake_case -> camelCase rule for every event
+)
 
 
 def _jsonable(value: Any) -> Any:
@@ -43,7 +45,7 @@ class AgentEvent(BaseModel):
             value = getattr(self, name)
             if value is None:
                 continue
-            out[_camel(name)] = _jsonable(value)
+            out[camel_case(name)] = _jsonable(value)
         return out
 
 
@@ -101,8 +103,16 @@ class MessageUpdateEvent(AgentEvent):
     def to_dict(self, delta_only: bool = False) -> dict[str, Any]:
         ev = self.assistant_message_event.to_dict()
         if delta_only:
+            # pi 1.6's JSON/RPC shape (``toJsonEvent``): the usage so far, the event without its partial,
+            # and a tool call's id and name on ``toolcall_start``
             ev.pop("partial", None)
-            return {"type": self.type, "assistantMessageEvent": ev}
+            if ev.get("type") == "toolcall_start":
+                index = ev.get("contentIndex")
+                content = self.message.content
+                block = content[index] if isinstance(index, int) and 0 <= index < len(content) else None
+                if getattr(block, "type", None) == "toolCall":
+                    ev["id"], ev["toolName"] = block.id, block.name
+            return {"type": self.type, "usage": self.message.usage.to_dict(), "assistantMessageEvent": ev}
         return {"type": self.type, "message": self.message.to_dict(), "assistantMessageEvent": ev}
 
 
@@ -175,6 +185,8 @@ class AutoRetryStartEvent(AgentEvent):
     max_attempts: int
     delay_ms: int
     error_message: str
+    retry_after_ms: int | None = None
+    """The wait the server asked for (its ``Retry-After``); ``delay_ms`` is it, capped by the retry settings."""
 
 
 class AutoRetryEndEvent(AgentEvent):

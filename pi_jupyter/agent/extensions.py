@@ -49,15 +49,13 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..messages import CustomMessage
 from .events import ExtensionErrorEvent, MessageEndEvent, MessageStartEvent
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .agent import Agent
+from .run_context import RunContext
 
 ENTRY_POINT_GROUP = "pi_jupyter.extensions"
 
@@ -100,19 +98,19 @@ class ExtensionContext:
         self._ext = ext
 
     @property
-    def agent(self) -> Agent:
-        """The agent the extension is registered with."""
+    def agent(self) -> Any:
+        """The :class:`~pi_jupyter.agent.Agent` the extension is registered with."""
         return self._manager.agent
 
     @property
     def session(self) -> Any:
         """The agent's :class:`~pi_jupyter.session.Session`."""
-        return self._manager.agent.session
+        return self._manager.run.session
 
     @property
     def namespace(self) -> dict[str, Any] | None:
         """The notebook's user namespace, when the agent runs in a notebook."""
-        return self._manager.agent.tool_extra.get("namespace")
+        return self._manager.namespace()
 
     def append_entry(self, custom_type: str, data: Any = None) -> str:
         """Persist private state as a ``custom`` entry (never seen by the model); returns its id.
@@ -138,24 +136,34 @@ class ExtensionContext:
         is appended now and the next prompt carries it. ``display`` says whether views show it.
         """
         message = CustomMessage(custom_type=custom_type, content=content, display=display, details=details)
-        agent = self._manager.agent
-        if agent.is_running:
-            agent._steering.append(message)
+        run = self._manager.run
+        if run.is_running:
+            run.queue_steering(message)
             return
-        agent._emit(MessageStartEvent(message=message))
-        agent.messages.append(message)
-        agent._emit(MessageEndEvent(message=message))
+        run.emit(MessageStartEvent(message=message))
+        run.messages.append(message)
+        run.emit(MessageEndEvent(message=message))
 
 
 class ExtensionManager:
-    """The extensions of one agent, and the code that calls their hooks safely."""
+    """The extensions of one agent, and the code that calls their hooks safely.
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    ``run`` is what the manager uses of the agent (publish an event, queue a steering
+    message); ``agent`` is the object hooks see as ``ctx.agent``.
+    """
+
+    def __init__(self, run: RunContext, agent: Any = None) -> None:
+        self.run = run
+        self.agent = agent if agent is not None else run
         self._items: list[tuple[str, Any, ExtensionContext]] = []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(ext for _, ext, _ in self._items)
+
+    def namespace(self) -> dict[str, Any] | None:
+        """The notebook's user namespace of the agent (``None`` outside a notebook)."""
+        extra = getattr(self.agent, "tool_extra", None)
+        return extra.get("namespace") if isinstance(extra, dict) else None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -216,7 +224,7 @@ class ExtensionManager:
     # ------------------------------------------------------------ calling hooks
 
     def _error(self, name: str, hook: str, exc: BaseException) -> None:
-        self.agent._emit(ExtensionErrorEvent(extension_path=name, event=hook, error=f"{type(exc).__name__}: {exc}"))
+        self.run.emit(ExtensionErrorEvent(extension_path=name, event=hook, error=f"{type(exc).__name__}: {exc}"))
 
     def _call_sync(self, name: str, hook: str, fn: Any, *args: Any) -> Any:
         try:
@@ -228,7 +236,13 @@ class ExtensionManager:
                 except RuntimeError:
                     return asyncio.run(_await(out))
                 task = asyncio.ensure_future(out)
-                task.add_done_callback(lambda t: t.cancelled() or t.exception() is None or self._error(name, hook, t.exception()))
+
+                def report(t: asyncio.Future[Any]) -> None:
+                    error = None if t.cancelled() else t.exception()
+                    if error is not None:
+                        self._error(name, hook, error)
+
+                task.add_done_callback(report)
                 return None
             return out
         except Exception as exc:  # noqa: BLE001 - reported as extension_error

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage, convert_to_llm
 from ..providers.base import AbortSignal, LlmRequest, Model, StartEvent, StreamOptions, final_message
+from ..providers.tool_args import invalid_arguments_error
 from .events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -332,6 +333,9 @@ async def _prepare(call: ToolCall, tools: dict[str, Tool[Any]], assistant: Assis
     tool = tools.get(call.name)
     if tool is None:
         return _Outcome(call, ToolResult.error(f"Tool {call.name} not found"))
+    damaged = invalid_arguments_error(call)
+    if damaged is not None:
+        return _Outcome(call, ToolResult.error(damaged))
     raw_args = call.arguments
     if config.before_tool_call is not None:
         try:

@@ -148,7 +148,8 @@ class Policy(BaseModel):
       explicit path: ``Resources.read_paths``).
     * ``read_skills``: the folders of the skills discovered for the working directory (pi's
       places: ``.pi/skills``, ``.agents/skills`` up to the git root, ``~/.pi/agent/skills``,
-      ``~/.agents/skills``) may be read, not written. The system prompt lists them and tells
+      ``~/.agents/skills``) may be read, not written; a project skill whose folder links out
+      of the project's skills folder does not count (add it to ``read_paths`` if it is trusted). The system prompt lists them and tells
       the model to read a skill's file when a task matches; user skills live outside the project.
     * ``confirm``: which calls need the user's yes: ``"none"``, ``"mutating"`` (tools marked
       ``mutating``: write, edit, bash, python), ``"all"``, or a set of tool names.
@@ -232,7 +233,10 @@ class Policy(BaseModel):
         base = os.fspath(cwd) if cwd is not None else os.getcwd()
         expanded = expand_path(path)
         absolute = os.path.normpath(os.path.join(base, expanded))
-        real = os.path.realpath(absolute)
+        try:
+            real = os.path.realpath(absolute)
+        except OSError as exc:  # a component vanished while it was being resolved
+            raise PathNotAllowed(f"Path not allowed: {path!r} could not be resolved ({exc.strerror}); it is changing. Try again.") from None
         root = self.root_dir(base)
         if _within(real, root):
             return real
@@ -328,15 +332,31 @@ class Policy(BaseModel):
 
 
 def _skill_dirs(cwd: str) -> list[str]:
-    """The resolved folders of the skills discovered for ``cwd`` (what the system prompt lists)."""
-    from ..resources import load_skills  # resources sits above agent; imported late to keep this module light
+    """The resolved folders of the skills discovered for ``cwd`` (what the system prompt lists)
+    that may widen the read set.
+
+    A skill in a project's skills folder (``.pi/skills``, ``.agents/skills``) counts only if
+    its real folder lies inside that skills folder's real path: a project cannot plant
+    ``.pi/skills/evil -> /outside/dir`` to open an outside folder. Skills in the user's own
+    folders (``~/.pi/agent/skills``, ``~/.agents/skills``) may link elsewhere (a skill being
+    developed in a checkout): only the user writes there.
+    """
+    from ..resources import load_skills, skill_roots  # resources sits above agent; imported late to keep this module light
     from ..session.paths import agent_dir
 
     try:
         found = load_skills(cwd, agent_dir=agent_dir())
+        roots = skill_roots(cwd, os.path.abspath(agent_dir()), os.path.expanduser("~"))
     except Exception:  # noqa: BLE001 - an unreadable skills folder allows nothing more
         return []
-    return list(dict.fromkeys(os.path.realpath(skill.base_dir) for skill in found.skills))
+    project_roots = [os.path.realpath(root) for root, source, _md in roots if source == "project"]
+    dirs: list[str] = []
+    for skill in found.skills:
+        real = os.path.realpath(skill.base_dir)
+        if skill.source == "project" and not any(_within(real, root) for root in project_roots):
+            continue  # a link out of the project's skills folder
+        dirs.append(real)
+    return list(dict.fromkeys(dirs))
 
 
 class _HookContext:

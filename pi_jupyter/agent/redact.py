@@ -28,7 +28,17 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-__all__ = ["SECRET_NAME_RE", "redact", "redact_value", "register_secret", "registered_secret_count", "secret_env_values"]
+__all__ = [
+    "SECRET_NAME_RE",
+    "find_secrets",
+    "redact",
+    "redact_partial",
+    "redact_value",
+    "register_secret",
+    "registered_secret_count",
+    "secret_env_values",
+    "stream_safe_length",
+]
 
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 """Environment variable names whose values are treated as secrets."""
@@ -40,7 +50,14 @@ _MIN_EXTRA_SECRET = 4
 # a pattern with one fast substring test: most outputs contain no key at all. Order
 # matters: the more specific formats come first so their label wins.
 _PATTERNS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("private-key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----", ("PRIVATE KEY-----",)),
+    # A key cut off before its END line (a truncated print) still hides its body.
+    (
+        "private-key",
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s]*)",
+        ("PRIVATE KEY-----",),
+    ),
+    # The end of a key whose BEGIN line was cut off (an output view that starts inside it).
+    ("private-key", r"(?m)(?:^[A-Za-z0-9+/=]{16,}\r?\n)+-----END [A-Z0-9 ]*PRIVATE KEY-----", ("PRIVATE KEY-----",)),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}", ("sk-ant-",)),
     ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
     ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", ("_live_", "_test_")),
@@ -58,9 +75,36 @@ _PATTERNS: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 _COMPILED = [(label, re.compile(p), hints) for label, p, hints in _PATTERNS]
 # A password in a URL (``postgres://user:PASSWORD@host``): the user, host and path stay.
-_URL_PASSWORD_RE = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]+)(@)")
+# Passwords are often written with a raw ``@`` or ``/`` in them (``user:p@ss/word@host``),
+# although RFC 3986 wants them percent-encoded: the password runs to the last ``@`` before
+# any ``?``/``#`` that is followed by something shaped like a host. When in doubt (an ``@``
+# later in the path) more is hidden, never less.
+_URL_PASSWORD_RE = re.compile(
+    r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s?#]+)(@)"
+    r"(?=(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%\-]+)(?::\d*)?(?:[/?#\s\"'<>(),;\]}]|$))"
+)
 # The header name is kept so the text still reads; only the credential goes.
 _BEARER_RE = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:token|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)")
+
+_SPACE_RE = re.compile(r"\s")
+
+
+def _url_password_matches(text: str) -> list[re.Match[str]]:
+    """The URL-password matches in ``text``, found around each ``://`` (a scan at every word is slow)."""
+    found: list[re.Match[str]] = []
+    done = 0
+    at = text.find("://")
+    while at != -1:
+        start = max(done, at - 64)
+        space = _SPACE_RE.search(text, at)
+        end = space.start() if space else len(text)
+        m = _URL_PASSWORD_RE.search(text, start, end)
+        if m is not None:
+            found.append(m)
+            done = m.end()
+        at = text.find("://", max(at + 3, done))
+    return found
+
 
 _registered: set[str] = set()
 
@@ -103,13 +147,8 @@ def secret_env_values(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
-def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
-    """``text`` with secrets replaced by ``[REDACTED:<what>]``.
-
-    ``extra_secrets`` are hidden as ``[REDACTED]``; ``env`` replaces ``os.environ`` (tests).
-    """
-    if not text:
-        return text
+def _literals(extra_secrets: Iterable[str | SecretStr], env: Mapping[str, str] | None) -> dict[str, str]:
+    """Every exact secret value known now, with its replacement label."""
     literal: dict[str, str] = {}
     for value in _registered:
         literal[value] = "[REDACTED]"
@@ -119,6 +158,17 @@ def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Map
             literal[raw] = "[REDACTED]"
     for name, value in secret_env_values(env).items():
         literal[value] = f"[REDACTED:{name}]"
+    return literal
+
+
+def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with secrets replaced by ``[REDACTED:<what>]``.
+
+    ``extra_secrets`` are hidden as ``[REDACTED]``; ``env`` replaces ``os.environ`` (tests).
+    """
+    if not text:
+        return text
+    literal = _literals(extra_secrets, env)
     # Longest first, so a key that contains another key is replaced whole.
     for value in sorted(literal, key=len, reverse=True):
         if value in text:
@@ -127,7 +177,12 @@ def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Map
         if any(h in text for h in hints):
             text = regex.sub(f"[REDACTED:{label}]", text)
     if "://" in text and "@" in text:
-        text = _URL_PASSWORD_RE.sub(lambda m: f"{m.group(1)}[REDACTED:url-password]{m.group(3)}", text)
+        parts: list[str] = []
+        done = 0
+        for m in _url_password_matches(text):
+            parts.append(text[done : m.start(2)] + "[REDACTED:url-password]")
+            done = m.end(2)
+        text = "".join(parts) + text[done:]
     lowered = text.lower()
     if "bearer" in lowered or "authorization" in lowered:
         text = _BEARER_RE.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
@@ -153,3 +208,141 @@ def redact_value(value: Any, extra_secrets: Iterable[str | SecretStr] = (), *, e
         data = {name: redact_value(getattr(value, name), extra, env=env) for name in type(value).model_fields}
         return value.model_copy(update=data)
     return value
+
+
+def find_secrets(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> list[str]:
+    """What :func:`redact` would hide in ``text``: the labels (``OPENAI_API_KEY``, ``openai-key``), in order, once each.
+
+    The values themselves are never returned, so the answer can be shown and logged.
+    """
+    found = _LABEL_RE.findall(redact(text, extra_secrets, env=env))
+    return list(dict.fromkeys(label or "secret" for label in found))
+
+
+_LABEL_RE = re.compile(r"\[REDACTED(?::([^\]]+))?\]")
+
+# -- streamed output ------------------------------------------------------------------
+#
+# A partial output is a snapshot of text that is still growing. A secret printed one
+# character at a time matches neither its exact value nor its pattern until it is whole, so
+# redacting each snapshot is not enough: the tail that could still become a secret is held
+# back until it is complete (and then redacted) or turns out to be ordinary text.
+
+# How every pattern's match begins: a token at a word boundary that starts with one of these,
+# or could still grow into one, may be a key in the making.
+_LEADS = (
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "pk_live_",
+    "pk_test_",
+    "github_pat_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "glpat-",
+    "AKIA",
+    "ASIA",
+    "xox",
+    "AIza",
+    "hf_",
+    "gsk_",
+    "xai-",
+    "npm_",
+    "eyJ",
+)
+_MAX_HELD = 16384
+"""The longest tail held back: a single token longer than this streams anyway, minus its last 16 KB."""
+_TRAILING_TOKEN_RE = re.compile(r"\S+\Z")
+_CREDENTIAL_HEADER_RE = re.compile(r"(?i)(?:\bbearer|\bauthorization:\s*(?:token|basic))\s+\Z")
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _token_hold(text: str) -> int:
+    """Where a trailing token that may still grow into a key starts (``len(text)``: nothing held)."""
+    n = len(text)
+    start = max(0, n - _MAX_HELD)
+    m = _TRAILING_TOKEN_RE.search(text, start)
+    if m is None:
+        return n
+    t0 = m.start()
+    token = m.group()
+    if "://" in token or _CREDENTIAL_HEADER_RE.search(text, max(0, t0 - 64), t0):
+        return t0
+    for j in range(t0, n):
+        if not _is_word(text[j]) or (j > 0 and _is_word(text[j - 1])):
+            continue
+        rest = text[j : j + 12]
+        if any(rest.startswith(lead) or lead.startswith(rest) for lead in _LEADS):
+            return j
+    return n
+
+
+def _literal_hold(text: str, values: Iterable[str]) -> int:
+    """Where the longest unfinished start of an exact secret value at the end of ``text`` begins."""
+    n = len(text)
+    cut = n
+    for value in values:
+        for k in range(min(len(value) - 1, n), 0, -1):
+            if n - k >= cut:
+                break
+            if text.endswith(value[:k]):
+                cut = n - k
+                break
+    return cut
+
+
+def _secret_spans(text: str, values: Iterable[str]) -> list[tuple[int, int]]:
+    """Every whole secret in ``text`` as ``(start, end)``: exact values and pattern matches."""
+    spans: list[tuple[int, int]] = []
+    for value in values:
+        at = text.find(value)
+        while at != -1:
+            spans.append((at, at + len(value)))
+            at = text.find(value, at + 1)
+    for _label, regex, hints in _COMPILED:
+        if any(h in text for h in hints):
+            spans.extend(m.span() for m in regex.finditer(text))
+    if "://" in text and "@" in text:
+        spans.extend(m.span() for m in _url_password_matches(text))
+    lowered = text.lower()
+    if "bearer" in lowered or "authorization" in lowered:
+        spans.extend(m.span() for m in _BEARER_RE.finditer(text))
+    return spans
+
+
+def stream_safe_length(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> int:
+    """How much of a still-growing ``text`` may be shown now: a cut no secret crosses or may yet cross.
+
+    Held back: the unfinished start of a known secret value at the end, a trailing token that
+    begins like a key format (``sk-``, ``ghp_``, ``eyJ``...), a URL or a credential after
+    ``Bearer`` that may still be typed, and a private key block whose END line has not come.
+    Whatever is before the cut redacts now exactly as it will in the whole text.
+    """
+    if not text:
+        return 0
+    values = list(_literals(extra_secrets, env))
+    cut = min(_token_hold(text), _literal_hold(text, values))
+    begin = text.rfind("-----BEGIN")
+    if begin != -1 and text.find("-----END", begin) == -1:
+        cut = min(cut, begin)
+    spans = _secret_spans(text, values)
+    moved = True
+    while moved:  # a whole secret the cut would split is held back entirely
+        moved = False
+        for start, end in spans:
+            if start < cut < end:
+                cut, moved = start, True
+    return cut
+
+
+def redact_partial(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
+    """The part of a still-growing ``text`` that may be shown now (:func:`stream_safe_length`), redacted."""
+    return redact(text[: stream_safe_length(text, extra_secrets, env=env)], extra_secrets, env=env)

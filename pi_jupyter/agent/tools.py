@@ -15,6 +15,7 @@ extension's tool), a result and every partial update pass through :func:`redact_
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import json
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..messages import ImageContent, TextContent
 from ..providers.base import AbortSignal, ToolSpec
-from .redact import redact, redact_value
+from .redact import redact, redact_partial, redact_value
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -72,6 +73,9 @@ class ToolContext:
     """Room for the notebook layer (the user namespace for the python tool, a confirm callback)."""
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 class EmptyParams(BaseModel):
     """Parameters of a tool that takes none."""
 
@@ -94,9 +98,13 @@ class Tool(Generic[P]):
 
     def spec(self) -> ToolSpec:
         """The tool as the model sees it."""
-        schema = self.parameters.model_json_schema()
-        schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, parameters=_inline_refs(schema))
+        # building a JSON schema costs milliseconds and every model request asks for it: once per parameters model
+        schema = _SCHEMAS.get(self.parameters)
+        if schema is None:
+            schema = self.parameters.model_json_schema()
+            schema.pop("title", None)
+            schema = _SCHEMAS[self.parameters] = _inline_refs(schema)
+        return ToolSpec(name=self.name, description=self.description, parameters=copy.deepcopy(schema))
 
     def validate_args(self, args: dict[str, Any]) -> P:
         """Validate raw arguments; raises :class:`ToolArgumentError` with a readable message."""
@@ -230,14 +238,28 @@ def redact_result(result: ToolResult) -> ToolResult:
     return out
 
 
+def redact_partial_result(result: ToolResult) -> ToolResult:
+    """A partial result as it may be shown while the tool still runs.
+
+    Its text blocks are snapshots of output that is still growing, so the tail of each that
+    could still become a secret (a key printed one character at a time) is held back
+    (:func:`~pi_jupyter.agent.redact.redact_partial`); the rest is redacted as in
+    :func:`redact_result`. The final result shows everything, redacted.
+    """
+    content = [TextContent(text=redact_partial(b.text)) if isinstance(b, TextContent) else b for b in result.content]
+    details = redact_value(result.details) if result.details is not None else None
+    return ToolResult(content=content, details=details, is_error=result.is_error)
+
+
 async def run_tool(tool_obj: Tool[Any], raw_args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Validate and execute one tool call; every failure becomes an error result.
 
-    The result and every partial update (``ctx.update``) are redacted
-    (:func:`redact_result`), whichever tool produced them.
+    The result is redacted (:func:`redact_result`) and every partial update (``ctx.update``)
+    too, with the unfinished tail held back (:func:`redact_partial_result`), whichever tool
+    produced them.
     """
     outer_update = ctx.update
-    ctx = dataclasses.replace(ctx, update=lambda partial: outer_update(redact_result(partial)))
+    ctx = dataclasses.replace(ctx, update=lambda partial: outer_update(redact_partial_result(partial)))
     try:
         args = tool_obj.validate_args(raw_args)
     except ToolArgumentError as exc:

@@ -26,7 +26,8 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_session(args: argparse.Namespace) -> Any:
     """The session the options name: ``--session FILE``, in memory, or a new one in pi's folder."""
-    from ..session import Session, SessionError
+    from ..session import CycleError, Session, SessionError
+    from .context_cmd import cycle_message
 
     if args.session and args.no_session:
         raise CliError("--session and --no-session exclude each other")
@@ -36,7 +37,14 @@ def open_session(args: argparse.Namespace) -> Any:
         if args.session:
             if os.path.isdir(args.session):
                 raise CliError(f"{args.session}: is a folder, not a session file")
-            return Session.open(args.session, create=True)
+            session = Session.open(args.session, create=True)
+            try:
+                session.branch_ids()  # a leaf on a parent cycle has no context to continue from
+            except CycleError as exc:
+                session.close()
+                hint = "the agent cannot continue it; `pi-jupyter tree FILE` shows the branches, or use another --session"
+                raise CliError(cycle_message(session, exc, hint)) from None
+            return session
         return Session.create()
     except (SessionError, OSError) as exc:
         raise CliError(str(exc)) from None

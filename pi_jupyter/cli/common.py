@@ -11,6 +11,7 @@ import orjson
 
 from ..session import Session
 from ..session.report import SessionError
+from ..session.scan import NeedsFullRead, ScannedSession, scan
 
 EXIT_OK = 0
 """The file is sound."""
@@ -49,7 +50,26 @@ def open_session(path: str) -> Session:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
 
 
-def resolve_leaf(session: Session, ref: str | None) -> Any:
+def scan_session(path: str, **options: Any) -> ScannedSession | None:
+    """``path`` read as stubs (:func:`~pi_jupyter.session.scan.scan`), or ``None`` for a file to open whole.
+
+    Failures become :class:`CliError`, as in :func:`open_session`.
+    """
+    if os.path.isdir(path):
+        raise CliError(f"{path}: is a folder, not a session file")
+    try:
+        return scan(path, **options)
+    except NeedsFullRead:
+        return None
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+
+
+def resolve_leaf(session: Session | ScannedSession, ref: str | None) -> Any:
     """``--leaf`` as an entry id: an id, a unique id prefix, a label, or ``null`` (before the first entry).
 
     Returns the id, ``None`` for ``null``, or :data:`CURRENT` when no ``--leaf`` was given.
@@ -68,17 +88,18 @@ CURRENT: Any = object()
 """Stands for "the session's current leaf" in :func:`resolve_leaf`."""
 
 
-def status(session: Session) -> int:
+def status(session: Session | ScannedSession) -> int:
     """The exit status for a file that loaded: 0 when its load report is clean, else 1."""
     return EXIT_OK if session.load_report.ok else EXIT_PROBLEMS
 
 
-def note_problems(session: Session) -> None:
+def note_problems(session: Session | ScannedSession) -> None:
     """One line on stderr when the load report lists problems (the output is still complete)."""
-    problems = [p for p in session.load_report.problems if p.severity != "info"]
+    report = session.load_report
+    problems = [p for p in report.problems if p.severity != "info"]
     if problems:
         first = problems[0]
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        more = f" (and {report.serious - 1} more)" if report.serious > 1 else ""
         print(
             f"pi-jupyter: note: {session.path}: {first}{more}; `pi-jupyter info {session.path}` lists them all",
             file=sys.stderr,

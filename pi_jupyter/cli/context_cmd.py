@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from ..messages import convert_to_llm
 from ..session import CycleError, Session
-from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, status, write_json
-from .render import render_messages
+from ..session.jsonl import dumps
+from ..session.rebuild import ContextPlan
+from ..session.scan import ScannedSession
+from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
+from .render import render_message, render_messages
 
 NAME = "context"
 HELP = "print the rebuilt context of the current branch (or of --leaf)"
@@ -39,31 +46,111 @@ def context_json(session: Session, leaf: Any = CURRENT) -> dict[str, Any]:
     """``{"messages", "thinkingLevel", "model", "llm"}`` for the branch ending at ``leaf``."""
     ctx = session.context() if leaf is CURRENT else session.context(leaf)
     out = ctx.to_pi_json()
-    llm: list[Any] = []
-    for message in ctx.raw_messages:
-        role = message.get("role") if isinstance(message, dict) else None
-        if not isinstance(role, str):
-            continue  # not a message at all: pi's convertToLlm drops it (or, for null, fails)
-        if role in _PASS_THROUGH:
-            # convert_to_llm passes these on unchanged: write them as read, byte for byte
-            llm.append(message)
-        else:
-            # never raises for what a file holds; a summary without a valid time keeps "timestamp": null
-            llm.extend(m.to_dict() for m in convert_to_llm([message]))
-    out["llm"] = llm
+    out["llm"] = [item for message in ctx.raw_messages for item in llm_items(message)]
     return out
 
 
-def cycle_message(session: Session, exc: CycleError) -> str:
-    """``FILE:LINE: parent cycle ...``, with the line where the load report found the cycle."""
+def cycle_message(session: Session | ScannedSession, exc: CycleError, hint: str = "--leaf ID rebuilds another one") -> str:
+    """``FILE:LINE: parent cycle ...``, with the line where the load report found the cycle, and what to do."""
     cycles = [p for p in session.load_report.problems if p.kind == "cycle"]
     hit = next((p for p in cycles if p.entry_id in exc.loop), cycles[0] if cycles else None)
     where = f"{session.path}:{hit.line}" if hit is not None and hit.line else str(session.path)
-    return f"{where}: {exc}; this branch has no root (--leaf ID rebuilds another one)"
+    return f"{where}: {exc}; this branch has no root ({hint})"
+
+
+def llm_items(message: Any) -> list[Any]:
+    """What convert_to_llm sends for one context message (the message itself for the roles it passes on)."""
+    role = message.get("role") if isinstance(message, dict) else None
+    if not isinstance(role, str):
+        return []  # not a message at all: pi's convertToLlm drops it (or, for null, fails)
+    if role in _PASS_THROUGH:
+        return [message]  # passed on unchanged: written as read, byte for byte
+    # never raises for what a file holds; a summary without a valid time keeps "timestamp": null
+    return [m.to_dict() for m in convert_to_llm([message])]
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the context; the exit status follows the file's load report."""
+    """Print the context; the exit status follows the file's load report.
+
+    A file is read as stubs (:func:`~pi_jupyter.session.scan.scan`) and its context streamed
+    entry by entry, so a 100k-entry session costs little memory; files the stubs cannot
+    stand for (old versions, repeated ids) are opened whole.
+    """
+    scanned = scan_session(args.file)
+    if scanned is None:
+        return _run_whole(args)
+    leaf = resolve_leaf(scanned, args.leaf)
+    leaf_id = scanned.leaf_id if leaf is CURRENT else leaf
+    try:
+        plan = scanned.plan(leaf_id)
+    except CycleError as exc:
+        raise CliError(cycle_message(scanned, exc)) from None
+    note_problems(scanned)
+    if args.json:
+        _stream_json(scanned, plan)
+    else:
+        _stream_text(scanned, plan, leaf_id)
+    return status(scanned)
+
+
+def _stream_json(scanned: ScannedSession, plan: ContextPlan) -> None:
+    """``{"messages": [...], "thinkingLevel", "model", "llm": [...]}`` written as it is read (llm spooled to a file)."""
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    with tempfile.TemporaryFile() as spool:
+        out.write(b'{"messages":[')
+        sep = spool_sep = b""
+        for message in scanned.messages(plan):
+            blob = dumps(message)
+            out.write(sep + blob)
+            sep = b","
+            for item in llm_items(message):
+                spool.write(spool_sep + (blob if item is message else dumps(item)))
+                spool_sep = b","
+        settings = dumps(plan.settings())  # {"thinkingLevel"?, "model"}
+        out.write(b"]," + settings[1:-1] + b',"llm":[')
+        spool.seek(0)
+        shutil.copyfileobj(spool, out, 1 << 20)
+        out.write(b"]}\n")
+    out.flush()
+
+
+def _stream_text(scanned: ScannedSession, plan: ContextPlan, leaf_id: str | None) -> None:
+    """The header line (counts first: a pass over the stubs), then the transcript, one message at a time."""
+    safe_stdout()
+    count = sent = 0
+    for message in _counted(scanned, plan):
+        count += 1
+        sent += len(llm_items(message))
+    settings = plan.settings()
+    model = settings.get("model")
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    print(
+        f"context of {scanned.path} at leaf {leaf_id or 'null (before the first entry)'}: "
+        f"{count} messages, {sent} sent to the model, "
+        f"thinking level {settings.get('thinkingLevel')}, model {model_text}"
+    )
+    write = sys.stdout.write
+    for number, message in enumerate(scanned.messages(plan), start=1):
+        write(render_message(number, message) + "\n")
+    sys.stdout.flush()
+
+
+def _counted(scanned: ScannedSession, plan: ContextPlan) -> Iterator[Any]:
+    """The context's messages for counting: stubs where they say enough, whole entries for the rare rest."""
+    for n, position in enumerate(plan.positions):
+        if not scanned.emits(position):
+            continue
+        stub = scanned.stub_at(position)
+        message = stub.get("message")
+        if stub["type"] == "message" and isinstance(message, dict) and message.get("role") in _PASS_THROUGH:
+            yield message  # a stub of the role is enough: passed on as it is
+        else:
+            yield from scanned.messages_at(plan, n)
+
+
+def _run_whole(args: argparse.Namespace) -> int:
+    """The context of a file opened whole (an old version, repeated ids)."""
     session = open_session(args.file)
     leaf = resolve_leaf(session, args.leaf)
     try:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from ..messages import iso_from_ms
-from ..session import CycleError, Session
-from .common import open_session, safe_stdout, status, write_json
+from ..session import CycleError, Session, SessionInfo
+from ..session.listing import InfoBuilder
+from ..session.scan import ScannedSession
+from ..session.usage import entry_usage
+from .common import open_session, safe_stdout, scan_session, status, write_json
 
 NAME = "info"
 HELP = "print the session's id, times, counts, models, token and cost totals, and its load report"
@@ -27,7 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _number(value: Any) -> float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    """A count or cost as a number; anything else, and a number JSON cannot hold (1e400 reads as infinity), is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value if math.isfinite(value) else 0
+
+
+NAME_SHOWN = 200
+"""Characters of the session name ``info`` prints; a longer name is cut with a marker."""
+
+
+def _cut(text: str, limit: int = NAME_SHOWN) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters; --json has it all)"
 
 
 def _version_text(session: Session, version: Any) -> str:
@@ -44,41 +62,52 @@ def _iso(when: datetime) -> str:
         return when.isoformat()  # a time at the end of the calendar (a far-off timestamp in the file)
 
 
+class Totals:
+    """Counts, models, tokens and cost over entries, fed one entry at a time (a visitor of the scan)."""
+
+    def __init__(self) -> None:
+        self.entry_types: Counter[str] = Counter()
+        self.roles: Counter[str] = Counter()
+        self.models: dict[str, None] = {}
+        self.tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+        self.cost = 0.0
+        self.info = InfoBuilder(keep_text=False)
+
+    def __call__(self, entry: dict[str, Any]) -> None:
+        self.info.add(entry)
+        kind = entry.get("type", "?")
+        self.entry_types[kind] += 1
+        if kind == "model_change":
+            self.models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
+        message = entry.get("message") if kind == "message" else None
+        if isinstance(message, dict):
+            role = message.get("role", "?")
+            role = role if isinstance(role, str) else "?"
+            self.roles[role] += 1
+            if role == "assistant":
+                self.models[f"{message.get('provider')}/{message.get('model')}"] = None
+        spent = entry_usage(entry)  # assistant messages, and pi 1.x's usage entries and summaries
+        if spent is not None:
+            usage = spent[1]
+            for key in self.tokens:
+                self.tokens[key] += int(_number(usage.get(key)))
+            costs = usage.get("cost")
+            if isinstance(costs, dict):
+                self.cost += _number(costs.get("total"))
+
+
 def session_summary(session: Session) -> dict[str, Any]:
     """The facts ``info`` prints, as a JSON-ready dict."""
-    info = session.info()
-    header = session.header
-    entry_types: Counter[str] = Counter()
-    roles: Counter[str] = Counter()
-    models: dict[str, None] = {}
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
-    cost = 0.0
+    totals = Totals()
     entries = session.raw_entries()
     standing = {entry["id"]: entry for entry in entries}  # the later line of a repeated id stands for it
     for entry in entries:
-        if standing[entry["id"]] is not entry:
-            continue  # an earlier line of a repeated id
-        kind = entry.get("type", "?")
-        entry_types[kind] += 1
-        if kind == "model_change":
-            models[f"{entry.get('provider')}/{entry.get('modelId')}"] = None
-        if kind != "message" or not isinstance(entry.get("message"), dict):
-            continue
-        message = entry["message"]
-        role = message.get("role", "?")
-        role = role if isinstance(role, str) else "?"
-        roles[role] += 1
-        if role != "assistant":
-            continue
-        models[f"{message.get('provider')}/{message.get('model')}"] = None
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            for key in tokens:
-                tokens[key] += int(_number(usage.get(key)))
-            costs = usage.get("cost")
-            if isinstance(costs, dict):
-                cost += _number(costs.get("total"))
-    leaf = session.leaf_id
+        if standing[entry["id"]] is entry:
+            totals(entry)
+    return _summary(session, totals, session.info())
+
+
+def _summary(session: Session | ScannedSession, totals: Totals, info: SessionInfo) -> dict[str, Any]:
     depth: int | None
     try:
         depth = len(session.branch_ids())
@@ -87,25 +116,40 @@ def session_summary(session: Session) -> dict[str, Any]:
     return {
         "id": info.id,
         "path": info.path,
-        "version": session.raw_header.get("version", header.version),
+        "version": session.raw_header.get("version", session.header.version),
         "cwd": info.cwd,
         "name": info.name,
         "parentSession": info.parent_session_path,
         "created": _iso(info.created) if info.created else None,
         "modified": _iso(info.modified),
         "entries": len(session),
-        "entryTypes": dict(entry_types),
+        "entryTypes": dict(totals.entry_types),
         "messages": info.message_count,
-        "messageRoles": dict(roles),
+        "messageRoles": dict(totals.roles),
         "firstMessage": info.first_message,
-        "leaf": leaf,
+        "leaf": session.leaf_id,
         "branchLength": depth,
         "labels": session.labels,
-        "models": list(models),
-        "tokens": tokens,
-        "cost": round(cost, 6),
+        "models": list(totals.models),
+        "tokens": totals.tokens,
+        "cost": round(totals.cost, 6),
         "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
+        "omittedProblems": dict(session.load_report.omitted),
     }
+
+
+def _scanned_summary(path: str) -> tuple[ScannedSession, dict[str, Any]] | None:
+    """Read ``path`` as stubs, totalling on the way; ``None`` for a file to open whole."""
+    totals = Totals()
+    scanned = scan_session(path, visit=totals)
+    if scanned is None:
+        return None
+    try:
+        mtime: float | None = os.stat(scanned.path).st_mtime
+    except OSError:
+        mtime = None
+    info = totals.info.build(scanned.path, scanned.raw_header, problems=scanned.load_report.serious, mtime=mtime)
+    return scanned, _summary(scanned, totals, info)
 
 
 def _branch_text(length: int | None) -> str:
@@ -115,9 +159,17 @@ def _branch_text(length: int | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the info and the load report; the exit status follows the load report."""
-    session = open_session(args.file)
-    summary = session_summary(session)
+    """Print the info and the load report; the exit status follows the load report.
+
+    The file is read as stubs and totalled on the way (flat memory); files the stubs cannot
+    stand for (old versions, repeated ids) are opened whole.
+    """
+    scanned = _scanned_summary(args.file)
+    if scanned is not None:
+        session, summary = scanned
+    else:
+        whole = open_session(args.file)
+        session, summary = whole, session_summary(whole)
     if args.json:
         write_json(summary)
         return status(session)
@@ -127,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         ("file", summary["path"]),
         ("version", _version_text(session, summary["version"])),
         ("cwd", summary["cwd"] or "(none)"),
-        ("name", summary["name"] or "(none)"),
+        ("name", _cut(summary["name"]) if summary["name"] else "(none)"),
         ("parent session", summary["parentSession"] or "(none)"),
         ("created", summary["created"] or "(unknown)"),
         ("modified", summary["modified"]),
@@ -146,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
     if not report.problems:
         print("load report:    no problems")
     else:
-        print(f"load report:    {len(report.problems)} problem(s)")
+        print(f"load report:    {report.total} problem(s)")
         for problem in report.problems:
             print(f"  {problem}")
+        for row in report.omitted_lines():
+            print(f"  {row}")
     return status(session)

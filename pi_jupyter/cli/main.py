@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "prompt_cmd",
     "rpc_cmd",
     "export_cmd",
+    "experiment_cmd",
 )
 """Modules of ``pi_jupyter.cli`` that provide a subcommand, in the order ``--help`` lists them."""
 

@@ -55,11 +55,14 @@ def _note_unseen(event: Any) -> None:
 
         note = redact(f"extension {event.extension_path} failed ({event.event}): {event.error}")
     elif kind == "auto_retry_start":
-        note = f"{event.error_message}; retry {event.attempt}/{event.max_attempts} in {event.delay_ms / 1000:g}s"
+        asked = "" if event.retry_after_ms is None else f" (the server asked for {event.retry_after_ms / 1000:g}s)"
+        note = f"{event.error_message}; retry {event.attempt}/{event.max_attempts} in {event.delay_ms / 1000:g}s{asked}"
     elif kind == "auto_retry_end" and not event.success:
         note = "retry cancelled" if event.final_error == "Retry cancelled" else f"gave up retrying after {event.attempt} attempts"
     elif kind == "auto_compaction_start":
         note = f"compacting the session ({event.reason})"
+    elif kind == "auto_compaction_end" and event.error_message:
+        note = event.error_message
     else:
         return
     print(f"pi-jupyter: {note}", file=sys.stderr, flush=True)

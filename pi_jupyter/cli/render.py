@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms, message_from_dict
+from ..messages.system import system_message_summary, system_message_text
 from ..session import CHECKOUT_TYPE, TreeNode
 from ..session.listing import content_text
 
@@ -26,7 +27,7 @@ def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
     return f"{text[:limit]}\n… [{len(text) - limit} more characters]"
 
 
-def _blocks_text(content: Any, *, tool_output: bool = False) -> str:
+def blocks_text(content: Any, *, tool_output: bool = False) -> str:
     if isinstance(content, str):
         return cut(content) if tool_output else content
     if not isinstance(content, list):
@@ -90,33 +91,36 @@ def message_body(message: dict[str, Any]) -> str:
         return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
     role = message.get("role")
     if role in ("user", "custom"):
-        return _blocks_text(message.get("content"))
+        return blocks_text(message.get("content"))
     if role == "assistant":
-        body = _blocks_text(message.get("content"))
+        body = blocks_text(message.get("content"))
         if message.get("errorMessage"):
             body += ("\n" if body else "") + f"[error] {message['errorMessage']}"
         return body
     if role == "toolResult":
-        return _blocks_text(message.get("content"), tool_output=True)
+        return blocks_text(message.get("content"), tool_output=True)
     if role == "bashExecution":
         typed = message_from_dict(message)
         if isinstance(typed, BashExecutionMessage):
             return cut(bash_execution_to_text(typed))
     if role in ("compactionSummary", "branchSummary"):
         return str(message.get("summary", ""))
+    if role == "system":  # pi 1.x: the prompt as replayed, then the tool changes
+        return cut(system_message_text(message) + "\n" + system_message_summary(message))
     return json.dumps(message, ensure_ascii=False)[:TOOL_OUTPUT_CHARS]
 
 
 def render_messages(messages: list[dict[str, Any]]) -> str:
     """A transcript: a rule with the role, then the content, for every message."""
-    out: list[str] = []
-    for i, message in enumerate(messages, start=1):
-        heading = f"── {i}. {message_heading(message)} "
-        out.append(heading + "─" * max(3, 78 - len(heading)))
-        body = message_body(message)
-        if body:
-            out.append(body)
-    return "\n".join(out)
+    return "\n".join(render_message(i, message) for i, message in enumerate(messages, start=1))
+
+
+def render_message(number: int, message: dict[str, Any]) -> str:
+    """One message of a transcript: a rule with its number and role, then its content."""
+    heading = f"── {number}. {message_heading(message)} "
+    rule = heading + "─" * max(3, 78 - len(heading))
+    body = message_body(message)
+    return f"{rule}\n{body}" if body else rule
 
 
 def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
@@ -142,6 +146,8 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
         if role == "bashExecution":
             code = message.get("exitCode")
             return f"$ {one_line(message.get('command', ''), width)}" + (f" (exit {code})" if code not in (None, 0) else "")
+        if role == "system":
+            return system_message_summary(message)
         return f"{role}: {one_line(content_text(message.get('content')), width)}"
     if kind == "thinking_level_change":
         return f"thinking level: {entry.get('thinkingLevel')}"
@@ -160,6 +166,17 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
         return f"label {entry.get('targetId')} = {label!r}" if label else f"label {entry.get('targetId')} cleared"
     if kind == "session_info":
         return f"session name: {entry.get('name')!r}"
+    if kind == "context_edit":
+        replacement = entry.get("replacement")
+        if replacement is None:
+            return f"context edit: forget {entry.get('targetId')}"
+        text = content_text(replacement.get("content")) if isinstance(replacement, dict) else ""
+        return f"context edit: {entry.get('targetId')} reads {one_line(text, width // 2)!r}"
+    if kind == "usage":
+        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+        cost = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else None
+        dollars = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
+        return f"usage {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}: {usage.get('totalTokens', '?')} tokens{dollars}"
     return f"{kind} (unknown entry type)"
 
 

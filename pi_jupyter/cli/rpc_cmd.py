@@ -82,6 +82,30 @@ def _take_stdout() -> object:
     return os.fdopen(protocol_fd, "wb", buffering=1 << 16)
 
 
+def _refuse_all(message: str, code: int) -> int:
+    """The session cannot be used: say so once on stderr, answer every command with the error, exit ``code``.
+
+    A client that writes its commands before reading still gets one response per command,
+    each with its own id, rather than a closed pipe.
+    """
+    from .rpc_protocol import BadCommand, encode_line, failure, parse_command
+
+    print(f"pi-jupyter: error: {message}", file=sys.stderr, flush=True)
+    out = sys.stdout
+    for raw in sys.stdin.buffer:
+        line = raw.rstrip(b"\n").removesuffix(b"\r").decode("utf-8", "replace")
+        if not line.strip():
+            continue
+        try:
+            command = parse_command(line)
+            cid, kind = command.id, command.type
+        except BadCommand as exc:
+            cid, kind = exc.id, exc.command
+        out.write(encode_line(failure(cid, kind, message)) + "\n")
+        out.flush()
+    return code
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until end of input; see :data:`DESCRIPTION`."""
     from ..agent.agent import Agent
@@ -91,7 +115,10 @@ def run(args: argparse.Namespace) -> int:
     tools = tool_names(args)
     cwd = os.getcwd()
     factory = AgentFactory(tools=tools, cwd=cwd, base_url=args.base_url, base_provider=model.provider if model else None)
-    session = open_session(args)
+    try:
+        session = open_session(args)
+    except CliError as exc:
+        return _refuse_all(str(exc), exc.code)
     try:
         agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)  # type: ignore[arg-type]
     except ValueError as exc:

@@ -9,6 +9,7 @@ commands and objects into output lines.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Annotated, Any, Literal, Union
 
@@ -142,8 +143,64 @@ class CheckoutCommand(Command):
     label: str | None = None
 
 
+class BashCommand(Command):
+    """Run a shell command; its output is recorded as a ``bashExecution`` message."""
+
+    type: Literal["bash"]
+    command: str
+    exclude_from_context: bool | None = Field(default=None, alias="excludeFromContext")
+
+
+class EnabledCommand(Command):
+    """Turn automatic compaction or retry on or off."""
+
+    type: Literal["set_auto_compaction", "set_auto_retry"]
+    enabled: bool
+
+
+class ExportHtmlCommand(Command):
+    """Write the transcript as an HTML page."""
+
+    type: Literal["export_html"]
+    output_path: str | None = Field(default=None, alias="outputPath")
+
+
+class GetEntriesCommand(Command):
+    """Every entry of the file (after ``since``, an entry id) and the leaf."""
+
+    type: Literal["get_entries"]
+    since: str | None = None
+
+
+_MORE_SIMPLE = (
+    "abort_bash",
+    "abort_retry",
+    "clear_queue",
+    "clone",
+    "cycle_model",
+    "cycle_thinking_level",
+    "get_available_models",
+    "get_available_thinking_levels",
+    "get_commands",
+)
+
+
 class _Simple(Command):
-    type: Literal["get_session_stats", "get_last_assistant_text", "get_tree", "get_fork_messages"]
+    type: Literal[
+        "get_session_stats",
+        "get_last_assistant_text",
+        "get_tree",
+        "get_fork_messages",
+        "abort_bash",
+        "abort_retry",
+        "clear_queue",
+        "clone",
+        "cycle_model",
+        "cycle_thinking_level",
+        "get_available_models",
+        "get_available_thinking_levels",
+        "get_commands",
+    ]
 
 
 AnyCommand = Annotated[
@@ -163,6 +220,10 @@ AnyCommand = Annotated[
         SwitchSessionCommand,
         SetSessionNameCommand,
         CheckoutCommand,
+        BashCommand,
+        EnabledCommand,
+        ExportHtmlCommand,
+        GetEntriesCommand,
         _Simple,
     ],
     Field(discriminator="type"),
@@ -192,8 +253,18 @@ COMMAND_TYPES: tuple[str, ...] = (
     "get_fork_messages",
     "checkout",
     "get_tree",
+    "bash",
+    "set_auto_compaction",
+    "set_auto_retry",
+    "export_html",
+    "get_entries",
+    *_MORE_SIMPLE,
 )
-"""The ``type`` values accepted; pi's other commands (bash, export_html, cycle_model, ...) are refused by name."""
+"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
+
+
+class CommandError(Exception):
+    """A command that cannot be done; its message is the response's ``error``."""
 
 
 class BadCommand(Exception):
@@ -230,11 +301,13 @@ def parse_command(line: str) -> Command:
         raise BadCommand(f"Failed to parse command: expected a JSON object, got {type(obj).__name__}")
     raw_id = obj.get("id")
     cid: CommandId = raw_id if isinstance(raw_id, (str, int, float)) and not isinstance(raw_id, bool) else None
+    if isinstance(cid, float) and not math.isfinite(cid):
+        cid = None  # NaN, Infinity (or 1e400): echoed back, they would make the response invalid JSON
     kind = obj.get("type")
     if not isinstance(kind, str) or not kind:
         raise BadCommand('a command needs a string \'type\' (e.g. {"type": "get_state"})', cid)
     if raw_id is not None and cid is None:
-        raise BadCommand(f"{kind}: 'id' must be a string or a number", None, kind)
+        raise BadCommand(f"{kind}: 'id' must be a string or a finite number", None, kind)
     if kind not in COMMAND_TYPES:
         raise BadCommand(f"Unknown command: {kind} (known: {', '.join(COMMAND_TYPES)})", cid, kind)
     try:

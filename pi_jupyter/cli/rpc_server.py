@@ -30,10 +30,12 @@ from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
 from ..providers.keys import env_key_names
 from ..session import Session, SessionError
 from . import rpc_views as views
+from .rpc_more import MoreCommands
 from .rpc_protocol import (
     BadCommand,
     CheckoutCommand,
     Command,
+    CommandError,
     CompactCommand,
     FollowUpCommand,
     ForkCommand,
@@ -54,10 +56,6 @@ from .rpc_protocol import (
 
 ALREADY_RUNNING = "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 """pi's answer to a second ``prompt`` without ``streamingBehavior`` while a run is going on."""
-
-
-class CommandError(Exception):
-    """A command that cannot be done; its message is the response's ``error``."""
 
 
 _EXPECTED = (CommandError, SessionError, ValueError, AgentBusyError, ModelNotFoundError, OSError)
@@ -125,7 +123,7 @@ class AgentFactory:
         return Agent(session, model=model, thinking=thinking, tools=list(self.tools), cwd=self.cwd, settings=settings)
 
 
-class RpcServer:
+class RpcServer(MoreCommands):
     """Serve one agent over JSON lines (see the module docstring); :meth:`serve` returns the exit status."""
 
     def __init__(self, agent: Agent, factory: AgentFactory, output: Output, *, delta_only: bool = False) -> None:
@@ -417,6 +415,9 @@ class RpcServer:
             return success(cid, kind, views.tree_view(agent.session))
         if isinstance(command, CheckoutCommand):
             return success(cid, kind, {"leafId": await self._checkout(command)})
+        more = await self._handle_more(command)
+        if more is not None:
+            return more
         raise CommandError(f"Unknown command: {kind}")  # pragma: no cover - parse_command refuses it first
 
     def _state(self) -> dict[str, Any]:

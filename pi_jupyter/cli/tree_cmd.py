@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from ..session import CycleError, Session, TreeNode
-from .common import note_problems, open_session, safe_stdout, status
+from ..session.scan import ScannedSession
+from .common import note_problems, open_session, safe_stdout, scan_session, status
 from .render import entry_summary, visible_children
 
 NAME = "tree"
@@ -40,8 +43,11 @@ def _below(body: str, deep: bool, extension: str) -> tuple[str, bool]:
     return prefix, deep
 
 
-def render_tree(session: Session, width: int = 0) -> list[str]:
-    """The tree's lines (iterative, so a 100k-deep branch is fine), then a note on unreachable entries."""
+def render_tree(session: Session | ScannedSession, width: int = 0, summary: Callable[[dict[str, Any]], str] = entry_summary) -> list[str]:
+    """The tree's lines (iterative, so a 100k-deep branch is fine), then a note on unreachable entries.
+
+    ``summary`` gives an entry's one-line description (for a scanned file: the one kept while scanning).
+    """
     try:
         on_path = set(session.branch_ids())
     except CycleError:
@@ -64,7 +70,7 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
         tail = "  ← leaf" if eid == leaf else ""
         if deep or len(head) > MAX_PREFIX:
             head = "⋯  " + head[-(MAX_PREFIX - 3) :]
-        line = f"{mark} {head}{eid} {entry_summary(node.entry)}{label}{tail}"
+        line = f"{mark} {head}{eid} {summary(node.entry)}{label}{tail}"
         if width and len(line) > width:
             line = line[: width - 1] + "…"
         lines.append(line)
@@ -84,7 +90,7 @@ def render_tree(session: Session, width: int = 0) -> list[str]:
     return lines
 
 
-def _unreachable_note(session: Session, roots: list[TreeNode], missing: int) -> str:
+def _unreachable_note(session: Session | ScannedSession, roots: list[TreeNode], missing: int) -> str:
     """One line naming the entries no root leads to (they sit on, or below, a parent cycle)."""
     reached: set[str] = set()
     stack = list(roots)
@@ -101,15 +107,20 @@ def _unreachable_note(session: Session, roots: list[TreeNode], missing: int) -> 
     )
 
 
+def _kept_summary(stub: dict[str, Any]) -> str:
+    return stub["_keep"]
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the tree; the exit status follows the file's load report."""
-    session = open_session(args.file)
+    scanned = scan_session(args.file, keep=entry_summary)  # stubs and each entry's line: flat memory
+    session: Session | ScannedSession = scanned if scanned is not None else open_session(args.file)
     note_problems(session)
     safe_stdout()
     width = args.width
     if not width and sys.stdout.isatty():
         width = shutil.get_terminal_size().columns
-    lines = render_tree(session, width)
+    lines = render_tree(session, width, _kept_summary if scanned is not None else entry_summary)
     if not lines:
         print("(no entries)")
     else:

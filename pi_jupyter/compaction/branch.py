@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..session.index import EntryIndex
+from ..session.usage import response_usage
 from .entries import RawEntry, RawMessage, as_dicts, message_for_branch_summary
 from .errors import SummaryAborted, SummaryError
 from .fileops import FileOps, extract_file_ops, format_file_operations
@@ -180,6 +181,8 @@ class BranchSummaryResult(BaseModel):
     summary: str
     details: dict[str, list[str]] = Field(default_factory=lambda: {"readFiles": [], "modifiedFiles": []})
     deviations: tuple[str, ...] = ()
+    usage: dict[str, Any] | None = None
+    """What the summary request cost (pi 1.x stores it on the ``branch_summary`` entry)."""
 
 
 async def generate_branch_summary(
@@ -231,4 +234,6 @@ async def generate_branch_summary(
         raise SummaryError(data.get("errorMessage") or "Summarization failed")
     text = response_text(data, what="Branch summarization", strict=not pi_compatible, max_tokens=request.max_tokens)
     summary = BRANCH_SUMMARY_PREAMBLE + text + format_file_operations(read, modified)
-    return BranchSummaryResult(summary=summary or NO_SUMMARY_GENERATED, details=details, deviations=prep.deviations)
+    return BranchSummaryResult(
+        summary=summary or NO_SUMMARY_GENERATED, details=details, deviations=prep.deviations, usage=response_usage(data)
+    )

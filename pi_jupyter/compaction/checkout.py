@@ -101,7 +101,7 @@ def apply_checkout(
     if plan.noop:
         return None
     if summary is not None:
-        entry_id = session.branch_with_summary(plan.new_leaf_id, summary.summary, summary.details, from_hook=from_hook)
+        entry_id = session.branch_with_summary(plan.new_leaf_id, summary.summary, summary.details, from_hook=from_hook, usage=summary.usage)
         if label:
             session.label(entry_id, label)
         return entry_id

@@ -15,11 +15,13 @@ Fixed in the default mode (``pi_compatible`` preparations keep pi's behaviour):
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..session.usage import combine_usage, response_usage
 from .errors import NothingToCompact
 from .fileops import format_file_operations, strip_file_operations
 from .prepare import FIX_NOTHING_TO_SUMMARIZE, NOTHING_TO_COMPACT, CompactionPreparation, prepare_compaction
@@ -58,10 +60,14 @@ class CompactionResult(BaseModel):
     tokens_before: int
     details: dict[str, list[str]] = Field(default_factory=lambda: {"readFiles": [], "modifiedFiles": []})
     deviations: tuple[str, ...] = ()
+    usage: dict[str, Any] | None = None
+    """What the summary requests cost (pi 1.x stores it on the entry); not part of :meth:`to_pi`."""
 
     def append_to(self, session: Any) -> str:
         """Append this result to ``session`` as a ``compaction`` entry (``fromHook: false``, as pi); returns its id."""
-        return session.append_compaction(self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False)
+        return session.append_compaction(
+            self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False, usage=self.usage
+        )
 
     def to_pi(self) -> dict[str, Any]:
         """pi's JSON shape: ``{summary, firstKeptEntryId, tokensBefore, details}``."""
@@ -178,10 +184,11 @@ async def compact(preparation: CompactionPreparation, summarize: Summarize, *, c
     plan = _plan(preparation, custom_instructions)
     strict = not preparation.pi_compatible
     jobs: list[Awaitable[str]] = []
+    spent: list[dict[str, Any] | None] = []
     if plan.history is not None:
-        jobs.append(_ask(summarize, plan.history, "Summarization", strict))
+        jobs.append(_ask(summarize, plan.history, "Summarization", strict, spent))
     if plan.prefix is not None:
-        jobs.append(_ask(summarize, plan.prefix, "Turn prefix summarization", strict))
+        jobs.append(_ask(summarize, plan.prefix, "Turn prefix summarization", strict, spent))
     texts = await _gather(jobs)
     history = plan.history_text if plan.history is None else texts.pop(0)
     summary = history if plan.prefix is None else f"{history}{SPLIT_TURN_SEPARATOR}{texts[0]}"
@@ -193,11 +200,13 @@ async def compact(preparation: CompactionPreparation, summarize: Summarize, *, c
         tokens_before=preparation.tokens_before,
         details={"readFiles": read, "modifiedFiles": modified},
         deviations=tuple(dict.fromkeys(plan.deviations)),
+        usage=functools.reduce(combine_usage, spent, None),
     )
 
 
-async def _ask(summarize: Summarize, request: SummaryRequest, what: str, strict: bool) -> str:
+async def _ask(summarize: Summarize, request: SummaryRequest, what: str, strict: bool, spent: list[Any]) -> str:
     response = await summarize(request)
+    spent.append(response_usage(response))
     return response_text(response, what=what, strict=strict, max_tokens=request.max_tokens)
 
 

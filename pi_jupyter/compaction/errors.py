@@ -32,3 +32,19 @@ class SummaryError(CompactionError):
 
 class SummaryAborted(CompactionError):
     """The summary request was aborted (``stopReason: "aborted"``)."""
+
+
+_WHY = {
+    "too_small": "everything before the latest turn is already summarized or kept, so the latest turn itself is too long",
+    "already_compacted": "the branch already ends with a compaction",
+}
+
+
+def nothing_to_compact_advice(model_ref: str, context_window: int, error: NothingToCompact) -> str:
+    """What to tell a user whose request overflowed the window when compaction found nothing to summarize."""
+    why = _WHY.get(error.reason, str(error))
+    return (
+        f"The context is too long for {model_ref} (window {context_window:,} tokens) and nothing could be compacted: {why}. "
+        "Shorten the last prompt or the tool output it produced, start a new branch from an earlier entry, "
+        "or switch to a model with a larger context window."
+    )

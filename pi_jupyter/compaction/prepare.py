@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..session.index import context_from_path
+from ..session.rebuild import context_from_path
 from .cut import CutPoint, find_cut_point
 from .entries import RawEntry, RawMessage, as_dicts, latest_compaction_index, message_for_compaction
 from .errors import NothingToCompact

@@ -44,7 +44,7 @@ from ..messages.wire import (
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
 )
-from ..session.index import context_from_path
+from ..session.rebuild import context_from_path
 from ._js import js_stringify
 from .entries import RawEntry, as_dict, as_dicts, message_for_compaction
 

@@ -8,6 +8,7 @@ from typing import Any
 from .base import WireModel
 from .content import ImageContent, TextContent
 from .lenient import readable_message, time_ms, wrapped_text
+from .system import lenient_system_message
 from .types import (
     AssistantMessage,
     BashExecutionMessage,
@@ -15,6 +16,7 @@ from .types import (
     CompactionSummaryMessage,
     CustomMessage,
     OpaqueMessage,
+    SystemMessage,
     ToolResultMessage,
     UserMessage,
     as_message,
@@ -39,8 +41,8 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
     """Translate agent messages into model messages, keeping their order.
 
     ``bashExecution``, ``custom``, ``branchSummary`` and ``compactionSummary`` become user
-    messages with pi's exact wrapper text; ``user``, ``assistant`` and ``toolResult`` pass
-    through unchanged (the same objects); any other role is dropped. ``block_images``
+    messages with pi's exact wrapper text; ``user``, ``assistant``, ``toolResult`` and
+    ``system`` (pi 1.x) pass through unchanged (the same objects); any other role is dropped. ``block_images``
     replaces images in user and tool-result messages with a short note, as pi's
     ``images.blockImages`` setting does. Accepts models or pi-shaped dicts.
 
@@ -57,10 +59,12 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
             continue  # not a message: nothing a model could be sent
         m = as_message(raw)
         if isinstance(m, OpaqueMessage):
-            m = _readable(m)
+            m = lenient_system_message(m.to_dict()) if m.role == "system" else _readable(m)
             if m is None:
                 continue
-        if isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage)):
+        if isinstance(m, SystemMessage):
+            out.append(m)
+        elif isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage)):
             out.append(_block_images(m) if block_images else m)
         elif isinstance(m, (BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage)):
             # pi's text from the fields as read (a summary missing from the file reads "undefined" in pi too)

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from .base import WIRE
 from .text import display_text, js_string
-from .types import _ROLES, AssistantMessage, StopReason, ToolResultMessage, UserMessage
+from .types import MESSAGE_ROLES, AssistantMessage, StopReason, ToolResultMessage, UserMessage
 from .wire import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 
 _STOP_REASONS = get_args(StopReason)
@@ -94,7 +94,7 @@ def readable_message(data: dict[str, Any]) -> Any | None:
     field that is missing). Never raises.
     """
     role = data.get("role")
-    if not isinstance(role, str) or role not in _ROLES:
+    if not isinstance(role, str) or role not in MESSAGE_ROLES:
         return None
     try:
         if role == "user":

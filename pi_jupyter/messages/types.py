@@ -161,6 +161,23 @@ class CompactionSummaryMessage(WireModel):
     timestamp: int | None = None
 
 
+class SystemMessage(WireModel):
+    """The system prompt and tool set as pi 1.x records them in the transcript.
+
+    The current prompt and tools are the replay of every system message on the branch
+    (:func:`~pi_jupyter.messages.system.current_system_message`): ``content`` is appended,
+    ``sections`` are set by name (``None`` removes one), ``tools_added``/``tools_removed``
+    change the tool set. ``content`` may be ``None`` in a file; it is read as empty.
+    """
+
+    role: Literal["system"] = "system"
+    content: str | list[TextContent] | None = ""
+    sections: dict[str, str | None] | None = None
+    tools_added: list[dict[str, Any]] | None = None
+    tools_removed: list[dict[str, Any]] | None = None
+    timestamp: int | None = Field(default_factory=now_ms)
+
+
 class OpaqueMessage(WireModel):
     """A message of a role this version does not know, or one whose fields do not have the
     types its role asks for (an odd file); kept as read.
@@ -175,7 +192,7 @@ class OpaqueMessage(WireModel):
     role: Any = ""
 
 
-_ROLES = {
+MESSAGE_ROLES = {
     "user": UserMessage,
     "assistant": AssistantMessage,
     "toolResult": ToolResultMessage,
@@ -183,12 +200,13 @@ _ROLES = {
     "custom": CustomMessage,
     "branchSummary": BranchSummaryMessage,
     "compactionSummary": CompactionSummaryMessage,
+    "system": SystemMessage,
 }
 
 
 def _role_kind(value: Any) -> str:
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
-    return role if isinstance(role, str) and role in _ROLES else "opaque"
+    return role if isinstance(role, str) and role in MESSAGE_ROLES else "opaque"
 
 
 AgentMessage = Annotated[
@@ -200,14 +218,15 @@ AgentMessage = Annotated[
         Annotated[CustomMessage, Tag("custom")],
         Annotated[BranchSummaryMessage, Tag("branchSummary")],
         Annotated[CompactionSummaryMessage, Tag("compactionSummary")],
+        Annotated[SystemMessage, Tag("system")],
         Annotated[OpaqueMessage, Tag("opaque")],
     ],
     Discriminator(_role_kind),
 ]
 """Any message the agent keeps in its context."""
 
-Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
-"""A message a model understands (the output of ``convert_to_llm``)."""
+Message = Union[UserMessage, AssistantMessage, ToolResultMessage, SystemMessage]
+"""A message a model understands (the output of ``convert_to_llm``); system messages are pi 1.x's."""
 
 _agent_message = TypeAdapter(AgentMessage)
 
@@ -250,6 +269,7 @@ __all__ = [
     "Message",
     "OpaqueMessage",
     "StopReason",
+    "SystemMessage",
     "THINKING_LEVELS",
     "ThinkingLevel",
     "ToolCall",

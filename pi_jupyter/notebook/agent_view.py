@@ -471,7 +471,8 @@ class AgentView(Transport, anywidget.AnyWidget):
             self._set_state("running")
 
     def _on_retry_start(self, event: AutoRetryStartEvent) -> None:
-        text = f"Retrying (attempt {event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f} s: {event.error_message}"
+        asked = "" if event.retry_after_ms is None else f" (the server asked for {event.retry_after_ms / 1000:g} s)"
+        text = f"Retrying (attempt {event.attempt}/{event.max_attempts}) in {event.delay_ms / 1000:.1f} s{asked}: {event.error_message}"
         if "retry" in self._notices and self._notices["retry"].get("active"):
             self._update_notice("retry", text, "warn", active=True)
         else:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Enum, Float, Integer, List, Unicode
+from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 if sys.version_info >= (3, 11):
@@ -50,7 +50,43 @@ class PiConfig(Configurable):
     scale = Float(
         1.0, min=0.5, max=4.0, help="Type size of the pi widgets and their static outputs (1.5 for teaching on a projector)."
     ).tag(config=True)
-    tool_timeout = Integer(60, help="Seconds before the python tool gives up on a piece of code.").tag(config=True)
+    tool_timeout = Integer(60, help="Seconds before the python tool gives up on a piece of code (0: no limit).").tag(config=True)
+
+    # Bad values are refused when set (``%config`` prints the message on one line), not at
+    # the next cell, where they used to break every magic.
+
+    @validate("tools")
+    def _valid_tools(self, proposal: Any) -> Any:
+        from ..agent.toolbox import resolve_tool_names
+
+        value = proposal["value"]
+        try:
+            resolve_tool_names(list(value))
+        except ValueError as exc:
+            hint = " Give a list of names, e.g. ['read', 'python'], not one string." if any("," in str(v) for v in value) else ""
+            raise TraitError(f"{type(self).__name__}.tools: {exc}.{hint}") from None
+        return value
+
+    @validate("tool_timeout")
+    def _valid_timeout(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"{type(self).__name__}.tool_timeout must be a number of seconds, or 0 for no limit, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("stream_rate")
+    def _valid_rate(self, proposal: Any) -> Any:
+        if not proposal["value"] > 0:
+            raise TraitError(f"{type(self).__name__}.stream_rate must be a number of updates per second above 0, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("thinking")
+    def _valid_thinking(self, proposal: Any) -> Any:
+        from ..messages import THINKING_LEVELS
+
+        if proposal["value"] and proposal["value"] not in THINKING_LEVELS:
+            levels = ", ".join(THINKING_LEVELS)
+            raise TraitError(f"{type(self).__name__}.thinking must be one of {levels} (or '' for the default), not {proposal['value']!r}")
+        return proposal["value"]
 
     @classmethod
     def validate_settings(cls, values: dict[str, Any], source: str) -> dict[str, Any]:

@@ -19,8 +19,10 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
+from . import context_commands
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
@@ -50,11 +52,14 @@ SUBCOMMANDS = """\
                              move to another node (ID: id, id prefix, label, cell id, or 'root')
   fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
   label ID TEXT              label an entry ('' clears)
+  forget ID                  drop an entry from what the model sees (the file keeps it)
+  edit ID TEXT               replace what the model sees of an entry (the file keeps the original)
   name TEXT                  name the current session
   compact [INSTRUCTIONS]     summarize older history into a compaction entry
   context                    what the next request would send: system prompt, messages, tokens
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
-  compare A B [C ...]        compare branches (ids, labels or cell ids)
+  compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
+  score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [PATH]
@@ -126,6 +131,13 @@ class PiMagics(Magics, PiConfig):
     @argument("--continue", "-c", dest="continue_", action="store_true", help="append after the current leaf instead of forking on re-run")
     @argument("--background", "-b", action="store_true", help="return at once with a handle (await it, .result(), .abort())")
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
+    @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
+    @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
+    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
+    @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
+    @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
+    @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
+    @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
         """Send the cell's text to the agent and show its work live; the cell's value is the result.
@@ -142,6 +154,10 @@ class PiMagics(Magics, PiConfig):
 
         The value (``_``, ``Out[n]``, ``--name VAR``) is a ``CellResult``: ``text``,
         ``entry_ids``, ``usage``, ``cost``, ``session``.
+
+        ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
+        ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
+        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``).
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
@@ -152,6 +168,10 @@ class PiMagics(Magics, PiConfig):
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:
+            from .experiment_cell import is_experiment, run_experiment_cell
+
+            if is_experiment(args):  # a grid of sibling branches (see experiment_cell)
+                return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
             raise UsageError(f"%%pi: {exc}") from None
@@ -160,7 +180,9 @@ class PiMagics(Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt = fill_prompt(text, self.shell.user_ns)
+        prompt, warning = guard_prompt(fill_prompt(text, self.shell.user_ns), text)
+        if warning:
+            print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
         busy = state.busy(agent)
@@ -177,7 +199,7 @@ class PiMagics(Magics, PiConfig):
             agent.reload()
         tools_before = agent.tools
         if args.tools is not None:
-            agent.tools = agent._resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
+            agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
         handle = display(view, display_id=True) if view is not None else None
         count = _execution_count(self.shell)
@@ -270,7 +292,10 @@ class PiMagics(Magics, PiConfig):
         from .agent_view import AgentView
 
         view = AgentView(
-            title=agent.session.name or os.path.basename(agent.session.path or "session"), model=agent.model.ref, scale=self.scale
+            title=agent.session.name or os.path.basename(agent.session.path or "session"),
+            model=agent.model.ref,
+            max_rate=self.stream_rate,
+            scale=self.scale,
         )
         if self._model_note:  # --model changed the session's model: say so where the user looks
             view.set_status(note=self._model_note)
@@ -419,6 +444,18 @@ class PiMagics(Magics, PiConfig):
         print(f"labelled {target}: {text!r}" if text else f"cleared the label of {target}")
         return None
 
+    def _cmd_forget(self, rest: list[str]) -> Any:
+        if len(rest) != 1:
+            raise UsageError("%pi forget: give one entry id (id, id prefix, label or cell id)")
+        agent = self._agent()
+        print(context_commands.forget(agent, self._resolve_ref(agent, rest[0])))
+
+    def _cmd_edit(self, rest: list[str]) -> Any:
+        if len(rest) < 2:
+            raise UsageError("%pi edit: give an entry id and the text the model should see instead")
+        agent = self._agent()
+        print(context_commands.edit(agent, self._resolve_ref(agent, rest[0]), " ".join(rest[1:])))
+
     def _cmd_name(self, rest: list[str]) -> Any:
         agent = self._agent()
         agent.session.set_name(" ".join(rest))
@@ -444,11 +481,12 @@ class PiMagics(Magics, PiConfig):
         return show_tree(self._agent(), rest)
 
     def _cmd_compare(self, rest: list[str]) -> Any:
-        if len(rest) < 2:
-            raise UsageError("%pi compare: give two or more branches (ids, labels or cell ids)")
-        agent = self._agent()
-        refs = [self._resolve_ref(agent, r) for r in rest]
-        return agent.session.compare(*refs)
+        by = "turns" if "--turns" in rest else "auto"
+        refs = [r for r in rest if r != "--turns"]
+        if len(refs) < 2:
+            raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
+        # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
+        return self._agent().session.compare(*refs, by=by)
 
     def _cmd_log(self, rest: list[str]) -> Any:
         if rest and not rest[0].isdigit():
@@ -523,6 +561,11 @@ class PiMagics(Magics, PiConfig):
 
         export_session(self._agent(), rest, resolve=lambda ref: self._resolve_ref(self._agent(), ref))
         return None
+
+    def _cmd_score(self, rest: list[str]) -> Any:
+        from .experiment_cell import score_command
+
+        return score_command(self, rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report

@@ -11,6 +11,8 @@ from typing import Any
 from ..agent.agent import Agent
 from ..agent.events import Event
 from ..session import Session, SessionError
+from .display_capture import display_capture
+from .live_settings import apply_settings
 from .runner import BackgroundRun, KernelRunner
 
 LOG_LIMIT = 5000
@@ -27,6 +29,8 @@ class NotebookState:
         self.current: str | None = None
         self.background: dict[str, BackgroundRun] = {}
         self.logs: dict[str, collections.deque[dict[str, Any]]] = {}
+        self.applied: dict[str, dict[str, Any]] = {}
+        """Per agent: the settings it last took (see :mod:`.live_settings`)."""
 
     # ------------------------------------------------------------ sessions
 
@@ -78,32 +82,40 @@ class NotebookState:
 
     def agent_for(self, session: Session | None = None, *, make_current: bool = True) -> Agent:
         """The agent of ``session`` (default: the current session, else the notebook's default one)."""
-        if session is None:
-            if self.current is not None and self.current in self.agents:
-                return self.agents[self.current]
-            session = self.find_session(self.default_name(), create=True)
-        key = session.path or f"memory:{session.id}"
+        if session is None and self.current is not None and self.current in self.agents:
+            key = self.current
+        else:
+            if session is None:
+                session = self.find_session(self.default_name(), create=True)
+            key = session.path or f"memory:{session.id}"
         agent = self.agents.get(key)
         if agent is None:
+            assert session is not None
             agent = self._new_agent(session)
             self.agents[key] = agent
+            self.applied[key] = {name: getattr(self.config, name) for name in ("model", "base_url", "thinking")}
+        if not agent.is_running:  # settings changed since the last cell apply now (never in the middle of a run)
+            self.applied[key] = apply_settings(agent, self.config, self.applied.get(key, {}), make_policy=self._policy)
         if make_current:
             self.current = key
         return agent
 
-    def _new_agent(self, session: Session) -> Agent:
+    def _policy(self, confirm: str) -> Any:
         from ..agent.policy import Policy
 
+        return Policy(root=os.getcwd(), confirm=confirm, confirm_callback=self._confirm)
+
+    def _new_agent(self, session: Session) -> Agent:
         cfg = self.config
-        policy = Policy(root=os.getcwd(), confirm=cfg.confirm, confirm_callback=self._confirm)
+        policy = self._policy(cfg.confirm)
         agent = Agent(
             session,
             model=cfg.model or None,
             thinking=cfg.thinking or None,
-            tools=list(cfg.tools),
+            tools=[],  # given by apply_settings, with the policy and the timeout
             base_url=cfg.base_url or None,
             cwd=os.getcwd(),
-            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout},
+            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout, "display_capture": display_capture},
             policy=policy,
         )
         agent.extensions.load_entry_points()

@@ -20,8 +20,6 @@ model), with a tooltip saying so.
 from __future__ import annotations
 
 import concurrent.futures
-import html
-import json
 import logging
 import math
 import threading
@@ -36,143 +34,34 @@ import traitlets
 from ..session import Session, SessionError
 from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
+from ..views.lens import ContextLens
 from ..views.units import entry_of_key
+from .tree_html import entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
 
-MAX_DETAIL_ENTRIES = 60
-"""Entries rendered in the side panel for one node (the rest are listed by id)."""
-MAX_TOOL_OUTPUT = 4000
-MAX_LISTED_IDS = 400
-
 NO_MODEL = "needs a model: show the tree of an Agent (TreeView(agent)) rather than of a bare Session"
 
 
-def _markdown_renderer() -> Callable[[str], str]:
-    try:
-        import mistune
-    except ImportError:  # pragma: no cover - mistune comes with nbconvert / JupyterLab
-        return lambda text: f'<div class="pitv-pre">{html.escape(text)}</div>'
-    md = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
-    return lambda text: str(md(text))
+def _joined(*names: str) -> str:
+    """Static files joined into one (anywidget loads a single ES module; the parts add methods to one class)."""
+    return "\n".join((_STATIC / name).read_text(encoding="utf-8") for name in names)
 
 
-_MARKDOWN: Callable[[str], str] | None = None
+def presentation_scale(shell: Any = None) -> float:
+    """The notebook's presentation scale (``%config PiMagics.scale``), 1.0 when unset or odd."""
+    if shell is None:
+        try:
+            from IPython import get_ipython
 
-
-def render_markdown(text: str) -> str:
-    """Markdown as HTML with any raw HTML in it escaped (model text never becomes live markup)."""
-    global _MARKDOWN
-    if _MARKDOWN is None:
-        _MARKDOWN = _markdown_renderer()
-    return _MARKDOWN(text)
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` as strict JSON that can be written as UTF-8 (what a widget sends to the browser).
-
-    An odd file may hold a lone surrogate (``"\\ud83d"``) or a number JSON cannot write
-    (``1e400`` reads as infinity); the kernel's message packer refuses both. Lone surrogates
-    become U+FFFD and non-finite numbers ``None``.
-    """
-    if isinstance(value, str):
-        return _digest.utf8_safe(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {json_safe(str(k)): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
-
-
-_text = _digest.as_text
-
-
-def entry_html(entry: dict[str, Any]) -> str:
-    """One entry for the side panel: a message rendered, a summary, or a one-line setting."""
-    eid = html.escape(_text(entry.get("id")))
-    kind = entry.get("type")
-    msg = _digest.message(entry)
-    if msg is not None:
-        role = msg.get("role")
-        if role == "user":
-            return _block("user", "You", eid, render_markdown(_digest.content_text(msg.get("content"))) + _images(msg.get("content")))
-        if role == "assistant":
-            return _assistant_html(msg, eid)
-        if role == "toolResult":
-            name = html.escape(_text(msg.get("toolName") or "tool"))
-            text = _digest.content_text(msg.get("content"), "")
-            shown = (
-                text if len(text) <= MAX_TOOL_OUTPUT else text[:MAX_TOOL_OUTPUT] + f"\n… [{len(text) - MAX_TOOL_OUTPUT} characters more]"
-            )
-            error = " pitv-error" if msg.get("isError") else ""
-            return (
-                f'<details class="pitv-msg pitv-result{error}" data-entry="{eid}"><summary>result of {name}'
-                f'{" (error)" if error else ""} <code class="pitv-id">{eid}</code></summary>'
-                f'<pre class="pitv-pre">{html.escape(shown)}</pre></details>'
-            )
-        if role == "bashExecution":
-            command = html.escape(_text(msg.get("command") or ""))
-            output = html.escape(_text(msg.get("output") or "")[:MAX_TOOL_OUTPUT])
-            body = f'<pre class="pitv-pre">$ {command}\n{output}</pre>'
-            return _block("user", "You ran", eid, body)
-        return _block("meta", html.escape(_text(role)), eid, html.escape(_digest.preview(json.dumps(msg, default=str), 200)))
-    if kind == "custom_message":
-        title = html.escape(_text(entry.get("customType") or "extension"))
-        return _block("user", f"Extension message · {title}", eid, render_markdown(_digest.content_text(entry.get("content"))))
-    if kind == "compaction":
-        before = entry.get("tokensBefore")
-        title = "Compaction" + (f" · {before:,} tokens before" if isinstance(before, int) and not isinstance(before, bool) else "")
-        return _block("summary", title, eid, render_markdown(_text(entry.get("summary") or "")))
-    if kind == "branch_summary":
-        return _block("summary", "Branch summary", eid, render_markdown(_text(entry.get("summary") or "")))
-    return _meta_line(_digest.entry_text(entry), eid)
-
-
-def _meta_line(text: str, eid: str) -> str:
-    """A one-line entry (``eid`` already escaped)."""
-    return f'<div class="pitv-msg pitv-meta" data-entry="{eid}">{html.escape(text)} <code class="pitv-id">{eid}</code></div>'
-
-
-def _block(kind: str, title: str, eid: str, body: str) -> str:
-    return (
-        f'<div class="pitv-msg pitv-{kind}" data-entry="{eid}"><div class="pitv-role">{title} '
-        f'<code class="pitv-id">{eid}</code></div><div class="pitv-md">{body}</div></div>'
-    )
-
-
-def _images(content: Any) -> str:
-    return '<div class="pitv-meta">[image]</div>' if _digest.has_images(content) else ""
-
-
-def _assistant_html(msg: dict[str, Any], eid: str) -> str:
-    parts: list[str] = []
-    content = msg.get("content") if isinstance(msg.get("content"), list) else []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinking"):
-            parts.append(f'<details class="pitv-thinking"><summary>thinking</summary>{render_markdown(_text(block["thinking"]))}</details>')
-        elif kind == "text":
-            parts.append(render_markdown(_text(block.get("text") or "")))
-        elif kind == "toolCall":
-            args = json.dumps(block.get("arguments"), ensure_ascii=False, default=str)
-            args = args if len(args) <= 600 else args[:600] + "…"
-            parts.append(f'<div class="pitv-call"><code>{html.escape(_text(block.get("name") or "?"))}({html.escape(args)})</code></div>')
-    stop = msg.get("stopReason")
-    if stop == "error":
-        parts.append(f'<div class="pitv-err">error: {html.escape(_text(msg.get("errorMessage") or "unknown"))}</div>')
-    elif stop == "aborted":
-        parts.append('<div class="pitv-warn">aborted</div>')
-    elif stop == "length":
-        parts.append('<div class="pitv-warn">cut at the token limit</div>')
-    tokens, cost, _ = _digest.usage(msg)
-    model = html.escape(_digest.model_ref(msg.get("provider"), msg.get("model")))
-    title = f"Assistant · {model} · {_digest.tokens_text(tokens)} tok · {_digest.cost_text(cost)}"
-    return _block("assistant", title, eid, "".join(parts))
+            shell = get_ipython()
+        except ImportError:  # pragma: no cover - the notebook layer runs under IPython
+            return 1.0
+    value = getattr(getattr(shell, "_pi_magics", None), "scale", 1.0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return 1.0
+    return float(min(3.0, max(0.5, value)))
 
 
 class TreeView(anywidget.AnyWidget):
@@ -188,8 +77,8 @@ class TreeView(anywidget.AnyWidget):
     arguments are graph options (``max_nodes``, ``fold_min``, ``keep_recent``, ``rankdir``, ...).
     """
 
-    _esm = _STATIC / "tree_view.js"
-    _css = _STATIC / "tree_view.css"
+    _esm = _joined("tree_view.js", "tree_panel.js", "tree_nav.js")
+    _css = _joined("tree_view.css", "tree_nav.css")
 
     svg = traitlets.Unicode("").tag(sync=True)
     """The graph as SVG ("" when nothing here can draw; then ``text`` holds the text tree)."""
@@ -208,6 +97,12 @@ class TreeView(anywidget.AnyWidget):
     capabilities = traitlets.Dict().tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
     """Incremented at every redraw."""
+    lens = traitlets.Dict().tag(sync=True)
+    """The context lens when it is on: ``{from, leafId, headline, nodes: key -> state, counts}`` (see :mod:`pi_jupyter.views.lens`)."""
+    found = traitlets.Dict().tag(sync=True)
+    """The last whole-session search: ``{query, keys}`` (drawn nodes holding a match, folds included)."""
+    scale = traitlets.Float(1.0).tag(sync=True)
+    """Presentation scale of the view's text and first zoom (``%config PiMagics.scale``)."""
 
     def __init__(
         self,
@@ -217,6 +112,7 @@ class TreeView(anywidget.AnyWidget):
         runner: Any = None,
         on_fork: Callable[[Session], Any] | None = None,
         debounce: float = 0.3,
+        scale: float | None = None,
         **graph_options: Any,
     ) -> None:
         """Show ``target`` (an Agent or a Session); see the class docstring for the arguments."""
@@ -247,7 +143,10 @@ class TreeView(anywidget.AnyWidget):
         """The last comparison made with "compare with…"."""
         self.last_fork: Session | None = None
         """The session the last fork created."""
-        super().__init__(mode=mode)
+        self._lens_ref: str | None = None
+        self.last_lens: ContextLens | None = None
+        """The last context lens computed."""
+        super().__init__(mode=mode, scale=presentation_scale() if scale is None else scale)
         self._attach(target)
         self.on_msg(self._on_frontend_msg)
         self.redraw()
@@ -314,10 +213,12 @@ class TreeView(anywidget.AnyWidget):
                 self.leaf = model.leaf or ""
                 self.path = list(model.path)
                 self.header = _digest.utf8_safe(model.header())
+                if self._lens_ref is not None:
+                    self._update_lens()
                 if self.selected:
                     key = self._key_for(self.selected)
                     self.selected = key or ""
-                    if self.details.get("kind") != "comparison":
+                    if self.details.get("kind") not in ("comparison", "lens"):
                         self.details = self._details(key) if key else {}
                 self.revision += 1
             self._last_draw_s = time.perf_counter() - started
@@ -391,60 +292,7 @@ class TreeView(anywidget.AnyWidget):
         return node
 
     def _details(self, key: str) -> dict[str, Any]:
-        node = self._node(key)
-        session = self.session
-        usage = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        models: list[str] = []
-        stops: dict[str, int] = {}
-        parts: list[str] = []
-        for i, eid in enumerate(node.entry_ids):
-            entry = _digest.lookup(session, eid)
-            if entry is None:
-                continue
-            msg = _digest.message(entry)
-            if msg is not None and msg.get("role") == "assistant":
-                tokens, _cost, split = _digest.usage(msg)
-                usage["total"] += tokens
-                for k, v in split.items():
-                    usage[k] += v
-                ref = _digest.model_ref(msg.get("provider"), msg.get("model"))
-                if ref not in models:
-                    models.append(ref)
-                stop = str(msg.get("stopReason") or "stop")
-                stops[stop] = stops.get(stop, 0) + 1
-            if node.folded:
-                if _digest.is_head(entry) and len(parts) < MAX_DETAIL_ENTRIES:
-                    parts.append(_meta_line(_digest.preview(_digest.entry_text(entry), 90), html.escape(eid)))
-            elif i < MAX_DETAIL_ENTRIES:
-                parts.append(entry_html(entry))
-        if not node.folded and len(node.entry_ids) > MAX_DETAIL_ENTRIES:
-            parts.append(f'<div class="pitv-meta">… {len(node.entry_ids) - MAX_DETAIL_ENTRIES} more entries</div>')
-        if node.folded:
-            parts.insert(0, f'<div class="pitv-meta">{html.escape(node.title)}: {node.entries:,} entries. Expand to see them.</div>')
-        details = {
-            "kind": "node",
-            "key": key,
-            "nodeKind": node.kind,
-            "title": node.title,
-            "labels": node.labels,
-            "folded": node.folded,
-            "onPath": node.on_path,
-            "isLeaf": node.is_leaf,
-            "target": node.target_id,
-            "firstId": node.first_id,
-            "entryIds": node.entry_ids[:MAX_LISTED_IDS],
-            "entryCount": len(node.entry_ids),
-            "usage": usage,
-            "cost": node.cost,
-            "costText": _digest.cost_text(node.cost),
-            "tokensText": _digest.tokens_text(usage["total"]),
-            "models": models,
-            "stopReasons": stops,
-            "cell": node.cell_id,
-            "executionCount": node.execution_count,
-            "html": "".join(parts),
-        }
-        return json_safe(details)  # what an odd file holds must still reach the browser
+        return node_details(self.session, key, self._node(key))
 
     # ------------------------------------------------------------------ actions
 
@@ -536,6 +384,56 @@ class TreeView(anywidget.AnyWidget):
         self._set_status(f"compared {first} with {second}", "ok")
         return comparison
 
+    def compare_many(self, refs: list[str]) -> Comparison:
+        """Compare the branches ending at several nodes (shift-clicked leaves); the side panel shows it."""
+        if len(refs) < 2:
+            raise ValueError("pick two or more nodes to compare (shift-click them)")
+        targets = [self._target_id(r) for r in refs]
+        comparison = self.session.compare(*targets)
+        self.last_comparison = comparison
+        title = f"Compare {len(targets)} branches: " + ", ".join(b.name for b in comparison.branches)
+        with self._lock:
+            details = {"kind": "comparison", "key": self.selected, "title": title, "html": comparison._repr_html_()}
+            self.details = json_safe(details)
+        self._set_status(f"compared {len(targets)} branches", "ok")
+        return comparison
+
+    def search(self, query: str) -> list[str]:
+        """Keys of the drawn nodes holding an entry whose text matches ``query`` (every word), folds included."""
+        from ..views.search import search_session
+
+        keys = search_session(self.session, self._graph.model, query) if query.strip() else []
+        with self._lock:
+            self.found = json_safe({"query": query, "keys": keys})
+        return keys
+
+    def show_lens(self, ref: str | None, *, off: bool = False) -> ContextLens | None:
+        """Turn the context lens on for a node (default: the current leaf), or off; returns the lens."""
+        with self._lock:
+            if off:
+                self._lens_ref = None
+                self.lens = {}
+                return None
+            self._lens_ref = self._target_id(ref) if ref else ""
+            return self._update_lens(show=True)
+
+    def _update_lens(self, show: bool = False) -> ContextLens:
+        """Recompute the lens for its entry (``""``: follow the leaf) after a change or a redraw."""
+        from ..views.lens import context_lens
+
+        ref = self._lens_ref or None
+        lens = context_lens(self.session, ref if ref is None or ref in self.session else None)
+        model = self._graph.model
+        key = model.by_entry.get(lens.leaf_id) if lens.leaf_id is not None else None
+        self.last_lens = lens
+        kept = model.by_entry.get(lens.first_kept_id) if lens.first_kept_id is not None else None
+        state = {"from": key or "", "leafId": lens.leaf_id, "headline": lens.headline(), "nodes": lens.node_states(model)}
+        compaction = model.by_entry.get(lens.compaction_id) if lens.compaction_id is not None else None
+        self.lens = json_safe({**state, "counts": lens.counts(), "firstKept": kept or "", "compaction": compaction or ""})
+        if show or self.details.get("kind") == "lens":
+            self.details = json_safe({"kind": "lens", "key": self.selected, "title": "Context lens", "html": lens.to_html()})
+        return lens
+
     def expand(self, key: str) -> None:
         """Open a folded node (or keep the unit of an entry id visible) and redraw."""
         with self._lock:
@@ -614,6 +512,8 @@ class TreeView(anywidget.AnyWidget):
         try:
             if kind == "select":
                 self.select(str(content.get("key") or ""))
+            elif kind == "search":
+                self.search(str(content.get("query") or ""))
             elif kind == "action":
                 self._action(content)
             elif kind == "refresh":
@@ -637,6 +537,13 @@ class TreeView(anywidget.AnyWidget):
             self.compact(key, instructions=content.get("instructions") or None)
         elif action == "compare":
             self.compare(str(key), str(content.get("other") or ""))
+        elif action == "compare_many":
+            keys = content.get("keys")
+            self.compare_many([str(k) for k in keys] if isinstance(keys, list) else [])
+        elif action == "lens":
+            self.show_lens(key)
+        elif action == "lens_off":
+            self.show_lens(None, off=True)
         elif action == "expand":
             self.expand(str(key))
         elif action == "collapse":

@@ -64,6 +64,8 @@ from .registry import (
     register_model,
 )
 from .replay import ReplayProvider, replay_model
+from .retry_after import retry_after_ms
+from .transcript import collapse_request
 
 _providers: dict[str, Any] = {}
 _replays: dict[str, ReplayProvider] = {}
@@ -180,7 +182,7 @@ async def stream(model: str | Model, request: LlmRequest, options: StreamOptions
     """Stream the reply of ``model`` to ``request`` (see the module docstring). Never raises for a model failure."""
     resolved = get_model(model)
     provider = get_provider(resolved)
-    events = provider.stream(resolved, request, options or StreamOptions())
+    events = provider.stream(resolved, collapse_request(request), options or StreamOptions())
     try:
         async for event in events:
             yield event
@@ -241,6 +243,7 @@ __all__ = [
     "get_model",
     "get_provider",
     "is_context_overflow",
+    "retry_after_ms",
     "list_models",
     "offline_model",
     "openai_compatible",

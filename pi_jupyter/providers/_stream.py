@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, Usage
+from ..messages.overflow import OVERFLOW_PATTERNS
 from .base import (
     AbortSignal,
     AssistantEvent,
@@ -45,6 +46,9 @@ from .base import (
 from .cost import calculate_cost
 from .keys import env_api_key, env_key_names, scrub
 from .partial_json import StreamingJson
+from .retry_after import note_retry_after
+from .tool_args import INVALID_KEY, strict_arguments
+from .transcript import collapse_request
 
 ABORTED_TEXT = "Request was aborted"
 
@@ -159,11 +163,15 @@ class MessageBuilder:
         return ToolCallDeltaEvent(content_index=index, delta=fragment, partial=self.message)
 
     def toolcall_end(self, index: int) -> ToolCallEndEvent:
-        """Close the tool call with its final arguments."""
+        """Close the tool call with its final arguments, parsed strictly (see :mod:`.tool_args`)."""
         block = self.blocks[index]
         acc = self._json.pop(index, None)
         if acc is not None and acc.text:
-            block.__dict__["arguments"] = acc.parse()
+            # strict at the end: a cut or damaged text is never "repaired" into a call that runs
+            arguments, problem = strict_arguments(acc.text)
+            block.__dict__["arguments"] = arguments if problem is None else {}
+            if problem is not None:
+                block.__pydantic_extra__[INVALID_KEY] = acc.text
         return ToolCallEndEvent(content_index=index, tool_call=block, partial=self.message)
 
     def end(self, index: int) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent:
@@ -304,6 +312,10 @@ def _server_message(body: Any) -> str:
         if isinstance(err, dict):
             msg = err.get("message")
             if isinstance(msg, str) and msg:
+                # an overflow code (context_length_exceeded) says what a free-form message may not: keep it
+                code = err.get("code")
+                if isinstance(code, str) and code not in msg and any(p.search(code) for p in OVERFLOW_PATTERNS):
+                    return f"{msg} ({code})"
                 return msg
         elif isinstance(err, str) and err:
             return err
@@ -390,6 +402,10 @@ class HttpAdapter:
         """Send the request; return the ``httpx2.Response`` whose body is the SSE stream."""
         raise NotImplementedError
 
+    def explain(self, model: Model, exc: BaseException, message: str) -> str:
+        """The ``errorMessage`` for ``exc`` (already described as ``message``); adapters add what the user can do."""
+        return message
+
     def consume(self, sse: SseEvents, b: MessageBuilder, request: LlmRequest) -> AsyncIterator[AssistantEvent]:  # pragma: no cover
         """Read the body's SSE events, update ``b`` and yield events; raise :class:`ProviderError` on protocol errors."""
         raise NotImplementedError
@@ -397,6 +413,7 @@ class HttpAdapter:
     async def stream(self, model: Model, request: LlmRequest, options: StreamOptions | None = None) -> AsyncIterator[AssistantEvent]:
         """Stream the reply to ``request``; ends with one ``done`` or ``error`` event and never raises."""
         options = options or StreamOptions()
+        request = collapse_request(request)  # pi 1.x system messages: one prompt, one tool list
         b = MessageBuilder(model, api=self.api)
         signal = options.signal
         secrets: list[Any] = [options.api_key]
@@ -424,7 +441,9 @@ class HttpAdapter:
             if isinstance(exc, Aborted) or (signal is not None and signal.aborted):
                 yield b.fail("aborted", ABORTED_TEXT)
             else:
-                yield b.fail("error", describe_error(exc, secrets))
+                failed = b.fail("error", self.explain(model, exc, describe_error(exc, secrets)))
+                note_retry_after(b.message, exc)
+                yield failed
         finally:
             if unsubscribe is not None:
                 unsubscribe()

@@ -151,7 +151,7 @@ class _Event(BaseModel):
         out: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
-            key = _camel(name)
+            key = camel_case(name)
             out[key] = value.to_dict() if hasattr(value, "to_dict") else value
         return out
 
@@ -283,7 +283,8 @@ class Provider(Protocol):
         ...
 
 
-def _camel(name: str) -> str:
+def camel_case(name: str) -> str:
+    """``snake_case`` -> ``camelCase``: the one rule for pi's field names."""
     head, *rest = name.split("_")
     return head + "".join(p.title() for p in rest)
 

@@ -419,12 +419,14 @@ def _echo(text: str, tools: list[ToolSpec], missing: list[str]) -> str:
     return out
 
 
-def _pieces(text: str, words: int = 3) -> list[str]:
+def text_pieces(text: str, words: int = 3) -> list[str]:
+    """``text`` in stream deltas of a few words each (whitespace kept)."""
     tokens = re.findall(r"\S+\s*|\s+", text)
     return ["".join(tokens[i : i + words]) for i in range(0, len(tokens), words)] or [text]
 
 
-def _json_pieces(text: str, n: int = 3) -> list[str]:
+def json_pieces(text: str, n: int = 3) -> list[str]:
+    """``text`` cut into ``n`` pieces of equal size (streamed tool arguments)."""
     size = max(1, -(-len(text) // n))
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
@@ -469,7 +471,7 @@ class OfflineProvider:
                 thought = f"{PREFIX} Thinking level {level!r}. I follow fixed rules, I do not reason. Rule applied: {rule}."
                 index, ev = b.thinking_start()
                 yield ev
-                for piece in _pieces(thought):
+                for piece in text_pieces(thought):
                     if await pause():
                         yield b.fail("aborted", "Request was aborted")
                         return
@@ -480,7 +482,7 @@ class OfflineProvider:
             if text:
                 index, ev = b.text_start()
                 yield ev
-                for piece in _pieces(text):
+                for piece in text_pieces(text):
                     if await pause():
                         yield b.fail("aborted", "Request was aborted")
                         return
@@ -492,7 +494,7 @@ class OfflineProvider:
                 raw = json.dumps(args, ensure_ascii=False)
                 index, ev = b.toolcall_start(self._call_id(request, n), name)
                 yield ev
-                for piece in _json_pieces(raw):
+                for piece in json_pieces(raw):
                     if await pause():
                         yield b.fail("aborted", "Request was aborted")
                         return

@@ -217,6 +217,17 @@ class OpenAIResponsesProvider(HttpAdapter):
         """An ``AsyncOpenAI`` client for ``model.base_url`` with retries off."""
         return openai_client(model, key, headers, timeout_s)
 
+    def explain(self, model: Model, exc: BaseException, message: str) -> str:
+        """A 404 from an OpenAI-compatible server: it has no Responses API; say how to use chat completions."""
+        if getattr(exc, "status_code", None) != 404:
+            return message
+        return (
+            f"{message} (POST {model.base_url.rstrip('/')}/responses: this server has no OpenAI Responses API, which "
+            f"{model.provider}/{model.id} uses as a model of the built-in table; for an OpenAI-compatible server use chat "
+            f"completions: name a model id the table does not know (e.g. local/{model.id} with the same base URL) or "
+            f"register_model(openai_compatible(URL, {model.id!r})))"
+        )
+
     async def open(self, client: Any, model: Model, request: LlmRequest, options: StreamOptions) -> Any:
         """POST ``/responses`` with ``stream: true``; the SDK raises on an HTTP error."""
         stream = await client.responses.create(**build_params(model, request, options))

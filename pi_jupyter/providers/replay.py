@@ -38,7 +38,7 @@ from typing import Any
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage, message_from_dict, text_of
 from ._stream import MessageBuilder
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
-from .offline import _json_pieces, _pieces, is_summary_request
+from .offline import is_summary_request, json_pieces, text_pieces
 
 REPLAY_API = "replay"
 _SPLIT_TURN = "\n\n---\n\n**Turn Context (split turn):**\n\n"
@@ -249,7 +249,7 @@ class ReplayProvider:
                     if block.text_signature is not None:
                         b.blocks[index].__dict__["text_signature"] = block.text_signature
                     yield ev
-                    for piece in _pieces(block.text):
+                    for piece in text_pieces(block.text):
                         yield b.text_delta(index, piece)
                     yield b.text_end(index)
                 elif isinstance(block, ThinkingContent):
@@ -259,7 +259,7 @@ class ReplayProvider:
                     else:
                         index, ev = b.thinking_start(block.thinking_signature)
                         yield ev
-                        for piece in _pieces(block.thinking):
+                        for piece in text_pieces(block.thinking):
                             yield b.thinking_delta(index, piece)
                     yield b.thinking_end(index)
                 elif isinstance(block, ToolCall):
@@ -267,7 +267,7 @@ class ReplayProvider:
                     if block.thought_signature is not None:
                         b.blocks[index].__dict__["thought_signature"] = block.thought_signature
                     yield ev
-                    for piece in _json_pieces(json.dumps(block.arguments, ensure_ascii=False)):
+                    for piece in json_pieces(json.dumps(block.arguments, ensure_ascii=False)):
                         yield b.toolcall_delta(index, piece)
                     yield b.toolcall_end(index)
             stop = recorded.get("stopReason") or "stop"

@@ -1,14 +1,15 @@
-"""Glob patterns and ``.gitignore``-style ignore rules, in pure Python.
+"""Glob patterns (for the ``grep`` and ``find`` tools) and ``.gitignore`` rules (matched by ``pathspec``).
 
 Used by skill discovery (as pi honours ``.gitignore``, ``.ignore`` and ``.fdignore`` in skill
 roots) and by the ``grep`` and ``find`` tools, which cannot assume ripgrep or fd.
 
-Semantics follow gitignore: blank lines and ``#`` comments are skipped, ``!`` re-includes,
-a trailing ``/`` matches directories only, a pattern containing ``/`` is anchored at the
-directory of its ignore file (otherwise it matches at any depth), ``*`` and ``?`` never match
-``/``, ``**`` spans directories, ``[...]`` is a character class and ``\\`` escapes. The last
-matching rule wins. Rules of an ignore file apply only below its own directory (pi's matcher
-turns ``foo`` in ``sub/.gitignore`` into the anchored ``sub/foo``; here it also matches
+Ignore files are compiled by ``pathspec``'s ``GitIgnoreSpec``, which follows git: blank lines
+and ``#`` comments are skipped, ``!`` re-includes, a trailing ``/`` matches directories only, a
+pattern containing ``/`` is anchored at the directory of its ignore file (otherwise it matches
+at any depth), ``*`` and ``?`` never match ``/``, ``**`` spans directories, ``[...]`` is a
+character class and ``\\`` escapes. The last matching rule wins, a deeper ignore file's rules
+coming after its ancestors'. Rules of an ignore file apply only below its own directory (pi's
+matcher turns ``foo`` in ``sub/.gitignore`` into the anchored ``sub/foo``; here it also matches
 ``sub/x/foo``, as git does). Walkers prune ignored directories, so a file below an ignored
 directory is never re-included, as in git.
 """
@@ -19,6 +20,8 @@ import os
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+
+import pathspec
 
 __all__ = ["IGNORE_FILE_NAMES", "IgnoreMatcher", "IgnoreRule", "compile_glob", "find_git_root", "glob_to_regex"]
 
@@ -118,54 +121,38 @@ def compile_glob(pattern: str, *, braces: bool = True) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class IgnoreRule:
-    """One line of an ignore file, compiled. ``base`` is its file's directory, relative and posix."""
+    """The rules of one ignore file, compiled by ``pathspec``. ``base`` is its file's directory, relative and posix."""
 
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
+    spec: pathspec.GitIgnoreSpec
     base: str
-    source: str
 
-    def matches(self, rel: str, is_dir: bool) -> bool:
-        """Does the rule match ``rel`` (posix, relative to the matcher's anchor)?"""
-        if self.dir_only and not is_dir:
-            return False
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """``True``: ``rel`` is ignored, ``False``: re-included by a ``!`` rule, ``None``: no rule matches."""
         if self.base:
             if not rel.startswith(self.base + "/"):
-                return False
+                return None
             rel = rel[len(self.base) + 1 :]
-        return self.regex.match(rel) is not None
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
 
 
-def parse_ignore_line(line: str, base: str = "") -> IgnoreRule | None:
-    """Compile one ignore-file line; ``None`` for blanks, comments and unusable patterns."""
-    text = line.rstrip("\n").rstrip("\r")
-    # Trailing spaces are dropped unless escaped.
-    while text.endswith(" ") and not text.endswith("\\ "):
-        text = text[:-1]
-    if not text or text.startswith("#"):
-        return None
-    negated = False
-    if text.startswith("!"):
-        negated, text = True, text[1:]
-    elif text.startswith("\\!") or text.startswith("\\#"):
-        text = text[1:]
-    dir_only = text.endswith("/")
-    text = text.rstrip("/")
-    if not text:
-        return None
-    anchored = "/" in text
-    text = text.lstrip("/")
+def parse_ignore_lines(lines: Iterable[str], base: str = "") -> IgnoreRule | None:
+    """Compile the lines of one ignore file (``None`` when none is a rule); unusable patterns are skipped."""
+    lines = list(lines)
     try:
-        body = _translate(text, braces=False)
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's GitWildMatchPatternError names one bad line; git skips such lines
+        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _usable(line)])
+    if not any(p.include is not None for p in spec.patterns):
+        return None
+    return IgnoreRule(spec=spec, base=base)
+
+
+def _usable(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
     except ValueError:
-        return None
-    source = body if anchored else f"(?:.*/)?{body}"
-    try:
-        regex = re.compile(f"^(?:{source})$", re.DOTALL)
-    except re.error:
-        return None
-    return IgnoreRule(regex=regex, negated=negated, dir_only=dir_only, base=base, source=line.strip())
+        return False
+    return True
 
 
 class IgnoreMatcher:
@@ -188,23 +175,22 @@ class IgnoreMatcher:
         return f"{self.prefix}/{rel}" if rel else self.prefix
 
     def ignored(self, rel: str, is_dir: bool = False) -> bool:
-        """True when the last rule matching ``rel`` excludes it."""
+        """True when the last rule matching ``rel`` excludes it (a deeper ignore file's rules come later)."""
         if not self.rules:
             return False
         path = self._anchor_rel(rel)
-        verdict = False
-        for rule in self.rules:
-            if rule.matches(path, is_dir):
-                verdict = not rule.negated
-        return verdict
+        for rule in reversed(self.rules):
+            verdict = rule.verdict(path, is_dir)
+            if verdict is not None:
+                return verdict
+        return False
 
     def with_rules(self, lines: Iterable[str], rel_dir: str = "") -> IgnoreMatcher:
         """A matcher with ``lines`` added, as if read from an ignore file in ``rel_dir`` (relative to the walk root)."""
-        base = self._anchor_rel(rel_dir)
-        new = [r for r in (parse_ignore_line(line, base) for line in lines) if r is not None]
-        if not new:
+        new = parse_ignore_lines(lines, self._anchor_rel(rel_dir))
+        if new is None:
             return self
-        return IgnoreMatcher((*self.rules, *new), self.prefix, self.file_names)
+        return IgnoreMatcher((*self.rules, new), self.prefix, self.file_names)
 
     def descend(self, abs_dir: str, rel_dir: str, present: Collection[str] | None = None) -> IgnoreMatcher:
         """A matcher with the rules of ``abs_dir``'s ignore files added (``rel_dir``: its path from the walk root).
@@ -256,9 +242,9 @@ class IgnoreMatcher:
                         lines.extend(fh.read().split("\n"))
                 except OSError:
                     continue
-            new = [r for r in (parse_ignore_line(line, rel_from_anchor) for line in lines) if r is not None]
-            if new:
-                matcher = cls((*matcher.rules, *new), matcher.prefix, file_names)
+            new = parse_ignore_lines(lines, rel_from_anchor)
+            if new is not None:
+                matcher = cls((*matcher.rules, new), matcher.prefix, file_names)
         return matcher
 
 

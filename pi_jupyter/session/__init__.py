@@ -1,9 +1,14 @@
-"""The session store: entries, the JSONL file, migrations, tree queries and the context rebuild."""
+"""The session store: entries, the JSONL file, migrations, tree queries and the context rebuild.
+
+``Session`` (:mod:`.store`) is assembled from reading, appending and moving the leaf; it imports no layer below.
+"""
 
 from .context import ModelRef, SessionContext
+from .context_edits import ContextEditError
 from .entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -14,11 +19,13 @@ from .entries import (
     SessionHeader,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
+    UsageEntry,
     entry_from_dict,
 )
-from .index import CHECKOUT_TYPE, TreeNode, context_from_path
+from .index import CHECKOUT_TYPE, TreeNode
 from .listing import SessionInfo
 from .paths import agent_dir, default_session_dir, encode_cwd, sessions_root
+from .rebuild import context_from_path
 from .report import (
     CycleError,
     EntryNotFoundError,
@@ -56,6 +63,9 @@ __all__ = [
     "SessionHeader",
     "SessionInfo",
     "SessionInfoEntry",
+    "ContextEditEntry",
+    "ContextEditError",
+    "UsageEntry",
     "SessionLockedError",
     "ThinkingLevelChangeEntry",
     "TreeNode",

@@ -48,7 +48,7 @@ class SessionContext(BaseModel):
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], leaf_id: str | None) -> SessionContext:
-        """Wrap the dict :func:`~pi_jupyter.session.index.build_context` returns (no validation)."""
+        """Wrap the dict :func:`~pi_jupyter.session.rebuild.build_context` returns (no validation)."""
         model = raw.get("model")
         ctx = cls.model_construct(
             raw_messages=raw["messages"],

@@ -1,4 +1,4 @@
-"""The session file's header and its nine entry types, as pydantic models (pi-design §1.3-1.4).
+"""The session file's header and its eleven entry types, as pydantic models (pi-design §1.3-1.4).
 
 The store keeps entries as the dicts read from the file (fast, and byte-faithful about
 unknown keys); these models are the typed view handed to users. An entry of a type this
@@ -72,6 +72,10 @@ class CompactionEntry(EntryBase):
     tokens_before: int = 0
     details: Any = None
     from_hook: bool | None = None
+    usage: Any = None
+    """What the summary request cost (pi 1.x), a :class:`~pi_jupyter.messages.Usage`-shaped object."""
+    system_message: dict[str, Any] | None = None
+    """pi 1.x: the system prompt and tools replayed at compaction time; it leads the context after it."""
 
 
 class BranchSummaryEntry(EntryBase):
@@ -117,6 +121,30 @@ class SessionInfoEntry(EntryBase):
     name: str | None = None
 
 
+class ContextEditEntry(EntryBase):
+    """pi 1.x: replaces (or, with ``replacement=None``, removes) what ``target_id`` shows the model.
+
+    The original entry stays in the file; the latest edit of a target on the branch wins.
+    """
+
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"parent_id", "replacement"})
+
+    type: Literal["context_edit"] = "context_edit"
+    target_id: str = ""
+    replacement: dict[str, Any] | None = None
+
+
+class UsageEntry(EntryBase):
+    """pi 1.x: spending outside the conversation (summaries, cache warming); never in the context."""
+
+    type: Literal["usage"] = "usage"
+    kind: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Any = None
+    note: str | None = None
+
+
 class OpaqueEntry(EntryBase):
     """An entry of an unknown type, or one whose fields do not validate; kept as read."""
 
@@ -133,6 +161,8 @@ Entry = Union[
     CustomMessageEntry,
     LabelEntry,
     SessionInfoEntry,
+    ContextEditEntry,
+    UsageEntry,
     OpaqueEntry,
 ]
 """Any session entry."""
@@ -147,6 +177,8 @@ ENTRY_TYPES: dict[str, type[EntryBase]] = {
     "custom_message": CustomMessageEntry,
     "label": LabelEntry,
     "session_info": SessionInfoEntry,
+    "context_edit": ContextEditEntry,
+    "usage": UsageEntry,
 }
 
 

@@ -42,7 +42,10 @@ CHECKOUT_TYPE = "pi_jupyter.checkout"
 CELL_TYPE = "pi_jupyter.cell"
 """``customType`` of the record of one notebook cell's run (see ``pi_jupyter.notebook.cells``)."""
 
-TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE})
+EXPERIMENT_TYPES = ("pi_jupyter.score", "pi_jupyter.branch_end", "pi_jupyter.experiment")
+"""``custom`` records of experiments (``pi_jupyter.experiment``): scores, branch outcomes, the grid."""
+
+TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, *EXPERIMENT_TYPES})
 """``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
 
 # kind codes, one byte per line; the first five are the ones a context rebuild looks at
@@ -57,8 +60,10 @@ K_MODEL = 7
 K_LABEL = 8
 K_SESSION_INFO = 9
 K_CUSTOM = 10
+K_CONTEXT_EDIT = 11
+K_USAGE = 12
 
-_KINDS = {
+KINDS = {
     "message": K_MESSAGE,
     "custom_message": K_CUSTOM_MESSAGE,
     "branch_summary": K_BRANCH_SUMMARY,
@@ -68,8 +73,10 @@ _KINDS = {
     "label": K_LABEL,
     "session_info": K_SESSION_INFO,
     "custom": K_CUSTOM,
+    "context_edit": K_CONTEXT_EDIT,
+    "usage": K_USAGE,
 }
-assert set(_KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
+assert set(KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
 _MISSING: Any = object()
 
 
@@ -99,7 +106,7 @@ class TreeNode:
         return entry_from_dict(self.entry)
 
 
-def _is_assistant(entry: RawEntry) -> bool:
+def is_assistant(entry: RawEntry) -> bool:
     message = entry.get("message")
     return type(message) is dict and message.get("role") == "assistant"
 
@@ -131,13 +138,18 @@ class EntryIndex:
         self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
         self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
 
+    @property
+    def kinds(self) -> bytearray:
+        """Per line in file order, the entry's kind code (``K_*``); read it, do not modify it."""
+        return self._kind
+
     def __len__(self) -> int:
         return len(self.by_id)
 
     @property
     def has_assistant(self) -> bool:
         """True when some message entry holds an assistant message."""
-        return any(e.get("type") == "message" and _is_assistant(e) for e in self.order)
+        return any(e.get("type") == "message" and is_assistant(e) for e in self.order)
 
     # -- building ------------------------------------------------------------------------
 
@@ -157,7 +169,7 @@ class EntryIndex:
         kinds = self._kind
         line_list = self._lines
         children = self._children
-        kind_of = _KINDS
+        kind_of = KINDS
         n = len(order)
         added = 0
         leaf = self.leaf
@@ -223,7 +235,14 @@ class EntryIndex:
                 kind = kind_of.get(etype, K_OTHER)
                 leaf = eid
                 if kind == K_MESSAGE:
-                    pass  # the most common kind first; whether it is an assistant message is looked up when needed
+                    # the most common kind first; whether it is an assistant message is looked up when needed
+                    if type(entry.get("message")) is not dict and report is not None:
+                        what = (
+                            "has no 'message' field; it adds nothing to the context"
+                            if "message" not in entry
+                            else "has a 'message' that is not an object; no model can be sent it"
+                        )
+                        report.add(line, "no_message", f"message entry {eid!r} {what}", "error", eid)
                 elif kind == K_LABEL:
                     target = entry.get("targetId")
                     label = entry.get("label")
@@ -301,6 +320,10 @@ class EntryIndex:
             if parent == eid:
                 report.add(self.line(eid), "self_parent", f"entry {eid!r} is its own parent; treated as a root", "warning", eid)
             elif parent not in self.by_id:
+                roots.append(eid)
+                if report.sampled("orphan"):
+                    report.add(0, "orphan", "", "warning")  # counted only
+                    continue
                 report.add(
                     self.line(eid),
                     "orphan",
@@ -308,7 +331,6 @@ class EntryIndex:
                     "warning",
                     eid,
                 )
-                roots.append(eid)
         reached = set(roots)
         stack = list(roots)
         while stack:
@@ -450,159 +472,3 @@ def _year_month_ms(text: str) -> int | None:
 def _time_key(node: TreeNode) -> int:
     ms = js_date_ms(node.entry.get("timestamp"))
     return ms if ms is not None else 0
-
-
-def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> dict[str, Any]:
-    """pi's ``buildSessionContext`` on raw entries: ``{messages, thinkingLevel, model}``.
-
-    ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
-    unknown leaf id falls back to the last entry in the file, as pi does. This works on the
-    index's per-line kind codes, so a 100k-deep branch is rebuilt in milliseconds.
-    """
-    if explicit_none:
-        return {"messages": [], "thinkingLevel": "off", "model": None}
-    order = index.order
-    if not leaf_id or leaf_id not in index.by_id:
-        if not order:
-            return {"messages": [], "thinkingLevel": "off", "model": None}
-        # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
-        positions = index.path_positions_from(len(order) - 1)
-    else:
-        positions = index.path_positions(leaf_id)
-    kinds = index._kind
-    thinking_at = model_at = compaction_at = -1
-    # the last thinking change, model source and compaction on the path win: look backwards
-    for j in range(len(positions) - 1, -1, -1):
-        kind = kinds[positions[j]]
-        if kind == K_THINKING:
-            if thinking_at < 0:
-                thinking_at = j
-        elif kind == K_MODEL or (kind == K_MESSAGE and model_at < 0 and _is_assistant(order[positions[j]])):
-            if model_at < 0:
-                model_at = j
-        elif kind == K_COMPACTION:
-            if compaction_at < 0:
-                compaction_at = j
-        else:
-            continue
-        if thinking_at >= 0 and model_at >= 0 and compaction_at >= 0:
-            break
-    thinking: Any = "off" if thinking_at < 0 else order[positions[thinking_at]].get("thinkingLevel")
-    model: dict[str, Any] | None = None
-    if model_at >= 0:
-        source = order[positions[model_at]]
-        if kinds[positions[model_at]] == K_MODEL:
-            model = _model_ref(source, "provider", "modelId")
-        else:
-            model = _model_ref(source["message"], "provider", "model")
-    messages: list[dict[str, Any]] = []
-    if compaction_at >= 0:
-        compaction = order[positions[compaction_at]]
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        kept_from = compaction_at
-        for j in range(compaction_at):
-            if order[positions[j]]["id"] == first_kept:
-                kept_from = j
-                break
-        _emit_positions(order, kinds, positions[kept_from:compaction_at], messages)
-        _emit_positions(order, kinds, positions[compaction_at + 1 :], messages)
-    else:
-        _emit_positions(order, kinds, positions, messages)
-    ctx: dict[str, Any] = {"messages": messages}
-    if thinking is not None:
-        ctx["thinkingLevel"] = thinking
-    ctx["model"] = model
-    return ctx
-
-
-def _emit_positions(order: list[RawEntry], kinds: bytearray, positions: list[int], out: list[dict[str, Any]]) -> None:
-    add = out.append
-    for i in positions:
-        kind = kinds[i]
-        if kind == K_MESSAGE:
-            message = order[i].get("message", _MISSING)
-            if message is not _MISSING:
-                add(message)
-        elif kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
-            _emit(order[i], out)
-
-
-def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
-    """The context for a root-first path of raw entries (what :func:`build_context` computes from the index)."""
-    thinking: Any = "off"
-    model: dict[str, Any] | None = None
-    compaction: RawEntry | None = None
-    compaction_at = -1
-    for i, entry in enumerate(path):
-        kind = entry.get("type")
-        if kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                model = _model_ref(message, "provider", "model")
-        elif kind == "thinking_level_change":
-            thinking = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            model = _model_ref(entry, "provider", "modelId")
-        elif kind == "compaction":
-            compaction, compaction_at = entry, i
-    messages: list[dict[str, Any]] = []
-    if compaction is not None:
-        messages.append(_compaction_summary(compaction))
-        first_kept = compaction.get("firstKeptEntryId", _MISSING)
-        keeping = False
-        for entry in path[:compaction_at]:
-            if entry.get("id") == first_kept:
-                keeping = True
-            if keeping:
-                _emit(entry, messages)
-        for entry in path[compaction_at + 1 :]:
-            _emit(entry, messages)
-    else:
-        for entry in path:
-            _emit(entry, messages)
-    ctx: dict[str, Any] = {"messages": messages}
-    if thinking is not None:
-        ctx["thinkingLevel"] = thinking
-    ctx["model"] = model
-    return ctx
-
-
-def _model_ref(source: RawEntry, provider_key: str, model_key: str) -> dict[str, Any]:
-    # pi builds {provider, modelId} from the fields; an absent field is left out of the JSON
-    ref: dict[str, Any] = {}
-    if provider_key in source:
-        ref["provider"] = source[provider_key]
-    if model_key in source:
-        ref["modelId"] = source[model_key]
-    return ref
-
-
-def _compaction_summary(compaction: RawEntry) -> dict[str, Any]:
-    summary: dict[str, Any] = {"role": "compactionSummary"}
-    if "summary" in compaction:
-        summary["summary"] = compaction["summary"]
-    if "tokensBefore" in compaction:
-        summary["tokensBefore"] = compaction["tokensBefore"]
-    summary["timestamp"] = js_date_ms(compaction.get("timestamp"))
-    return summary
-
-
-def _emit(entry: RawEntry, out: list[dict[str, Any]]) -> None:
-    kind = entry.get("type")
-    if kind == "message":
-        if "message" in entry:
-            out.append(entry["message"])
-    elif kind == "custom_message":
-        msg: dict[str, Any] = {"role": "custom"}
-        for key in ("customType", "content", "display", "details"):
-            if key in entry:
-                msg[key] = entry[key]
-        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
-        out.append(msg)
-    elif kind == "branch_summary" and entry.get("summary"):
-        msg = {"role": "branchSummary", "summary": entry["summary"]}
-        if "fromId" in entry:
-            msg["fromId"] = entry["fromId"]
-        msg["timestamp"] = js_date_ms(entry.get("timestamp"))
-        out.append(msg)

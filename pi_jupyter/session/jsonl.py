@@ -25,8 +25,8 @@ from .report import LoadReport
 
 _WS = b" \t\r\n\x0b\x0c"
 _decode_error = orjson.JSONDecodeError
-_SKIP: Any = object()  # a blank or malformed line
-_TORN: Any = object()  # an unreadable last line without a newline
+SKIP: Any = object()  # a blank or malformed line
+TORN: Any = object()  # an unreadable last line without a newline
 
 
 @dataclass
@@ -159,12 +159,12 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
                     obj = loads(view[start:end])
                 except _decode_error:
                     torn = final and end == n and not ends_with_newline
-                    obj = _slow_line(data[start:end], lineno, report, torn=torn)
-                    if obj is _SKIP:
+                    obj = slow_line(data[start:end], lineno, report, torn=torn)
+                    if obj is SKIP:
                         lineno += 1
                         start = end + 1
                         continue
-                    if obj is _TORN:
+                    if obj is TORN:
                         chunk.torn_tail = True
                         chunk.tail_start = start
                         lineno += 1
@@ -182,10 +182,10 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
     return chunk
 
 
-def _slow_line(raw: bytes, lineno: int, report: LoadReport, *, torn: bool) -> Any:
+def slow_line(raw: bytes, lineno: int, report: LoadReport, *, torn: bool) -> Any:
     """A line orjson refused: blank (skipped), read by the standard library, or reported."""
     if not raw.strip(_WS):
-        return _SKIP
+        return SKIP
     obj, problem = loads_line(raw)
     if obj is None:
         if torn:
@@ -196,10 +196,10 @@ def _slow_line(raw: bytes, lineno: int, report: LoadReport, *, torn: bool) -> An
                 "it is kept, and the next entry starts on a new line",
                 "error",
             )
-            return _TORN
+            return TORN
         preview = raw[:60].decode("utf-8", "replace")
         report.add(lineno, "malformed", f"{problem}; line starts {preview!r}", "error")
-        return _SKIP
+        return SKIP
     if problem == "invalid_utf8":
         report.add(lineno, "invalid_utf8", "the line is not valid UTF-8; read with replacement characters", "warning")
     return obj

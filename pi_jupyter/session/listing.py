@@ -18,9 +18,10 @@ from pydantic import BaseModel
 
 from ..messages.content import text_of
 from ..messages.text import ms_from_iso
+from .files import read_regular
 from .jsonl import parse_lines, strip_bom
 from .paths import sessions_root
-from .report import LoadReport
+from .report import LoadReport, SessionFileError
 
 
 class SessionInfo(BaseModel):
@@ -51,10 +52,9 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     """Info on one file, or ``None`` when it is not a session file."""
     p = os.fspath(path)
     try:
-        with open(p, "rb") as fh:
-            data = strip_bom(fh.read())
+        data = strip_bom(read_regular(p))  # a FIFO in the folder must not hang a listing
         mtime = os.stat(p).st_mtime
-    except OSError:
+    except (OSError, SessionFileError):
         return None
     report = LoadReport(path=p)
     chunk = parse_lines(data, report)
@@ -63,7 +63,7 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     header = chunk.objs[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         return None
-    problems = len([q for q in report.problems if q.severity != "info"])
+    problems = report.serious
     return info_from_entries(p, header, chunk.objs[1:], problems=problems, mtime=mtime)
 
 
@@ -71,59 +71,81 @@ def info_from_entries(
     path: str, header: dict[str, Any], entries: Iterable[dict[str, Any]], *, problems: int = 0, mtime: float | None = None
 ) -> SessionInfo:
     """pi's ``SessionInfo`` fields computed from a header and the entries in file order."""
-    message_count = 0
-    first = ""
-    texts: list[str] = []
-    name: str | None = None
-    last_ms: int | None = None
+    builder = InfoBuilder()
     for entry in entries:
+        builder.add(entry)
+    return builder.build(path, header, problems=problems, mtime=mtime)
+
+
+class InfoBuilder:
+    """pi's ``SessionInfo`` fields gathered one entry at a time (file order), for readers that stream.
+
+    ``keep_text=False`` leaves out ``all_messages_text`` (the text of every message, which a
+    listing searches but a one-file summary does not need), so memory stays flat.
+    """
+
+    def __init__(self, *, keep_text: bool = True) -> None:
+        self.message_count = 0
+        self.first = ""
+        self.texts: list[str] | None = [] if keep_text else None
+        self.name: str | None = None
+        self.last_ms: int | None = None
+
+    def add(self, entry: dict[str, Any]) -> None:
+        """Take one entry into account."""
         kind = entry.get("type")
         if kind == "session_info":
             raw = entry.get("name")
-            name = raw.strip() or None if isinstance(raw, str) else None
+            self.name = raw.strip() or None if isinstance(raw, str) else None
         if kind != "message":
-            continue
-        message_count += 1
+            return
+        self.message_count += 1
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant") or "content" not in message:
-            continue
+            return
         ts = message.get("timestamp")
         if isinstance(ts, (int, float)) and not isinstance(ts, bool):
             if math.isfinite(ts):  # 1e400 reads as Infinity, an invalid date for pi
-                last_ms = max(last_ms or 0, int(ts))
+                self.last_ms = max(self.last_ms or 0, int(ts))
         else:
             ms = ms_from_iso(entry.get("timestamp"))
             if ms is not None:
-                last_ms = max(last_ms or 0, ms)
+                self.last_ms = max(self.last_ms or 0, ms)
+        if self.texts is None and self.first:
+            return  # no text to keep and the first message is known
         text = content_text(message.get("content"))
         if not text:
-            continue
-        texts.append(text)
-        if not first and message.get("role") == "user":
-            first = text
-    created_ms = ms_from_iso(header.get("timestamp"))
-    if last_ms:
-        modified = _dt(last_ms)
-    elif created_ms is not None:
-        modified = _dt(created_ms)
-    elif mtime is not None:
-        modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
-    else:
-        modified = datetime.now(timezone.utc)
-    parent = header.get("parentSession")
-    return SessionInfo(
-        path=os.path.abspath(path),
-        id=header["id"],
-        cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
-        name=name,
-        parent_session_path=parent if isinstance(parent, str) else None,
-        created=_dt(created_ms) if created_ms is not None else None,
-        modified=modified,
-        message_count=message_count,
-        first_message=first or "(no messages)",
-        all_messages_text=" ".join(texts),
-        problems=problems,
-    )
+            return
+        if self.texts is not None:
+            self.texts.append(text)
+        if not self.first and message.get("role") == "user":
+            self.first = text
+
+    def build(self, path: str, header: dict[str, Any], *, problems: int = 0, mtime: float | None = None) -> SessionInfo:
+        """The :class:`SessionInfo` of what was added."""
+        created_ms = ms_from_iso(header.get("timestamp"))
+        if self.last_ms:
+            modified = _dt(self.last_ms)
+        elif created_ms is not None:
+            modified = _dt(created_ms)
+        elif mtime is not None:
+            modified = datetime.fromtimestamp(mtime, tz=timezone.utc)
+        else:
+            modified = datetime.now(timezone.utc)
+        parent = header.get("parentSession")
+        return SessionInfo(
+            path=os.path.abspath(path),
+            id=header["id"],
+            cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
+            name=self.name,
+            parent_session_path=parent if isinstance(parent, str) else None,
+            created=_dt(created_ms) if created_ms is not None else None,
+            modified=modified,
+            message_count=self.message_count,
+            first_message=self.first or "(no messages)",
+            all_messages_text=" ".join(self.texts or ()),
+            problems=problems,
+        )
 
 
 def list_sessions(folder: str | os.PathLike[str]) -> list[SessionInfo]:
@@ -169,4 +191,12 @@ def _dt(ms: int) -> datetime:
         return datetime.max.replace(tzinfo=timezone.utc) if ms > 0 else datetime.min.replace(tzinfo=timezone.utc)
 
 
-__all__: list[Any] = ["SessionInfo", "content_text", "info_from_entries", "list_all_sessions", "list_sessions", "session_info"]
+__all__: list[Any] = [
+    "InfoBuilder",
+    "SessionInfo",
+    "content_text",
+    "info_from_entries",
+    "list_all_sessions",
+    "list_sessions",
+    "session_info",
+]

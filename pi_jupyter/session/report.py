@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 ProblemKind = Literal[
     "malformed",  # a line that is not a JSON object
@@ -19,7 +19,16 @@ ProblemKind = Literal[
     "unknown_type",  # an entry type this version does not know; kept, adds nothing to the context
     "migrated",  # the file was migrated from an older version
     "odd_value",  # a header field of an unexpected JSON type; read as unset
+    "no_message",  # a message entry whose 'message' is missing or not an object; adds nothing to the context
+    "bad_context_edit",  # pi 1.x: an edit whose target or replacement is not usable
+    "bad_system_message",  # pi 1.x: a system message with fields of odd types
+    "bad_usage",  # pi 1.x: a usage entry (or compaction usage) with odd numbers
 ]
+
+_INFO_KINDS = ("unknown_type", "migrated")  # the kinds reported with severity "info"
+
+SAMPLE_PER_KIND = 100
+"""Problems of one kind kept in full; beyond that only counted, so a badly damaged file costs no more than a sound one."""
 
 
 class LoadProblem(BaseModel):
@@ -37,10 +46,17 @@ class LoadProblem(BaseModel):
 
 
 class LoadReport(BaseModel):
-    """Every problem found while reading a session file. Nothing reported here was rewritten."""
+    """Every problem found while reading a session file. Nothing reported here was rewritten.
+
+    The first :data:`SAMPLE_PER_KIND` problems of each kind are kept in :attr:`problems`; the
+    rest are only counted, in :attr:`omitted` (kind -> how many more), so two million orphans
+    cost a counter, not two million objects.
+    """
 
     path: str | None = None
     problems: list[LoadProblem] = Field(default_factory=list)
+    omitted: dict[str, int] = Field(default_factory=dict)
+    _counts: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -57,15 +73,40 @@ class LoadReport(BaseModel):
         """Problems of severity ``warning`` (structure that pi tolerates but that looks wrong)."""
         return [p for p in self.problems if p.severity == "warning"]
 
+    @property
+    def total(self) -> int:
+        """How many problems were found, the omitted ones included."""
+        return len(self.problems) + sum(self.omitted.values())
+
+    @property
+    def serious(self) -> int:
+        """How many errors and warnings were found (informational notes left out), the omitted ones included."""
+        listed = sum(1 for p in self.problems if p.severity != "info")
+        return listed + sum(n for kind, n in self.omitted.items() if kind not in _INFO_KINDS)
+
+    def sampled(self, kind: str) -> bool:
+        """True when problems of ``kind`` are only counted from now on (callers can skip building the message)."""
+        return self._counts.get(kind, 0) >= SAMPLE_PER_KIND
+
     def add(self, line: int, kind: ProblemKind, message: str, severity: str = "warning", entry_id: str | None = None) -> None:
-        """Record a problem."""
+        """Record a problem (only count it when :data:`SAMPLE_PER_KIND` of its kind are kept already)."""
+        count = self._counts.get(kind, 0)
+        self._counts[kind] = count + 1
+        if count >= SAMPLE_PER_KIND:
+            self.omitted[kind] = self.omitted.get(kind, 0) + 1
+            return
         self.problems.append(LoadProblem(line=line, kind=kind, message=message, severity=severity, entry_id=entry_id))  # type: ignore[arg-type]
+
+    def omitted_lines(self) -> list[str]:
+        """One line per kind with problems only counted: ``... and 1999900 more orphan problems``."""
+        return [f"... and {n} more {kind} problem(s) (the first {SAMPLE_PER_KIND} are listed)" for kind, n in self.omitted.items()]
 
     def __str__(self) -> str:
         if not self.problems:
             return f"{self.path or 'session'}: no problems"
-        lines = [f"{self.path or 'session'}: {len(self.problems)} problem(s)"]
+        lines = [f"{self.path or 'session'}: {self.total} problem(s)"]
         lines.extend(f"  {p}" for p in self.problems)
+        lines.extend(f"  {row}" for row in self.omitted_lines())
         return "\n".join(lines)
 
 

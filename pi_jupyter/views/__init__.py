@@ -1,7 +1,8 @@
 """Views of a session for people: the tree as a graph (Graphviz or text) and branch comparisons.
 
 Pure Python over the session store (no IPython): :func:`build_graph` is what
-``Session.graph()`` returns, :func:`compare` what ``Session.compare()`` returns. The notebook
+``Session.graph()`` returns, :func:`compare` what ``Session.compare()`` returns (the package root
+provides them to the store through :mod:`pi_jupyter.session.viewers`). The notebook
 widgets (``pi_jupyter.notebook.tree_view``) are built on these.
 """
 

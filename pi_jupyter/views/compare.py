@@ -15,12 +15,15 @@ import difflib
 import html
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ..session.report import EntryNotFoundError, SessionError
+from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
+from .compare_cells import CellComparison, CellRecord, cell_records, compare_cells, resolve_cell_ref
+from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
 
@@ -102,8 +105,10 @@ class AnswerDiff(BaseModel):
         p.text(str(self))
 
     def _repr_html_(self) -> str:
-        left, right = _word_diff_html(self.a, self.b)
-        cell = "vertical-align:top;padding:6px 8px;white-space:pre-wrap;word-break:break-word;border:1px solid #d0d7de;width:50%"
+        left, right = word_diff_html(self.a, self.b)
+        # text-align: JupyterLab right-aligns table cells in outputs
+        cell = "text-align:left;vertical-align:top;padding:6px 8px;white-space:pre-wrap;word-break:break-word"
+        cell += ";border:1px solid #d0d7de;width:50%"
         return (
             '<table class="pi-answer-diff" style="border-collapse:collapse;width:100%;table-layout:fixed">'
             f'<tr><th style="text-align:left;padding:4px 8px">{html.escape(self.a_name)}</th>'
@@ -126,6 +131,20 @@ class Comparison(BaseModel):
     """The deepest entry every branch holds (``None``: they share nothing)."""
     ancestor_preview: str = ""
     branches: list[BranchStats] = Field(default_factory=list)
+    cells: CellComparison | None = None
+    """The branches aligned by notebook cell, when they ran ``%%pi`` cells after the common ancestor."""
+    by: Literal["auto", "cells", "turns"] = "auto"
+    """How it displays: cell by cell when there are cells (``auto``), or turn by turn."""
+
+    def by_turn(self) -> Comparison:
+        """The same comparison, shown turn by turn (the view before cells were aligned)."""
+        return self.model_copy(update={"by": "turns"})
+
+    def by_cell(self) -> Comparison:
+        """The same comparison, shown cell by cell (raises ``ValueError`` when the branches ran no cells)."""
+        if self.cells is None:
+            raise ValueError("these branches ran no notebook cells after their common ancestor; compare them turn by turn")
+        return self.model_copy(update={"by": "cells"})
 
     def branch(self, ref: str | int) -> BranchStats:
         """A branch by position, ref, name, label, leaf id or cell id."""
@@ -196,7 +215,7 @@ class Comparison(BaseModel):
             ("tokens", lambda b: f"{b.tokens:,}"),
             ("input / output", lambda b: f"{b.input_tokens:,} / {b.output_tokens:,}"),
             ("cost", lambda b: digest.cost_text(b.cost)),
-            ("duration", lambda b: _seconds(b.duration_s)),
+            ("duration", lambda b: seconds_text(b.duration_s)),
             ("stop reasons", lambda b: html.escape(", ".join(f"{k} ×{v}" for k, v in sorted(b.stop_reasons.items())) or "–")),
             ("final stop", lambda b: html.escape(b.final_stop_reason or "–")),
             ("final answer", lambda b: html.escape(digest.clip(b.final_answer, 160)) or "<i>none</i>"),
@@ -232,8 +251,17 @@ class Comparison(BaseModel):
             '<div class="pi-comparison">',
             f'<div style="margin:4px 0">{head}</div>',
             self.table_html(),
-            f'<div style="margin:8px 0">{self.figure().svg}</div>',
         ]
+        if self.cells is not None and self.by != "turns":
+            parts.append(
+                f'<div style="margin:8px 0 4px;font-weight:bold">Cell by cell ({len(self.cells.rows)} cell runs)</div>'
+                + self.cells.to_html()
+                + f'<div style="margin:8px 0">{self.cells.figure().svg}</div>'
+                + '<div style="color:#57606a;font-size:90%">Turn by turn: <code>comparison.by_turn()</code> '
+                + "or <code>%pi compare --turns …</code></div></div>"
+            )
+            return "".join(parts)
+        parts.append(f'<div style="margin:8px 0">{self.figure().svg}</div>')
         if len(self.branches) == 2:
             parts.append(self.diff()._repr_html_())
         else:
@@ -247,7 +275,7 @@ class Comparison(BaseModel):
             lines.append(
                 f"{b.name}: {plural(b.turns, 'turn')}, {plural(b.tool_calls, 'tool call')}, {plural(b.tokens, 'token')}, "
                 f"{digest.cost_text(b.cost)}, "
-                f"{_seconds(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
+                f"{seconds_text(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
         return "\n".join(lines)
 
@@ -271,11 +299,16 @@ class HtmlTable:
 # ------------------------------------------------------------------------------ building
 
 
-def compare(session: Session, *refs: str, limit: int = 12) -> Comparison:
+def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "cells", "turns"] = "auto") -> Comparison:
     """Compare the branches ending at ``refs`` (see :meth:`Session.compare`).
 
     One ref compares it with the current leaf; none compares the ``limit`` most recent tips.
+    A ref is an entry id or prefix, a label, ``root``, a cell id (its latest run), ``CELL@2``
+    (its second run) or ``In[20]`` (the cell run with execution count 20). ``by``: show cell
+    by cell when the branches ran notebook cells (``auto``, the default), or ``turns``.
     """
+    if by not in ("auto", "cells", "turns"):
+        raise ValueError(f"Session.compare(): by must be 'auto', 'cells' or 'turns', not {by!r}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 2:
         raise ValueError(f"Session.compare(): limit must be an integer of at least 2, got {limit!r}")
     entries = session.raw_entries()
@@ -289,9 +322,9 @@ def compare(session: Session, *refs: str, limit: int = 12) -> Comparison:
             if session.leaf_id is None:
                 raise SessionError("Session.compare(): one ref is compared with the current leaf, and there is none")
             names.append(session.leaf_id)
-    ends = digest.cell_ends(entries)
+    records = cell_records(entries)
     cells = digest.cell_records(entries)
-    leaves = [_resolve(session, ref, ends) for ref in names]
+    leaves = [_resolve(session, ref, records) for ref in names]
     paths = [digest.branch_of(session, leaf) for leaf in leaves]
     ancestor_at = _common_prefix(paths)
     shared = [e for e in paths[0][:ancestor_at] if not digest.is_transparent(e)]
@@ -299,23 +332,37 @@ def compare(session: Session, *refs: str, limit: int = 12) -> Comparison:
     labels = session.labels
     branches = [_branch(ref, leaf, path, ancestor_at, labels, cells) for ref, leaf, path in zip(names, leaves, paths, strict=True)]
     _unique_names(branches)
+    by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at) if by != "turns" else None
+    if by == "cells" and by_cell is None:
+        raise SessionError("Session.compare(by='cells'): the branches ran no notebook cells after their common ancestor")
     return Comparison(
         session_id=session.id,
         ancestor_id=ancestor["id"] if ancestor is not None else None,
         ancestor_preview=digest.preview(digest.entry_text(ancestor), 80) if ancestor is not None else "",
         branches=branches,
+        cells=by_cell,
+        by=by,
     )
 
 
-def _resolve(session: Session, ref: Any, ends: dict[str, str]) -> str:
+def _resolve(session: Session, ref: Any, records: list[CellRecord]) -> str:
     if not isinstance(ref, str) or not ref:
-        raise TypeError(f"Session.compare(): refs are entry ids, labels or cell ids (strings), got {ref!r}")
+        raise TypeError(f"Session.compare(): refs are entry ids, labels, root, In[n] or cell ids (strings), got {ref!r}")
+    if ref == "root" and "root" not in session:
+        roots = session.tree()
+        if not roots:
+            raise SessionError("Session.compare(): 'root' names the first entry, and the session is empty")
+        return digest.as_text(roots[0].entry.get("id"))
     try:
         eid = session.resolve(ref)
     except EntryNotFoundError:
-        if ref not in ends:
+        try:
+            end = resolve_cell_ref(ref, records)
+        except LookupError as exc:
+            raise SessionError(f"Session.compare(): {exc}") from None
+        if end is None:
             raise EntryNotFoundError(ref, session.path) from None
-        eid = ends[ref]
+        eid = end
     entry = session.raw_entry(eid)
     while digest.is_transparent(entry):
         parent = entry.get("parentId")
@@ -419,6 +466,10 @@ def _branch(
             turn_end = ms
         if entry.get("type") == "model_change":
             stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
+        elif entry.get("type") in SPENDING_ENTRY_TYPES:  # pi 1.x: summaries and other calls outside the conversation
+            tokens, cost, _ = digest.usage(entry)
+            stats.tokens += tokens
+            stats.cost += cost
         msg = digest.message(entry)
         if msg is None:
             continue
@@ -468,45 +519,13 @@ def _unique_names(branches: list[BranchStats]) -> None:
             b.name = f"{b.name} ({b.leaf_id[:8]})"
 
 
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value < 60:
-        return f"{value:.1f} s"
-    return f"{int(value // 60)} min {value % 60:.0f} s"
-
-
-_WORD = re.compile(r"\s+|[^\s]+")
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def _word_diff_html(a: str, b: str) -> tuple[str, str]:
-    wa, wb = _words(a), _words(b)
-    left: list[str] = []
-    right: list[str] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
-        old, new = html.escape("".join(wa[i1:i2])), html.escape("".join(wb[j1:j2]))
-        if op == "equal":
-            left.append(old)
-            right.append(new)
-            continue
-        if old:
-            left.append(f'<del style="background:#ffebe9;color:#82071e;text-decoration:line-through">{old}</del>')
-        if new:
-            right.append(f'<ins style="background:#dafbe1;color:#116329;text-decoration:none">{new}</ins>')
-    return "".join(left), "".join(right)
-
-
 def _answers_html(branches: list[BranchStats]) -> str:
     cells = []
     for i, b in enumerate(branches):
         color = PALETTE[i % len(PALETTE)]
         text = html.escape(digest.clip(b.final_answer, ANSWER_PREVIEW)) or "<i>no answer</i>"
         cells.append(
-            '<div style="flex:1 1 220px;min-width:200px;border:1px solid #d0d7de;padding:6px 8px;white-space:pre-wrap">'
+            '<div style="flex:1 1 220px;min-width:200px;border:1px solid #d0d7de;padding:6px 8px;white-space:pre-wrap;text-align:left">'
             f'<div style="font-weight:bold;color:{color}">{html.escape(b.name)}</div>{text}</div>'
         )
     return '<div class="pi-answers" style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cells) + "</div>"

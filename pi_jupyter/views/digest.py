@@ -229,6 +229,18 @@ def usage(msg: dict[str, Any]) -> tuple[int, float, dict[str, int]]:
     return total, dollars, parts
 
 
+def usage_brief(msg: dict[str, Any]) -> tuple[int, float]:
+    """``(total tokens, cost in dollars)`` of an assistant message (as :func:`usage`, without the split)."""
+    raw = msg.get("usage")
+    if not isinstance(raw, dict):
+        return 0, 0.0
+    total = count(raw.get("totalTokens"))
+    if not total:
+        total = sum(count(raw.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    cost = raw.get("cost")
+    return total, (_float(cost.get("total")) if isinstance(cost, dict) else 0.0)
+
+
 def tool_calls(msg: dict[str, Any]) -> list[dict[str, Any]]:
     """The tool-call blocks of an assistant message."""
     content = msg.get("content")
@@ -304,6 +316,8 @@ def cost_text(dollars: float) -> str:
 def count(value: Any) -> int:
     """A token count from the file: a finite number as an integer; anything else (a string,
     ``NaN``, ``1e400``, which reads as infinity) is 0."""
+    if type(value) is int:  # the common case first (a bool is not an int here)
+        return value if -(2**1000) < value < 2**1000 else 0  # beyond a double: JavaScript's Infinity
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     if isinstance(value, int):

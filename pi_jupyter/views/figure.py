@@ -47,6 +47,8 @@ def per_turn_chart(
     *,
     width: int = 660,
     panel_height: int = 150,
+    unit: str = "turn",
+    ticks: Sequence[str] | None = None,
 ) -> SvgFigure:
     """Two panels (tokens, cost) with one series per branch, x = turn after the common ancestor.
 
@@ -66,13 +68,13 @@ def per_turn_chart(
         out.append(f'<rect x="{x}" y="{y + 2}" width="12" height="10" fill="{color}"/>')
         out.append(f'<text x="{x + 17}" y="{y + 11}" fill="#24292f">{html.escape(digest.clip(name, 34))}</text>')
     top = legend_h
-    out.extend(_panel("tokens per turn", names, tokens, digest.tokens_text, top, width, panel_height))
-    out.extend(_panel("cost per turn (USD)", names, costs, digest.cost_text, top + panel_height + 34, width, panel_height))
+    out.extend(_panel(f"tokens per {unit}", names, tokens, digest.tokens_text, top, width, panel_height, unit, ticks))
+    out.extend(_panel(f"cost per {unit} (USD)", names, costs, digest.cost_text, top + panel_height + 34, width, panel_height, unit, ticks))
     out.append("</svg>")
     return SvgFigure(svg="\n".join(out))
 
 
-def _panel(title, names, series, fmt, top: int, width: int, height: int) -> list[str]:  # type: ignore[no-untyped-def]
+def _panel(title, names, series, fmt, top: int, width: int, height: int, unit: str = "turn", ticks=None) -> list[str]:  # type: ignore[no-untyped-def]
     left, right = 58, 12
     plot_w = width - left - right
     y0 = top + 18
@@ -86,14 +88,15 @@ def _panel(title, names, series, fmt, top: int, width: int, height: int) -> list
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#57606a">{html.escape(fmt(value))}</text>')
     if turns == 0:
         middle = f'x="{left + plot_w / 2}" y="{y0 + height / 2}" text-anchor="middle"'
-        out.append(f'<text {middle} fill="#57606a">no turns after the common ancestor</text>')
+        out.append(f'<text {middle} fill="#57606a">no {unit}s after the common ancestor</text>')
         return out
     slot = plot_w / turns
     label_every = max(1, math.ceil(turns / 20))
     for t in range(turns):
         if t % label_every == 0 or t == turns - 1:
             cx = left + slot * (t + 0.5)
-            out.append(f'<text x="{cx:.1f}" y="{y0 + height + 13}" text-anchor="middle" fill="#57606a">{t + 1}</text>')
+            tick = html.escape(ticks[t]) if ticks is not None and t < len(ticks) else str(t + 1)
+            out.append(f'<text x="{cx:.1f}" y="{y0 + height + 13}" text-anchor="middle" fill="#57606a">{tick}</text>')
 
     def y_of(v: float) -> float:
         return y0 + height - height * (v / peak)
@@ -109,7 +112,7 @@ def _panel(title, names, series, fmt, top: int, width: int, height: int) -> list
                 y = y_of(v)
                 out.append(
                     f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar_w:.1f}" height="{y0 + height - y:.1f}" fill="{color}">'
-                    f"<title>{name}, turn {t + 1}: {html.escape(fmt(v))}</title></rect>"
+                    f"<title>{name}, {unit} {t + 1}: {html.escape(fmt(v))}</title></rect>"
                 )
         else:
             points = " ".join(f"{left + slot * (t + 0.5):.1f},{y_of(v):.1f}" for t, v in enumerate(values))
@@ -117,6 +120,6 @@ def _panel(title, names, series, fmt, top: int, width: int, height: int) -> list
             for t, v in enumerate(values):
                 out.append(
                     f'<circle cx="{left + slot * (t + 0.5):.1f}" cy="{y_of(v):.1f}" r="2.4" fill="{color}">'
-                    f"<title>{name}, turn {t + 1}: {html.escape(fmt(v))}</title></circle>"
+                    f"<title>{name}, {unit} {t + 1}: {html.escape(fmt(v))}</title></circle>"
                 )
     return out

@@ -15,12 +15,16 @@ SVG maps back to entries (:attr:`GraphModel.nodes`). Displaying the graph uses a
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import html
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..session.context_edits import context_edit_marks
 from ..session.report import CycleError
 from . import digest
 from .digest import plural
@@ -97,6 +101,9 @@ class GraphModel:
     options: GraphOptions
     title: str = ""
     entry_count: int = 0
+    """Every entry in the file (what ``len(session)``, ``%pi open`` and ``pi-jupyter info`` count)."""
+    hidden_count: int = 0
+    """Of those, checkout markers and cell records: dead-end children that are never drawn."""
     turn_count: int = 0
     tip_count: int = 0
     folded_runs: int = 0
@@ -117,7 +124,10 @@ class GraphModel:
 
     def facts(self) -> list[str]:
         """Sizes, the leaf, and what was folded (the header without the title)."""
-        parts = [plural(self.entry_count, "entry", "entries"), plural(self.turn_count, "turn"), plural(self.tip_count, "tip")]
+        entries = plural(self.entry_count, "entry", "entries")
+        if self.hidden_count:
+            entries += f" ({self.hidden_count:,} of them cell records and checkout markers, not drawn)"
+        parts = [entries, plural(self.turn_count, "turn"), plural(self.tip_count, "tip")]
         leaf = self.nodes.get(self.leaf) if self.leaf else None
         parts.append(f"leaf {leaf.last_id if leaf is not None else '(before the first entry)'}")
         folded = []
@@ -167,6 +177,25 @@ class GraphModel:
 
 def build_model(session: Session, options: GraphOptions) -> GraphModel:
     """Build the :class:`GraphModel` of ``session`` (pure Python; no Graphviz needed)."""
+    # the walk allocates a few objects per entry and frees none of them until it is done:
+    # the cyclic collector would rescan them again and again (half the time at 100k entries)
+    with gc_paused():
+        return _build_model(session, options)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a burst of allocations (reference counting still frees)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _build_model(session: Session, options: GraphOptions) -> GraphModel:
     roots = session.tree()
     entries = session.raw_entries()
     cells = digest.cell_records(entries)
@@ -188,17 +217,32 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
     )
 
     def path_of(entry_id: str) -> list[dict[str, Any]]:
-        return digest.branch_of(session, entry_id)
+        # a compaction's context is its summary plus what it kept: walk up to its first kept
+        # entry only (a walk to the root per compaction made 100k-entry sessions slow)
+        entry = digest.lookup(session, entry_id)
+        stop = entry.get("firstKeptEntryId") if entry is not None else None
+        out: list[dict[str, Any]] = []
+        cur = entry
+        while cur is not None and len(out) < 100_000:
+            out.append(cur)
+            if cur.get("id") == stop:
+                return out[::-1]
+            parent = cur.get("parentId")
+            cur = digest.lookup(session, parent) if isinstance(parent, str) and parent else None
+        return digest.branch_of(session, entry_id)  # no kept entry on the path: the whole branch, as the rebuild does
 
     nodes: dict[str, GraphNode] = {}
+    marks = context_edit_marks(entries)  # pi 1.x context edits: the tree marks edited and dropped entries
     for shown in layout.nodes:
-        nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+        node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+        node.context_edits = {eid: marks[eid] for eid in node.entry_ids if eid in marks} if marks else {}
     edges: list[tuple[str, str]] = []
     for shown in layout.nodes:
         node = nodes[shown.key]
         node.parent = shown.parent.key if shown.parent is not None else None
         node.children = [c.key for c in shown.children]
         edges.extend((shown.key, c.key) for c in shown.children)
+        node.search = f"{node.search} {shown_text(node, options)}"
     by_entry = {}
     for unit in units.units:
         key = layout.by_unit[id(unit)].key
@@ -219,7 +263,8 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
         path=path,
         options=options,
         title=name,
-        entry_count=sum(1 for e in entries if not digest.is_transparent(e)),
+        entry_count=len(entries),
+        hidden_count=sum(1 for e in entries if digest.is_transparent(e)),
         turn_count=sum(u.turns for u in units.units),
         tip_count=sum(1 for u in units.units if not u.children),
         folded_runs=layout.folded_runs,
@@ -228,6 +273,25 @@ def build_model(session: Session, options: GraphOptions) -> GraphModel:
         by_entry=by_entry,
         problem=problem,
     )
+
+
+def shown_text(node: GraphNode, options: GraphOptions) -> str:
+    """Lower-case text of everything a node's box and tooltip show (badges, stats, errors, models), for search."""
+    parts = [node.tooltip, " ".join(stat_parts(node))]
+    if node.is_leaf:
+        parts.append("current leaf")
+    if len(node.children) > 1:
+        parts.append(f"{len(node.children)} branches")
+    if node.error:
+        parts.append("error " + digest.error_summary(node.error)[:2000])
+    if node.aborts or node.status == "aborted":
+        parts.append("aborted")
+    if node.status == "length":
+        parts.append("cut at max tokens")
+    parts.extend(f"model {m}" for m in node.models)
+    if node.summary:
+        parts.append(node.summary[:2000])
+    return " ".join(parts).lower()
 
 
 def _visible_leaf(session: Session) -> str | None:

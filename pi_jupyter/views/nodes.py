@@ -13,7 +13,8 @@ from .layout import Shown
 from .units import Unit, last_assistant
 
 TOOLTIP_CHARS = 400
-SEARCH_CHARS = 20_000
+SEARCH_CHARS = 4_000
+"""Characters of folded turns' prompts a fold's own search text holds (the kernel searches every entry anyway)."""
 
 
 @dataclass(slots=True)
@@ -63,6 +64,8 @@ class GraphNode:
     search: str = ""
     """Lower-case text the TreeView's search looks in (labels, previews, ids)."""
     target: str | None = None
+    context_edits: dict[str, str] = field(default_factory=dict)
+    """Entries inside whose model-visible content a pi 1.x ``context_edit`` changed: id -> ``edited`` or ``dropped``."""
 
     @property
     def entries(self) -> int:
@@ -107,7 +110,10 @@ class GraphNode:
             "firstId": self.first_id,
             "lastId": self.last_id,
             "target": self.target_id,
+            "parent": self.parent,
+            "children": self.children,
             "search": self.search,
+            "contextEdits": self.context_edits,
         }
 
 
@@ -282,7 +288,7 @@ def _describe_compaction(node: GraphNode, unit: Unit, limit: int, path_of: Calla
 
 def estimate_context_tokens(path: list[RawEntry]) -> int:
     """An estimate (characters / 4) of the context a branch ending at ``path[-1]`` rebuilds to."""
-    from ..session.index import context_from_path
+    from ..session.rebuild import context_from_path
 
     chars = 0
     for msg in context_from_path(path)["messages"]:

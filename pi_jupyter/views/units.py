@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..session.index import TreeNode
+from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
 from .digest import RawEntry
 
@@ -217,13 +218,17 @@ def _annotate(
             unit.has_label_entry = True
         elif etype == "custom_message":
             conversation = True
+        elif etype in SPENDING_ENTRY_TYPES:  # pi 1.x: model calls outside the conversation count too
+            tokens, cost, _ = digest.usage(entry)
+            unit.tokens += tokens
+            unit.cost += cost
         msg = digest.message(entry)
         if msg is None:
             continue
         conversation = True
         r = msg.get("role")
         if r == "assistant":
-            tokens, cost, _ = digest.usage(msg)
+            tokens, cost = digest.usage_brief(msg)
             unit.tokens += tokens
             unit.cost += cost
             unit.tool_calls += len(digest.tool_calls(msg))

@@ -46,7 +46,9 @@ if (!NODE_MODULES) {
 	console.error("set PI_NODE_MODULES to the node_modules folder that holds @mariozechner/pi-coding-agent");
 	process.exit(2);
 }
-const DIST = path.join(NODE_MODULES, "@mariozechner", "pi-coding-agent", "dist");
+// @mariozechner/pi-coding-agent (0.x) or @earendil-works/pi-coding-agent (1.x)
+const PACKAGE = process.env.PI_PACKAGE || "@mariozechner/pi-coding-agent";
+const DIST = path.join(NODE_MODULES, ...PACKAGE.split("/"), "dist");
 const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
 const { SessionManager, buildSessionContext } = await load("core/session-manager.js");
 const { convertToLlm } = await load("core/messages.js");

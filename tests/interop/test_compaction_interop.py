@@ -38,8 +38,9 @@ from pi_jupyter.compaction import (
 )
 from pi_jupyter.compaction.entries import message_for_branch_summary, message_for_compaction
 from pi_jupyter.session import Session
-from pi_jupyter.session.index import EntryIndex, context_from_path
+from pi_jupyter.session.index import EntryIndex
 from pi_jupyter.session.migrate import migrate
+from pi_jupyter.session.rebuild import context_from_path
 
 pytestmark = pytest.mark.interop
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from ..policy import PathNotAllowed, Policy, tool_output_dir
 from ..tools import P, Tool, ToolContext, ToolResult, redact_result  # redact_result: re-exported, it lived here
+from .safe_open import PathChanged, open_resolved
 
 __all__ = ["BuiltinTool", "ToolError", "new_output_path", "redact_result"]
 
@@ -55,6 +56,20 @@ class BuiltinTool(Tool[P]):
             return self.policy.check_path(path, cwd=self.work_dir(ctx), access=access)
         except PathNotAllowed as exc:
             raise ToolError(str(exc)) from None
+
+    def open_path(
+        self, path: str, ctx: ToolContext, access: Literal["read", "write"], flags: int, *, make_parents: bool = False
+    ) -> tuple[int, str]:
+        """Check ``path`` (:meth:`resolve`) and open the checked real path without following a symlink
+        that appeared since (:func:`~.safe_open.open_resolved`): ``(fd, real path)``. The caller closes ``fd``."""
+        real = self.resolve(path, ctx, access)
+        try:
+            return open_resolved(real, flags, make_parents=make_parents), real
+        except PathChanged as exc:
+            raise ToolError(f"Path not allowed: {exc.strerror}.") from None
+        except OSError as exc:
+            exc.filename = real  # the path that was checked, for the tool's message
+            raise
 
     async def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
         """Run :meth:`run`; errors become error results."""

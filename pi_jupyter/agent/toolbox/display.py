@@ -17,7 +17,7 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-__all__ = ["MAX_TABLE_ROWS", "html_to_text", "value_to_display"]
+__all__ = ["MAX_TABLE_ROWS", "bundle_to_text", "html_to_text", "value_to_display"]
 
 MAX_TABLE_ROWS = 60
 MAX_TABLE_COLS = 30
@@ -191,3 +191,37 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
         if key != "text/plain" and not key.startswith("image/") and len(bundle[key]) > _MAX_RICH_CHARS:
             del bundle[key]
     return text, bundle
+
+
+_MAX_DISPLAY_TEXT = 4000
+
+
+def bundle_to_text(bundle: dict[str, Any]) -> str:
+    """What the model reads of a ``display()`` made by tool code: ``[display text/html, text/plain]`` and its text.
+
+    The text is the Markdown, else a ``text/plain`` that says more than a class name, else the
+    HTML as text, else LaTeX or JSON (cut at 4,000 characters); images are named, not sent.
+    """
+    kinds = [k for k in bundle if isinstance(k, str)]
+    plain = bundle.get("text/plain")
+    text: str | None = None
+    if isinstance(bundle.get("text/markdown"), str):
+        text = bundle["text/markdown"]
+    elif isinstance(plain, str) and plain.strip() and not _BARE_REPR.match(plain.strip()):
+        text = plain
+    elif isinstance(bundle.get("text/html"), str):
+        text = html_to_text(bundle["text/html"])
+    elif isinstance(bundle.get("text/latex"), str):
+        text = bundle["text/latex"]
+    elif "application/json" in bundle:
+        try:
+            text = json.dumps(bundle["application/json"], ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = None
+    images = [k for k in kinds if k.startswith("image/")]
+    head = f"[display {', '.join(kinds)}" + (f"; {', '.join(images)} shown to the user, not sent to the model]" if images else "]")
+    if not text or not text.strip():
+        return head + "\n"
+    if len(text) > _MAX_DISPLAY_TEXT:
+        text = text[:_MAX_DISPLAY_TEXT] + f"\n[display text cut at {_MAX_DISPLAY_TEXT} characters]"
+    return f"{head}\n{text.rstrip()}\n"

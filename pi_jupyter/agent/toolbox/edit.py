@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
+from .safe_open import check_writable
 
 __all__ = ["EditParams", "EditTool", "Replacement", "apply_edits", "generate_diff", "normalize_for_fuzzy_match"]
 
@@ -251,21 +252,28 @@ class EditTool(BuiltinTool[EditParams]):
     async def run(self, args: EditParams, ctx: ToolContext) -> ToolResult:
         if not args.edits:
             raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
-        path = self.resolve(args.path, ctx, "write")
-        if not os.path.isfile(path) or not os.access(path, os.R_OK | os.W_OK):
-            code = errno.errorcode.get(errno.ENOENT if not os.path.exists(path) else errno.EACCES, "ENOENT")
-            if os.path.isdir(path):
-                code = "EISDIR"
-            raise ToolError(f"Could not edit file: {args.path}. Error code: {code}.")
-        with open(path, "rb") as fh:
+        try:
+            fd, path = self.open_path(args.path, ctx, "write", os.O_RDWR | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            code = errno.errorcode.get(exc.errno or errno.EACCES, "EACCES")
+            raise ToolError(f"Could not edit file: {args.path}. Error code: {code}.") from None
+        # Read, change and write through one descriptor with no await in between: parallel
+        # calls on one file cannot interleave, and the file written is the file read.
+        with os.fdopen(fd, "r+b") as fh:
+            try:
+                check_writable(fd, path)
+            except IsADirectoryError:
+                raise ToolError(f"Could not edit file: {args.path}. Error code: EISDIR.") from None
+            except OSError as exc:
+                raise ToolError(f"Could not edit file: {args.path}: {exc.strerror}.") from None
             raw = fh.read().decode("utf-8", errors="replace")
-        bom = "\ufeff" if raw.startswith("\ufeff") else ""
-        text = raw[len(bom) :]
-        ending = detect_line_ending(text)
-        base, new = apply_edits(normalize_to_lf(text), [(e.oldText, e.newText) for e in args.edits], args.path)
-        final = bom + (new.replace("\n", "\r\n") if ending == "\r\n" else new)
-        # Read, change and write with no await in between: parallel calls on one file cannot interleave.
-        with open(path, "wb") as fh:
+            bom = "\ufeff" if raw.startswith("\ufeff") else ""
+            text = raw[len(bom) :]
+            ending = detect_line_ending(text)
+            base, new = apply_edits(normalize_to_lf(text), [(e.oldText, e.newText) for e in args.edits], args.path)
+            final = bom + (new.replace("\n", "\r\n") if ending == "\r\n" else new)
+            fh.seek(0)
+            fh.truncate()
             fh.write(final.encode("utf-8"))
         diff, first = generate_diff(base, new)
         details: dict[str, Any] = {"diff": diff}

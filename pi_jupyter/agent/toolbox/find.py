@@ -72,7 +72,7 @@ class FindTool(BuiltinTool[FindParams]):
 
         def search_tree() -> tuple[list[str], bool]:
             found: list[str] = []
-            for entry in walk(search, ignore_files=(".gitignore", ".ignore", ".fdignore"), stop=stop):
+            for entry in walk(search, ignore_files=(".gitignore", ".ignore", ".fdignore"), stop=stop, resolved_root=True):
                 target = entry.path.replace(os.sep, "/").lstrip("/") if full_path else entry.rel.rsplit("/", 1)[-1]
                 if regex.match(target) is None:
                     continue

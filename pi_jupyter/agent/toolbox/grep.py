@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import stat
 import threading
 from typing import Any, ClassVar
 
@@ -81,23 +82,22 @@ def prescan_regex(regex: re.Pattern[str]) -> re.Pattern[str] | None:
         return None
 
 
-def _file_matches(path: str, regex: re.Pattern[str], context: int, prescan: re.Pattern[str] | None = None):
-    """Yield ``(line number, [(n, text), ...])`` per matching line, with ``context`` lines around it.
+def _file_matches(fd: int, regex: re.Pattern[str], context: int, prescan: re.Pattern[str] | None = None):
+    """Yield ``(line number, [(n, text), ...])`` per matching line of the open file ``fd`` (closed at the end).
 
     Lines are split as pi shows them: on ``\\n`` with ``\\r`` removed without context, on any
     line break with context. Files up to 32 MB are read whole (and skipped at once when the
     prescan finds nothing); bigger ones are streamed line by line, so a huge data file costs
-    no memory.
+    no memory. Anything but a regular file (a pipe, a device) is skipped.
     """
-    try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by the with below, also when the caller stops early
-    except OSError:
-        return
-    with fh:
+    with os.fdopen(fd, "rb") as fh:
         try:
-            size = os.fstat(fh.fileno()).st_size
+            st = os.fstat(fd)
         except OSError:
             return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        size = st.st_size
         head = fh.read(8192)
         if b"\x00" in head:  # binary, as ripgrep decides it
             return
@@ -179,25 +179,34 @@ class GrepTool(BuiltinTool[GrepParams]):
                     ignore_files=(".gitignore", ".ignore", ".rgignore"),
                     stop=stop,
                     skip_dir=lambda e: glob is not None and glob.prunes_dir(e.rel),
+                    resolved_root=True,
                 )
                 if not e.is_dir
             )
-            candidates = ((e.path, e.rel, e.is_link) for e in files)
+            candidates = ((e.path, e.rel, e) for e in files)
         else:
-            candidates = iter([(search, os.path.basename(search), False)])
+            candidates = iter([(search, os.path.basename(search), None)])
         prescan = prescan_regex(regex)
         out: list[str] = []
         matches = 0
         limit_reached = False
         lines_truncated = False
-        for path, rel, is_link in candidates:
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+        for path, rel, entry in candidates:
             if stop():
                 break
             if glob is not None and is_dir and not glob.wants_file(rel):
                 continue
-            if is_link and self.policy.path_violation(path, cwd=self.work_dir(ctx), access="read"):
-                continue  # a link pointing outside the allowed area is not followed
-            for number, block in _file_matches(path, regex, context, prescan):
+            try:
+                if entry is not None and not entry.is_link:
+                    fd = entry.open(flags)  # through the walk's folder descriptor, refusing a link swapped in
+                else:
+                    # checked and opened without following a link swapped in since; a link
+                    # pointing outside the allowed area is not followed
+                    fd, _real = self.open_path(path, ctx, "read", flags)
+            except (ToolError, OSError):
+                continue
+            for number, block in _file_matches(fd, regex, context, prescan):
                 if matches >= limit:
                     limit_reached = True
                     break

@@ -38,31 +38,37 @@ class LsTool(BuiltinTool[LsParams]):
     path_args: ClassVar = {"path": "read"}
 
     async def run(self, args: LsParams, ctx: ToolContext) -> ToolResult:
-        path = self.resolve(args.path or ".", ctx, "read")
         limit = args.limit if args.limit is not None else DEFAULT_LIMIT
         if limit < 1:
             raise ToolError(f"limit must be 1 or more, got {limit}")
-        if not os.path.exists(path):
-            raise ToolError(f"Path not found: {path}")
-        if not os.path.isdir(path):
-            raise ToolError(f"Not a directory: {path}")
         try:
-            names = os.listdir(path)
+            fd, path = self.open_path(args.path or ".", ctx, "read", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except FileNotFoundError as exc:
+            raise ToolError(f"Path not found: {exc.filename}") from None
+        except NotADirectoryError as exc:
+            raise ToolError(f"Not a directory: {exc.filename}") from None
         except OSError as exc:
             raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from None
-        names.sort(key=lambda n: (n.lower(), n))
-        results: list[str] = []
-        limit_reached = False
-        for name in names:
-            if len(results) >= limit:
-                limit_reached = True
-                break
-            full = os.path.join(path, name)
-            try:
-                st = os.stat(full)  # follows symlinks; a broken link is skipped, as in pi
-            except OSError:
-                continue
-            results.append(name + ("/" if stat.S_ISDIR(st.st_mode) else ""))
+        try:
+            # listed through the opened folder, not its name: a folder swapped meanwhile is not listed
+            names = os.listdir(fd) if os.listdir in os.supports_fd else os.listdir(path)
+            names.sort(key=lambda n: (n.lower(), n))
+            results: list[str] = []
+            limit_reached = False
+            for name in names:
+                if len(results) >= limit:
+                    limit_reached = True
+                    break
+                try:
+                    # follows symlinks (for the / only); a broken link is skipped, as in pi
+                    st = os.stat(name, dir_fd=fd) if os.stat in os.supports_dir_fd else os.stat(os.path.join(path, name))
+                except OSError:
+                    continue
+                results.append(name + ("/" if stat.S_ISDIR(st.st_mode) else ""))
+        except OSError as exc:
+            raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
         if not results:
             return ToolResult.text("(empty directory)")
         truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)

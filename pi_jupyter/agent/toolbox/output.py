@@ -3,19 +3,24 @@
 Bytes are decoded incrementally as UTF-8; only a rolling tail is kept for the model's
 (tail-truncated) view. Once the output passes a limit, everything is also written to a
 file in :func:`~pi_jupyter.agent.policy.tool_output_dir` that the result names. Unlike
-pi, that file is redacted line by line before it is written: it is persisted output too.
+pi, that file is redacted line by line before it is written: it is persisted output too; and
+when the view starts inside one long line, the piece of a word it starts with is dropped (it
+may be the end of a secret whose start was cut off).
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from typing import IO
 
-from ..redact import redact
+from ..redact import redact, stream_safe_length
 from .base import new_output_path
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 __all__ = ["OutputAccumulator"]
+
+_LEADING_PIECE = re.compile(r"\S{1,512}(?=\s)")
 
 
 class OutputAccumulator:
@@ -92,6 +97,10 @@ class OutputAccumulator:
         assert self._file is not None
         data = self._pending_line + text
         cut = data.rfind("\n")
+        if cut != -1 and "-----BEGIN" in data and len(data) <= 1 << 20:
+            # Whole lines, but not into a private key still being written: its lines come one
+            # by one and only the END line makes the block recognisable.
+            cut = data.rfind("\n", 0, stream_safe_length(data))
         if cut == -1:
             self._pending_line = data
             if len(data) > 1 << 20:  # one enormous line: write it anyway, bounded memory wins
@@ -136,6 +145,13 @@ class OutputAccumulator:
     def snapshot(self) -> TruncationResult:
         """The tail-truncated view, with totals over everything seen."""
         tail = truncate_tail(self._snapshot_text(), self.max_lines, self.max_bytes)
+        if tail.last_line_partial:
+            # The view starts inside one long line, perhaps inside a secret whose start was
+            # cut off, which redaction cannot recognise: the leading piece of a word goes too.
+            cut = _LEADING_PIECE.match(tail.content)
+            if cut is not None:
+                content = tail.content[cut.end() :]
+                tail = tail.model_copy(update={"content": content, "output_bytes": len(content.encode("utf-8"))})
         truncated = self._needs_file()
         by = tail.truncated_by or ("bytes" if self.total_bytes > self.max_bytes else "lines") if truncated else None
         return tail.model_copy(

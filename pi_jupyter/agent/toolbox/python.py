@@ -7,6 +7,13 @@ when long). Rich values become text for the model (see :mod:`.display`); their M
 bundle, images included, goes to ``details["result"]`` for the widget, and images reach the
 model only with ``send_images=True``. Exceptions give a short traceback of the code's frames.
 
+``display()`` in the code. In a notebook, ``ctx.extra["display_capture"]`` (given by the
+notebook layer) routes what the code's thread displays through this tool: every string of
+the bundle is redacted before the notebook shows it (HTML, Markdown, any MIME type), and the
+model reads it in the output, in order with the prints, as ``[display text/html, ...]`` and
+its text (see :func:`.display.bundle_to_text`). ``clear_output()`` from tool code is ignored:
+it would clear the cell that shows the agent.
+
 Threads and timeouts. Synchronous code runs in a worker thread so the event loop (the
 kernel's) keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot
 be killed: on timeout or abort the thread is asked to stop by raising
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import ctypes
 import inspect
 import itertools
@@ -38,9 +46,10 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from ...messages import ImageContent, TextContent
+from ..redact import redact_value
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
-from .display import value_to_display
+from .display import bundle_to_text, value_to_display
 from .output import OutputAccumulator
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -86,6 +95,17 @@ class _Run:
         self.chunks: list[str] = []
         self.lock = threading.Lock()
         self.discard = False
+
+    def on_display(self, data: Any, metadata: Any) -> tuple[Any, Any] | None:
+        """A display the code made: redacted for the notebook, its text added to the output for the model."""
+        with self.lock:
+            if self.discard:
+                return None  # a run that outlived its call shows nothing more
+        data = redact_value(data) if isinstance(data, dict) else data
+        metadata = redact_value(metadata) if isinstance(metadata, dict) else metadata
+        if isinstance(data, dict):
+            self.sink("display", bundle_to_text(data))
+        return data, metadata
 
     def sink(self, _stream: str, text: str) -> None:
         with self.lock:
@@ -194,16 +214,17 @@ class PythonTool(BuiltinTool[PythonParams]):
                 snap = output.snapshot()
                 ctx.update(ToolResult.text(snap.content))
 
+        capture = ctx.extra.get("display_capture") if ctx.extra else None
         if is_async:
-            status = await self._run_async(body, expr, ns, state, timeout, ctx)
+            status = await self._run_async(body, expr, ns, state, timeout, ctx, capture)
         elif not self.in_thread:
-            _execute(body, expr, ns, state)
+            _execute(body, expr, ns, state, capture)
         else:
             loop = asyncio.get_running_loop()
             finished = loop.create_future()
 
             def work() -> None:
-                _execute(body, expr, ns, state)
+                _execute(body, expr, ns, state, capture)
                 try:
                     loop.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
                 except RuntimeError:  # the loop is gone: nobody waits any more
@@ -246,11 +267,13 @@ class PythonTool(BuiltinTool[PythonParams]):
         output.finish()
         return self._result(state, output, status, timeout, still_running, filename)
 
-    async def _run_async(self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, timeout: float | None, ctx: ToolContext) -> str:
+    async def _run_async(
+        self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, timeout: float | None, ctx: ToolContext, capture: Any = None
+    ) -> str:
         from .capture import ThreadCapture
 
         async def go() -> None:
-            with ThreadCapture(state.sink):
+            with ThreadCapture(state.sink), _displays(capture, state):
                 try:
                     for code, is_expr in ((body, False), (expr, True)):
                         if code is None:
@@ -358,11 +381,16 @@ def _compile(code: str, filename: str) -> tuple[Any, Any]:
     return body, expr
 
 
-def _execute(body: Any, expr: Any, ns: dict[str, Any], state: _Run) -> None:
-    """Run the compiled pieces in the current thread, capturing its output into ``state``."""
+def _displays(capture: Any, state: _Run) -> Any:
+    """``capture(transform)`` (the notebook's display router) for this run, or nothing outside a notebook."""
+    return capture(state.on_display) if callable(capture) else contextlib.nullcontext()
+
+
+def _execute(body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any = None) -> None:
+    """Run the compiled pieces in the current thread, capturing its output (and displays) into ``state``."""
     from .capture import ThreadCapture
 
-    with ThreadCapture(state.sink):
+    with ThreadCapture(state.sink), _displays(capture, state):
         try:
             if body is not None:
                 exec(body, ns)  # noqa: S102 - running the model's code is this tool's job

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
+import stat
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import IO, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -74,9 +76,10 @@ def _count_rest(fh, first: bytes = b"") -> tuple[int, int]:
 
 
 def read_lines(
-    path: str, start: int, limit: int | None, cap_lines: int = DEFAULT_MAX_LINES, cap_bytes: int = DEFAULT_MAX_BYTES
+    path: str | IO[bytes], start: int, limit: int | None, cap_lines: int = DEFAULT_MAX_LINES, cap_bytes: int = DEFAULT_MAX_BYTES
 ) -> LineSelection:
-    """Select lines ``[start, start + limit)`` (0-based; ``limit=None``: to the end) of ``path``.
+    """Select lines ``[start, start + limit)`` (0-based; ``limit=None``: to the end) of ``path``
+    (a file name, or a binary file object read from its current position and left open).
 
     Decodes at most ``cap_lines + 1`` lines / about ``cap_bytes`` bytes of them (enough for
     head truncation to decide) and counts the rest.
@@ -90,7 +93,8 @@ def read_lines(
     sel_lines = 0
     sel_bytes = 0
     last_had_newline = True  # an empty file is one empty line
-    with open(path, "rb") as fh:
+    source = open(path, "rb") if isinstance(path, str) else contextlib.nullcontext(path)  # noqa: SIM115 - closed by the with
+    with source as fh:
         for raw in fh:
             has_nl = raw.endswith(b"\n")
             body = raw[:-1] if has_nl else raw
@@ -148,43 +152,49 @@ class ReadTool(BuiltinTool[ReadParams]):
     path_args: ClassVar = {"path": "read"}
 
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolResult:
-        path = self.resolve(args.path, ctx, "read")
-        if not os.path.exists(path):
-            raise ToolError(f"File not found: {path}")
-        if os.path.isdir(path):
-            raise ToolError(f"Is a directory: {path}. Use ls to list it.")
         try:
-            with open(path, "rb") as fh:
-                head = fh.read(4100)
+            # non-blocking: opening a FIFO must not hang the tool; it is refused below
+            fd, path = self.open_path(args.path, ctx, "read", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError as exc:
+            raise ToolError(f"File not found: {exc.filename}") from None
         except OSError as exc:
-            raise ToolError(f"Could not read {path}: {exc.strerror or exc}") from None
-        mime = detect_image_mime(head)
-        if mime:
-            return await asyncio.to_thread(self._image, path, mime)
-        if b"\x00" in head:
-            size = os.path.getsize(path)
-            raise ToolError(f"{path} is a binary file ({format_size(size)}), not text; it cannot be shown.")
-        # A big file takes a while to count through: keep the event loop (the kernel's) free.
-        return await asyncio.to_thread(self._text, path, args)
+            raise ToolError(f"Could not read {args.path}: {exc.strerror or exc}") from None
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise ToolError(f"Is a directory: {path}. Use ls to list it.")
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolError(f"{path} is not a regular file (a device, pipe or socket); read shows files only.")
+            try:
+                head = fh.read(4100)
+            except OSError as exc:
+                raise ToolError(f"Could not read {path}: {exc.strerror or exc}") from None
+            fh.seek(0)
+            mime = detect_image_mime(head)
+            if mime:
+                return await asyncio.to_thread(self._image, fh, st.st_size, mime)
+            if b"\x00" in head:
+                raise ToolError(f"{path} is a binary file ({format_size(st.st_size)}), not text; it cannot be shown.")
+            # A big file takes a while to count through: keep the event loop (the kernel's) free.
+            return await asyncio.to_thread(self._text, fh, args)
 
-    def _image(self, path: str, mime: str) -> ToolResult:
-        encoded_size = (os.path.getsize(path) + 2) // 3 * 4
+    def _image(self, fh: IO[bytes], size: int, mime: str) -> ToolResult:
+        encoded_size = (size + 2) // 3 * 4
         if encoded_size >= MAX_IMAGE_BASE64_BYTES:
             note = (
                 f"Read image file [{mime}]\n[Image omitted: {format_size(encoded_size)} of base64 is over the "
                 f"{format_size(MAX_IMAGE_BASE64_BYTES)} inline image size limit, and images are not resized here.]"
             )
             return ToolResult(content=[TextContent(text=note)])
-        with open(path, "rb") as fh:
-            data = base64.b64encode(fh.read()).decode("ascii")
+        data = base64.b64encode(fh.read()).decode("ascii")
         return ToolResult(content=[TextContent(text=f"Read image file [{mime}]"), ImageContent(data=data, mime_type=mime)])
 
-    def _text(self, path: str, args: ReadParams) -> ToolResult:
+    def _text(self, fh: IO[bytes], args: ReadParams) -> ToolResult:
         start = max(0, args.offset - 1) if args.offset else 0
         limit = args.limit
         if limit is not None and limit < 0:
             raise ToolError(f"limit must be 0 or more, got {limit}")
-        sel = read_lines(path, start, limit)
+        sel = read_lines(fh, start, limit)
         if start >= sel.total_file_lines:
             raise ToolError(f"Offset {args.offset} is beyond end of file ({sel.total_file_lines} lines total)")
         start_display = start + 1
@@ -193,8 +203,8 @@ class ReadTool(BuiltinTool[ReadParams]):
             truncation = truncation.model_copy(update={"total_lines": sel.selection_lines, "total_bytes": sel.selection_bytes})
         details = None
         if truncation.first_line_exceeds_limit:
-            with open(path, "rb") as fh:
-                first_size = _line_size(fh, start)
+            fh.seek(0)
+            first_size = _line_size(fh, start)
             text = (
                 f"[Line {start_display} is {format_size(first_size)}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
                 f"Use bash: sed -n '{start_display}p' {args.path} | head -c {DEFAULT_MAX_BYTES}]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import ClassVar
 
@@ -9,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
+from .safe_open import check_writable
 
 __all__ = ["WriteParams", "WriteTool"]
 
@@ -35,14 +37,26 @@ class WriteTool(BuiltinTool[WriteParams]):
     path_args: ClassVar = {"path": "write"}
 
     async def run(self, args: WriteParams, ctx: ToolContext) -> ToolResult:
-        path = self.resolve(args.path, ctx, "write")
-        if os.path.isdir(path):
-            raise ToolError(f"Cannot write {path}: it is a directory.")
         data = args.content.encode("utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)  # no O_TRUNC: the file is checked first
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as fh:
-                fh.write(data)
+            fd, path = self.open_path(args.path, ctx, "write", flags, make_parents=True)
+        except IsADirectoryError as exc:
+            raise ToolError(f"Cannot write {exc.filename}: it is a directory.") from None
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # a pipe nobody reads (opened without blocking)
+                raise ToolError(f"Cannot write {args.path}: it is not a regular file (a pipe or device).") from None
+            raise ToolError(f"Could not write {args.path}: {exc.strerror or exc}") from None
+        try:
+            check_writable(fd, path)
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        except IsADirectoryError:
+            raise ToolError(f"Cannot write {path}: it is a directory.") from None
         except OSError as exc:
             raise ToolError(f"Could not write {path}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
         return ToolResult.text(f"Successfully wrote {len(data)} bytes to {args.path}")

@@ -4,14 +4,20 @@
 // messages (trait `details.html`, escaped by the kernel). This file shows them and sends
 // user intent back: {type: "select", key}, {type: "action", action, key, ...}.
 // A node's key is the text of its <title> in the SVG (Graphviz writes the node name there).
+// The kernel joins this file with tree_panel.js (the side panel) and tree_nav.js (overview,
+// search, keyboard, lens) into one module; those add methods to View.
 //
 // Zoom and pan: Ctrl/Cmd + wheel or the +/- buttons zoom around the pointer; drag pans; with
-// the graph focused, the wheel pans, + - 0 zoom / fit, arrows pan, L goes to the leaf,
-// / searches, N / Shift+N step through matches, Esc cancels.
+// the graph focused, the wheel pans, + - 0 zoom / fit, arrows move the selection (parent,
+// child, siblings), Shift+arrows pan, L goes to the leaf, / searches, N / Shift+N step
+// through matches, Esc cancels.
 
 const PT_TO_PX = 96 / 72;
 const MIN_SCALE = 0.04;
 const MAX_SCALE = 4;
+// Graphviz labels are 10 pt; at zoom 1 they are 13.3 px. The first view never goes below
+// READABLE_ZOOM (12 px labels, times the presentation scale).
+const READABLE_ZOOM = 0.92;
 
 function el(doc, tag, cls, text) {
   const node = doc.createElement(tag);
@@ -39,16 +45,17 @@ export function nodeKey(target) {
   return title ? title.textContent : null;
 }
 
-/** Keys whose search text (or labels) contain the query, in drawing order. */
+/** Keys whose search text (or labels) contain every word of the query, in drawing order. */
 export function searchNodes(nodes, order, query) {
-  const q = (query || "").trim().toLowerCase();
-  if (!q) return [];
+  const words = (query || "").trim().toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return [];
+  const phrase = words.join(" ");
   const out = [];
   for (const key of order) {
     const n = nodes[key];
     if (!n) continue;
-    const hay = (n.search || "") + " " + (n.labels || []).join(" ").toLowerCase() + " " + key.toLowerCase();
-    if (hay.includes(q)) out.push(key);
+    const hay = ((n.search || "") + " " + (n.labels || []).join(" ") + " " + key).toLowerCase().replace(/\s+/g, " ");
+    if (hay.includes(phrase) || words.every((w) => hay.includes(w))) out.push(key);
   }
   return out;
 }
@@ -67,6 +74,7 @@ class View {
     this.matches = [];
     this.matchAt = -1;
     this.comparing = null; // key picked first for "compare with…"
+    this.picked = []; // leaves picked with shift-click for "compare these"
     this.drag = null;
     this.handlers = [];
     this.build();
@@ -81,7 +89,7 @@ class View {
     this.toolbar = el(d, "div", "pitv-toolbar");
     this.search = el(d, "input", "pitv-search");
     this.search.type = "search";
-    this.search.placeholder = "Search labels and text  (/)";
+    this.search.placeholder = "Search text, labels, errors, models (/)";
     this.search.setAttribute("aria-label", "search the tree");
     this.search.addEventListener("input", () => this.runSearch());
     this.search.addEventListener("keydown", (ev) => {
@@ -95,32 +103,39 @@ class View {
       }
     });
     this.matchInfo = el(d, "span", "pitv-match-info");
-    const prev = button(d, "‹", "previous match (Shift+Enter)", () => this.stepMatch(-1));
-    const next = button(d, "›", "next match (Enter)", () => this.stepMatch(1));
+    const prev = button(d, "‹", "previous match (Shift+Enter, Shift+N)", () => this.stepMatch(-1));
+    const next = button(d, "›", "next match (Enter, N)", () => this.stepMatch(1));
     this.modeTurns = button(d, "Turns", "one node per turn", () => this.send({ type: "action", action: "mode", mode: "turns" }), "pitv-toggle");
     this.modeFull = button(d, "Entries", "one node per entry", () => this.send({ type: "action", action: "mode", mode: "full" }), "pitv-toggle");
+    this.lensBtn = button(d, "Lens", "context lens: what the next request would send from the selected node (or the leaf) (C)", () => this.toggleLens(), "pitv-toggle pitv-act-lens");
     const zoomOut = button(d, "−", "zoom out (-)", () => this.zoomCenter(1 / 1.25));
     const zoomIn = button(d, "+", "zoom in (+)", () => this.zoomCenter(1.25));
     const fit = button(d, "Fit", "fit the whole tree (0)", () => this.fit());
-    const leaf = button(d, "Leaf", "go to the current leaf (L)", () => this.goLeaf());
+    const leaf = button(d, "Leaf", "go to the current leaf (L)", () => this.goLeaf(true));
     const fold = button(d, "Fold", "fold everything again", () => this.send({ type: "action", action: "collapse" }));
+    this.panelBtn = button(d, "Panel", "show or hide the side panel", () => this.togglePanel(), "pitv-toggle pitv-on pitv-act-panel");
     this.toolbar.append(
       this.search, prev, next, this.matchInfo, el(d, "span", "pitv-sep"),
-      this.modeTurns, this.modeFull, el(d, "span", "pitv-sep"),
-      zoomOut, zoomIn, fit, leaf, fold,
+      this.modeTurns, this.modeFull, this.lensBtn, el(d, "span", "pitv-sep"),
+      zoomOut, zoomIn, fit, leaf, fold, el(d, "span", "pitv-sep"), this.panelBtn,
     );
-    // main: viewport + side panel
+    // main: viewport + splitter + side panel
     this.main = el(d, "div", "pitv-main");
     this.viewport = el(d, "div", "pitv-viewport");
     this.viewport.tabIndex = 0;
-    this.viewport.setAttribute("aria-label", "session tree; drag to pan, Ctrl+wheel to zoom");
+    this.viewport.setAttribute("aria-label", "session tree; drag to pan, Ctrl+wheel to zoom, arrows to move between nodes");
     this.stage = el(d, "div", "pitv-stage");
     this.viewport.appendChild(this.stage);
     this.textEl = el(d, "pre", "pitv-text");
     this.viewport.appendChild(this.textEl);
+    this.lensBar = el(d, "div", "pitv-lens-bar");
+    this.viewport.appendChild(this.lensBar);
+    this.buildMinimap();
+    this.splitter = el(d, "div", "pitv-splitter");
+    this.splitter.title = "drag to resize the side panel; double-click to hide it";
     this.panel = el(d, "div", "pitv-panel");
     this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it."));
-    this.main.append(this.viewport, this.panel);
+    this.main.append(this.viewport, this.splitter, this.panel);
     // status
     this.statusEl = el(d, "div", "pitv-status");
     this.headerEl = el(d, "span", "pitv-header");
@@ -129,6 +144,7 @@ class View {
     this.root.append(this.toolbar, this.main, this.statusEl);
     this.host.appendChild(this.root);
     this.bindPointer();
+    this.bindSplitter();
   }
 
   start() {
@@ -145,6 +161,10 @@ class View {
     on("change:header", () => this.onStatus());
     on("change:mode", () => this.onMode());
     on("change:capabilities", () => this.onDetails());
+    on("change:lens", () => this.onLens());
+    on("change:found", () => this.runSearch(true));
+    on("change:scale", () => this.onScale());
+    this.onScale();
     this.onSvg();
     this.onMode();
     this.onDetails();
@@ -161,11 +181,30 @@ class View {
     this.model.send(msg);
   }
 
+  onScale() {
+    const s = Number(this.model.get("scale"));
+    this.presentation = Number.isFinite(s) && s > 0 ? Math.min(3, Math.max(0.5, s)) : 1;
+    this.root.style.setProperty("--pitv-scale", String(this.presentation));
+  }
+
   // ------------------------------------------------------------------ the graph
+
+  /** Screen position (in the viewport) of a node's centre, or null. */
+  screenOf(key) {
+    const g = key && this.groups.get(key);
+    if (!g || !g.isConnected) return null;
+    const r = g.getBoundingClientRect();
+    const v = this.viewport.getBoundingClientRect();
+    return { x: r.left + r.width / 2 - v.left, y: r.top + r.height / 2 - v.top };
+  }
 
   onSvg() {
     const svgText = this.model.get("svg") || "";
     const text = this.model.get("text") || "";
+    // a redraw keeps what the user looks at: the selected node (else the leaf) stays where it was
+    const anchorKey = this.model.get("selected") || this.model.get("leaf");
+    const anchor = this.fitted && this.userMoved ? this.screenOf(this.anchorKey || anchorKey) : null;
+    const anchorWas = this.anchorKey || anchorKey;
     this.stage.textContent = "";
     this.groups = new Map();
     this.order = [];
@@ -179,14 +218,16 @@ class View {
     this.root.classList.remove("pitv-textmode");
     this.textEl.style.display = "none";
     this.stage.style.display = "";
-    const parsed = new DOMParser().parseFromString(svgText, "image/svg+xml");
-    const svg = parsed.documentElement;
-    if (!svg || svg.nodeName.toLowerCase() !== "svg") {
+    // the HTML parser reads inline SVG about twice as fast as DOMParser + importNode (a 10k-entry
+    // session's picture is ~0.4 MB); the SVG is Graphviz's, every text in it escaped by the kernel
+    const holder = this.doc.createElement("div");
+    holder.innerHTML = svgText;
+    const imported = holder.querySelector("svg");
+    if (!imported) {
       this.textEl.style.display = "";
       this.textEl.textContent = text || "(the SVG could not be read)";
       return;
     }
-    const imported = this.doc.importNode(svg, true);
     const box = (imported.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
     if (box.length === 4 && box.every((v) => Number.isFinite(v))) {
       this.naturalW = box[2] * PT_TO_PX;
@@ -208,9 +249,22 @@ class View {
       this.order.push(key);
     }
     if (!this.fitted) this.initialView();
-    else this.apply();
+    else if (anchor && this.groups.has(anchorWas)) {
+      this.apply();
+      const now = this.screenOf(anchorWas);
+      if (now) {
+        this.tx += anchor.x - now.x;
+        this.ty += anchor.y - now.y;
+      }
+      this.apply();
+    } else this.apply();
+    this.anchorKey = null;
     this.onSelected();
+    this.markPicked();
     this.runSearch(true);
+    if (this.search.value.trim().length >= 2) this.send({ type: "search", query: this.search.value }); // folds changed
+    this.paintLens();
+    this.drawMinimap();
   }
 
   onNodes() {
@@ -227,6 +281,7 @@ class View {
 
   apply() {
     this.stage.style.transform = `translate(${this.tx}px, ${this.ty}px) scale(${this.scale})`;
+    if (this.drawViewRect) this.drawViewRect();
   }
 
   viewSize() {
@@ -234,27 +289,59 @@ class View {
     return { w: r.width || 800, h: r.height || 500, left: r.left, top: r.top };
   }
 
+  /** The zoom at which node labels read at about 12 px (times the presentation scale). */
+  readableZoom() {
+    return READABLE_ZOOM * (this.presentation || 1);
+  }
+
   initialView() {
     // until the user zooms or pans, the view follows the widget's size (it has none before it is shown)
     this.fitted = true;
     const moved = this.userMoved;
-    const { w } = this.viewSize();
-    const s = Math.min(1, w / (this.naturalW + 16));
-    if (s >= 0.55) {
-      this.scale = s;
-      this.tx = Math.max(8, (w - this.naturalW * s) / 2);
-      this.ty = 8;
+    const { w, h } = this.viewSize();
+    const fitScale = Math.min((w - 16) / this.naturalW, (h - 16) / this.naturalH);
+    const readable = this.readableZoom();
+    if (fitScale >= readable) {
+      // the whole tree fits at a legible size: show it, not larger than 1.25 × the readable zoom
+      this.scale = Math.min(fitScale, readable * 1.25);
+      this.tx = Math.max(8, (w - this.naturalW * this.scale) / 2);
+      this.ty = Math.max(8, (h - this.naturalH * this.scale) / 2);
       this.apply();
     } else {
-      this.scale = 0.7;
+      // too large: readable zoom, the leaf low in the view so the path leading to it shows above it
+      this.scale = readable;
       this.apply();
-      if (!this.goLeaf()) this.fit();
+      if (!this.placeLeaf()) this.fit(true);
     }
     this.userMoved = moved;
   }
 
-  fit() {
-    this.userMoved = true;
+  /** Put the current leaf near the bottom of the view (time runs down), centred across. */
+  placeLeaf() {
+    const leaf = this.model.get("leaf");
+    const pos = this.screenOf(leaf);
+    if (!pos) return false;
+    const v = this.viewSize();
+    const g = this.groups.get(leaf).getBoundingClientRect();
+    const targetY = Math.max(v.h / 2, v.h - g.height / 2 - 40);
+    this.tx += v.w / 2 - pos.x;
+    this.ty += targetY - pos.y;
+    this.clamp();
+    this.apply();
+    return true;
+  }
+
+  /** No empty band beyond the tree's edges when it is larger than the view. */
+  clamp() {
+    const v = this.viewSize();
+    const w = this.naturalW * this.scale;
+    const h = this.naturalH * this.scale;
+    if (w > v.w) this.tx = Math.min(8, Math.max(v.w - w - 8, this.tx));
+    if (h > v.h) this.ty = Math.min(8, Math.max(v.h - h - 8, this.ty));
+  }
+
+  fit(auto) {
+    if (!auto) this.userMoved = true;
     const { w, h } = this.viewSize();
     const s = Math.max(MIN_SCALE, Math.min(1.5, (w - 16) / this.naturalW, (h - 16) / this.naturalH));
     this.scale = s;
@@ -285,36 +372,50 @@ class View {
     this.apply();
   }
 
-  centerOn(key) {
+  /** Centre a node; below the readable zoom, zoom in to it first (a match must be legible). */
+  centerOn(key, readable) {
     const g = this.groups.get(key);
     if (!g) return false;
-    const r = g.getBoundingClientRect();
+    if (readable && this.scale < this.readableZoom()) {
+      this.scale = this.readableZoom();
+      this.apply();
+    }
+    const pos = this.screenOf(key);
     const v = this.viewSize();
-    const cx = r.left + r.width / 2 - v.left;
-    const cy = r.top + r.height / 2 - v.top;
-    this.pan(v.w / 2 - cx, v.h / 2 - cy);
-    // no empty band beyond the tree's edges when it is larger than the view
-    const w = this.naturalW * this.scale;
-    const h = this.naturalH * this.scale;
-    if (w > v.w) this.tx = Math.min(8, Math.max(v.w - w - 8, this.tx));
-    if (h > v.h) this.ty = Math.min(8, Math.max(v.h - h - 8, this.ty));
+    this.pan(v.w / 2 - pos.x, v.h / 2 - pos.y);
+    this.clamp();
     this.apply();
     return true;
   }
 
-  goLeaf() {
+  /** Bring a node into view if it is (partly) outside it; returns true when it moved. */
+  reveal(key) {
+    const g = this.groups.get(key);
+    if (!g) return false;
+    const r = g.getBoundingClientRect();
+    const v = this.viewport.getBoundingClientRect();
+    const inside = r.left >= v.left && r.right <= v.right && r.top >= v.top && r.bottom <= v.bottom;
+    if (inside && this.scale >= this.readableZoom() * 0.8) return false;
+    return this.centerOn(key, true);
+  }
+
+  goLeaf(user) {
     const leaf = this.model.get("leaf");
-    return leaf ? this.centerOn(leaf) : false;
+    if (!leaf) return false;
+    if (user) this.userMoved = true;
+    return this.centerOn(leaf, true);
   }
 
   bindPointer() {
     const vp = this.viewport;
     if (typeof ResizeObserver === "function") {
-      let last = 0;
+      let last = "";
       this.resizer = new ResizeObserver(() => {
-        const w = Math.round(vp.getBoundingClientRect().width);
-        if (w && w !== last && !this.userMoved && this.svgEl) this.initialView();
-        last = w;
+        const r = vp.getBoundingClientRect();
+        const size = `${Math.round(r.width)}x${Math.round(r.height)}`;
+        if (r.width && size !== last && !this.userMoved && this.svgEl) this.initialView();
+        last = size;
+        this.drawMinimap();
       });
       this.resizer.observe(vp);
     }
@@ -329,7 +430,7 @@ class View {
       }
     }, { passive: false });
     vp.addEventListener("pointerdown", (ev) => {
-      if (ev.button !== 0) return;
+      if (ev.button !== 0 || (ev.target.closest && ev.target.closest(".pitv-minimap, .pitv-lens-bar"))) return;
       vp.focus({ preventScroll: true });
       this.drag = { x: ev.clientX, y: ev.clientY, tx: this.tx, ty: this.ty, moved: false, id: ev.pointerId };
     });
@@ -370,33 +471,49 @@ class View {
     vp.addEventListener("keydown", (ev) => this.onKey(ev));
   }
 
-  onKey(ev) {
-    const step = 60;
-    const k = ev.key;
-    let used = true;
-    if (k === "+" || k === "=") this.zoomCenter(1.25);
-    else if (k === "-" || k === "_") this.zoomCenter(1 / 1.25);
-    else if (k === "0") this.fit();
-    else if (k === "ArrowLeft") this.pan(step, 0);
-    else if (k === "ArrowRight") this.pan(-step, 0);
-    else if (k === "ArrowUp") this.pan(0, step);
-    else if (k === "ArrowDown") this.pan(0, -step);
-    else if (k === "l" || k === "L") this.goLeaf();
-    else if (k === "/") this.search.focus();
-    else if (k === "n") this.stepMatch(1);
-    else if (k === "N") this.stepMatch(-1);
-    else if (k === "Escape") this.cancelCompare();
-    else if (k === "Enter" && this.matchAt >= 0) this.selectKey(this.matches[this.matchAt]);
-    else used = false;
-    if (used) {
+  bindSplitter() {
+    const sp = this.splitter;
+    sp.addEventListener("pointerdown", (ev) => {
+      if (ev.button !== 0) return;
       ev.preventDefault();
-      ev.stopPropagation();
-    }
+      const startX = ev.clientX;
+      const startW = this.panel.getBoundingClientRect().width;
+      try {
+        sp.setPointerCapture(ev.pointerId);
+      } catch (_e) {
+        // pointer capture is a nicety
+      }
+      const move = (e) => {
+        const total = this.main.getBoundingClientRect().width;
+        const w = Math.max(160, Math.min(total * 0.75, startW - (e.clientX - startX)));
+        this.panel.style.flexBasis = `${Math.round(w)}px`;
+        this.panel.style.maxWidth = "none";
+      };
+      const up = () => {
+        sp.removeEventListener("pointermove", move);
+        sp.removeEventListener("pointerup", up);
+        this.drawMinimap();
+      };
+      sp.addEventListener("pointermove", move);
+      sp.addEventListener("pointerup", up);
+    });
+    sp.addEventListener("dblclick", () => this.togglePanel(false));
+  }
+
+  togglePanel(show) {
+    const hidden = this.root.classList.contains("pitv-panel-hidden");
+    const want = show === undefined ? hidden : show;
+    this.root.classList.toggle("pitv-panel-hidden", !want);
+    this.panelBtn.classList.toggle("pitv-on", want);
   }
 
   onClick(ev) {
     const key = nodeKey(ev.target);
     if (!key) return;
+    if (ev.shiftKey) {
+      this.pick(key);
+      return;
+    }
     if (this.comparing && this.comparing !== key) {
       const first = this.comparing;
       this.cancelCompare();
@@ -409,6 +526,7 @@ class View {
   selectKey(key) {
     this.markSelected(key);
     this.send({ type: "select", key });
+    if (this.lensOn) this.send({ type: "action", action: "lens", key });
   }
 
   markSelected(key) {
@@ -420,214 +538,4 @@ class View {
   onSelected() {
     this.markSelected(this.model.get("selected"));
   }
-
-  // ------------------------------------------------------------------ search
-
-  runSearch(keepPosition) {
-    const nodes = this.model.get("nodes") || {};
-    const current = this.matchAt >= 0 ? this.matches[this.matchAt] : null;
-    this.matches = searchNodes(nodes, this.order, this.search.value);
-    const on = this.search.value.trim() !== "";
-    this.root.classList.toggle("pitv-searching", on);
-    for (const [key, g] of this.groups) {
-      g.classList.toggle("pitv-match", this.matches.includes(key));
-      g.classList.remove("pitv-current");
-    }
-    this.matchAt = keepPosition && current ? this.matches.indexOf(current) : -1;
-    if (!keepPosition && this.matches.length) this.matchAt = -1;
-    this.showMatchInfo();
-    if (this.matchAt >= 0) this.groups.get(this.matches[this.matchAt]).classList.add("pitv-current");
-  }
-
-  stepMatch(dir) {
-    if (!this.matches.length) {
-      this.showMatchInfo();
-      return;
-    }
-    if (this.matchAt >= 0) {
-      const g = this.groups.get(this.matches[this.matchAt]);
-      if (g) g.classList.remove("pitv-current");
-    }
-    this.matchAt = (this.matchAt + dir + this.matches.length) % this.matches.length;
-    const key = this.matches[this.matchAt];
-    const g = this.groups.get(key);
-    if (g) g.classList.add("pitv-current");
-    this.centerOn(key);
-    this.showMatchInfo();
-  }
-
-  showMatchInfo() {
-    const q = this.search.value.trim();
-    if (!q) this.matchInfo.textContent = "";
-    else if (!this.matches.length) this.matchInfo.textContent = "no match";
-    else this.matchInfo.textContent = `${this.matchAt >= 0 ? this.matchAt + 1 : "–"} / ${this.matches.length}`;
-  }
-
-  // ------------------------------------------------------------------ side panel
-
-  startCompare(key) {
-    this.comparing = key;
-    this.root.classList.add("pitv-picking");
-    this.noteEl.textContent = "Click another node to compare with; Esc cancels.";
-    this.noteEl.className = "pitv-note pitv-info";
-  }
-
-  cancelCompare() {
-    if (!this.comparing) return;
-    this.comparing = null;
-    this.root.classList.remove("pitv-picking");
-    this.onStatus();
-  }
-
-  onDetails() {
-    const d = this.doc;
-    const det = this.model.get("details") || {};
-    const caps = this.model.get("capabilities") || {};
-    this.panel.textContent = "";
-    if (!det.kind) {
-      this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it. Double-click a folded node to open it."));
-      return;
-    }
-    if (det.kind === "comparison") {
-      const head = el(d, "div", "pitv-panel-head");
-      head.append(el(d, "span", "pitv-panel-title", `Compare ${det.a} with ${det.b}`));
-      if (det.key) head.append(button(d, "Back", "back to the selected node", () => this.send({ type: "select", key: det.key })));
-      const body = el(d, "div", "pitv-body pitv-compare");
-      body.innerHTML = det.html || ""; // built and escaped by the kernel
-      this.panel.append(head, body);
-      return;
-    }
-    const head = el(d, "div", "pitv-panel-head");
-    head.append(el(d, "span", "pitv-panel-title", det.title || det.key));
-    const badges = el(d, "div", "pitv-badges");
-    if (det.isLeaf) badges.append(el(d, "span", "pitv-badge pitv-badge-leaf", "current leaf"));
-    else if (det.onPath) badges.append(el(d, "span", "pitv-badge pitv-badge-path", "on the current path"));
-    for (const label of det.labels || []) badges.append(el(d, "span", "pitv-badge pitv-badge-label", label));
-    if (det.cell) badges.append(el(d, "span", "pitv-badge", `cell ${String(det.cell).slice(0, 8)}` + (det.executionCount != null ? ` · In [${det.executionCount}]` : "")));
-    this.panel.append(head, badges, this.actions(det, caps), this.facts(det));
-    const body = el(d, "div", "pitv-body");
-    body.innerHTML = det.html || ""; // built and escaped by the kernel
-    this.panel.appendChild(body);
-  }
-
-  actions(det, caps) {
-    const d = this.doc;
-    const box = el(d, "div", "pitv-actions");
-    const key = det.key;
-    if (det.folded) {
-      box.append(button(d, "Expand", "show the turns inside this node", () => this.send({ type: "action", action: "expand", key }), "pitv-primary pitv-act-expand"));
-      return box;
-    }
-    const why = caps.reason || "";
-    // check out, optionally with a branch summary
-    const row1 = el(d, "div", "pitv-row");
-    const summarize = el(d, "input");
-    summarize.type = "checkbox";
-    summarize.className = "pitv-summarize";
-    summarize.disabled = !caps.summarize;
-    const sumLabel = el(d, "label", "pitv-check");
-    sumLabel.append(summarize, d.createTextNode(" with branch summary"));
-    sumLabel.title = caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`;
-    const instructions = el(d, "textarea", "pitv-instructions");
-    instructions.placeholder = "focus for the summary (optional)";
-    instructions.rows = 2;
-    instructions.style.display = "none";
-    summarize.addEventListener("change", () => {
-      instructions.style.display = summarize.checked ? "" : "none";
-    });
-    const checkout = button(d, "Check out", "continue from the end of this node (the leaf moves here)", () =>
-      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value }), "pitv-primary pitv-act-checkout");
-    checkout.disabled = !!det.isLeaf && !summarize.checked;
-    row1.append(checkout, sumLabel);
-    // fork, compact, copy, compare
-    const row2 = el(d, "div", "pitv-row");
-    const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
-    const compact = button(d, "Compact up to here", caps.compact ? "check out this node, then summarize older history into a compaction" : `compaction ${why}`,
-      () => this.send({ type: "action", action: "compact", key }), "pitv-act-compact");
-    compact.disabled = !caps.compact;
-    const copy = button(d, "Copy id", `copy ${det.target}`, () => this.copy(det.target, copy), "pitv-act-copy");
-    const cmp = button(d, "Compare with…", "then click another node", () => this.startCompare(key), "pitv-act-compare");
-    row2.append(fork, compact, copy, cmp);
-    // label
-    const row3 = el(d, "div", "pitv-row");
-    const input = el(d, "input", "pitv-label-input");
-    input.type = "text";
-    input.placeholder = "label";
-    input.value = (det.labels && det.labels[det.labels.length - 1]) || "";
-    const setLabel = () => this.send({ type: "action", action: "label", key, text: input.value });
-    input.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter") {
-        ev.preventDefault();
-        setLabel();
-      }
-    });
-    row3.append(input, button(d, "Set label", "label the last step of this node ('' clears it)", setLabel, "pitv-act-label"));
-    box.append(row1, instructions, row2, row3);
-    if (caps.readonly) {
-      for (const b of box.querySelectorAll("button, input, textarea")) b.disabled = true;
-      box.title = "the session was opened read-only";
-    }
-    return box;
-  }
-
-  copy(text, btn) {
-    const done = () => {
-      btn.textContent = "Copied";
-      setTimeout(() => (btn.textContent = "Copy id"), 1200);
-    };
-    const fallback = () => {
-      const area = this.doc.createElement("textarea");
-      area.value = text;
-      this.root.appendChild(area);
-      area.select();
-      try {
-        this.doc.execCommand("copy");
-        done();
-      } catch (_e) {
-        btn.textContent = text;
-      }
-      area.remove();
-    };
-    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, fallback);
-    else fallback();
-  }
-
-  facts(det) {
-    const d = this.doc;
-    const box = el(d, "div", "pitv-facts");
-    const u = det.usage || {};
-    const rows = [
-      ["tokens", `${det.tokensText || 0} (in ${u.input || 0}, out ${u.output || 0}, cache ${(u.cacheRead || 0) + (u.cacheWrite || 0)})`],
-      ["cost", det.costText || "$0"],
-    ];
-    if (det.models && det.models.length) rows.push(["model", det.models.join(", ")]);
-    const stops = Object.entries(det.stopReasons || {}).map(([k, v]) => `${k} ×${v}`).join(", ");
-    if (stops) rows.push(["stop", stops]);
-    for (const [k, v] of rows) {
-      const line = el(d, "div", "pitv-fact");
-      line.append(el(d, "span", "pitv-fact-k", k), el(d, "span", "pitv-fact-v", v));
-      box.appendChild(line);
-    }
-    const ids = el(d, "details", "pitv-ids");
-    ids.append(el(d, "summary", null, `${det.entryCount} entr${det.entryCount === 1 ? "y" : "ies"}: ${det.firstId || ""}${det.entryCount > 1 ? " … " + (det.target || "") : ""}`));
-    ids.append(el(d, "div", "pitv-id-list", (det.entryIds || []).join("  ")));
-    box.appendChild(ids);
-    return box;
-  }
-
-  onStatus() {
-    this.headerEl.textContent = this.model.get("header") || "";
-    if (this.comparing) return;
-    const st = this.model.get("status") || {};
-    this.noteEl.textContent = st.text || "";
-    this.noteEl.className = "pitv-note pitv-" + (st.kind || "info");
-  }
 }
-
-function render({ model, el: host }) {
-  const view = new View(model, host);
-  view.start();
-  return () => view.stop();
-}
-
-export default { render };

@@ -1,0 +1,32 @@
+"""``AgentSettings``: every default of an :class:`~pi_jupyter.agent.Agent` in one place."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class RetrySettings(BaseModel):
+    """Automatic retry of transient provider errors, with exponential backoff."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60_000
+
+
+class AgentSettings(BaseModel):
+    """Behaviour of an :class:`Agent` (one place for every default)."""
+
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    compaction: Any = None
+    """:class:`~pi_jupyter.compaction.CompactionSettings` (default: pi's, enabled)."""
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+    steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
+    default_thinking_level: str = "medium"
+    block_images: bool = False
+    record_system_prompt: bool | None = None
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`);
+    ``None``: only on a branch that already records them (a pi 1.x session), so its prompt and tools become ours."""

@@ -1,0 +1,73 @@
+"""The system prompt and tool set recorded in the transcript, as pi 1.x records them.
+
+Before each run the agent compares the prompt and tools it will use with the replay of the
+branch's system messages (:func:`~pi_jupyter.messages.system.current_system_message`). On a
+branch without any it appends a leading system message (the prompt as the ``preamble``
+section, the tool declarations as ``toolsAdded``); afterwards only a delta when something
+changed between runs (``AGENTS.md``, skills, the tool set): the changed sections, and the
+tools added, redefined or removed. pi 1.6 resumes such a session with the same prompt and
+tools; the request then takes its prompt and tools from the transcript alone.
+
+Our prompt is one section (``preamble``): a change replaces it whole. pi's other section
+names (``tools``, ``rules``, ``cwd``, ...) found on a branch pi wrote are removed by the first
+delta, so the model is told our prompt only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..messages import SystemMessage
+from ..messages.system import current_system_message, is_system, tool_state_changes
+
+PROMPT_SECTION = "preamble"
+
+
+def _declaration(spec: Any) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+
+
+def system_delta(history: list[Any], prompt: str, tool_specs: list[Any]) -> SystemMessage | None:
+    """The system message to record before a run, or ``None`` when the transcript already says it all."""
+    tools = [_declaration(t) for t in tool_specs]
+    current = current_system_message(history)
+    if current is None:
+        if not prompt and not tools:
+            return None
+        return SystemMessage(content="", sections={PROMPT_SECTION: prompt} if prompt else None, tools_added=tools or None)
+    sections: dict[str, str | None] = {}
+    recorded = current.get("sections", {})  # text another writer put in ``content`` cannot be taken back
+    for name in recorded:
+        if name != PROMPT_SECTION:
+            sections[name] = None
+    if recorded.get(PROMPT_SECTION) != prompt:
+        sections[PROMPT_SECTION] = prompt if prompt else None
+    if not prompt and PROMPT_SECTION not in recorded:
+        sections.pop(PROMPT_SECTION, None)
+    added, removed = tool_state_changes(current.get("toolsAdded", []), tools)
+    if not sections and not added and not removed:
+        return None
+    return SystemMessage(content="", sections=sections or None, tools_added=added or None, tools_removed=removed or None)
+
+
+def record_system(session: Any, history: list[Any], prompt: str, tool_specs: list[Any]) -> SystemMessage | None:
+    """Append the delta (if any) to ``session`` and ``history``; returns it. A read-only session is left alone."""
+    delta = system_delta(history, prompt, tool_specs)
+    if delta is None or session.readonly:
+        return None
+    session.append_message(delta)
+    history.append(delta)
+    return delta
+
+
+def prepare_run(session: Any, history: list[Any], config: Any, record: bool | None) -> None:
+    """Record the run's prompt and tools in the transcript; the request then takes them from there alone.
+
+    ``record=None`` records only on a branch that already holds system messages (pi 1.x wrote it):
+    without the delta, pi's prompt and tool declarations would be sent beside ours.
+    """
+    recorded = any(is_system(m) for m in history)
+    if record or (record is None and recorded):
+        record_system(session, history, config.system_prompt or "", [t.spec() for t in config.tools])
+    if recorded or any(is_system(m) for m in history):
+        config.system_prompt = None  # the transcript's replay is the prompt (see providers.transcript)

@@ -1,0 +1,198 @@
+"""pi 1.6's other RPC commands, as a mixin of :class:`~pi_jupyter.cli.rpc_server.RpcServer`.
+
+Shapes follow pi 1.6's ``rpc-mode.js`` (checked against pi's own RPC mode through node in
+tests/test_rpc_pi16.py): ``clear_queue`` -> ``{steering, followUp}``, ``cycle_model`` ->
+``{model, thinkingLevel, isScoped}`` or ``null``, ``cycle_thinking_level`` -> ``{level}`` or
+``null``, ``get_available_models`` -> ``{models}``, ``get_available_thinking_levels`` ->
+``{levels}``, ``get_entries`` -> ``{entries, leafId}``, ``bash`` -> ``{output, exitCode,
+cancelled, truncated, fullOutputPath?}``, ``export_html`` -> ``{path}``, ``clone`` ->
+``{cancelled}``, ``get_commands`` -> ``{commands: [{name, description, source, sourceInfo}]}``;
+the setters and aborts answer without data.
+
+Deviations: ``bash`` is refused while the agent runs (pi defers recording it to the end of
+the run); ``export_html`` writes a plain, self-contained transcript page, not pi's themed one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+import tempfile
+from typing import Any
+
+from ..agent.redact import redact
+from ..agent.toolbox.bash import shell_command
+from ..agent.toolbox.truncate import truncate_tail
+from ..messages import THINKING_LEVELS, now_ms
+from ..providers import Model, api_key_for, list_models
+from . import rpc_views as views
+from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
+
+
+def available_models() -> list[Model]:
+    """Models a request could be sent to now (a key is set, or none is needed): pi's available snapshot."""
+    return [m for m in list_models() if api_key_for(m) is not None]
+
+
+def thinking_levels(model: Model) -> list[str]:
+    """pi's ``getSupportedThinkingLevels``: ``off`` alone for a model without reasoning."""
+    if not model.reasoning:
+        return ["off"]
+    return [level for level in THINKING_LEVELS if level != "xhigh" or model.supports_xhigh]
+
+
+class MoreCommands:
+    """The commands pi 1.6 added over the ones :class:`RpcServer` answers itself (state shared with it)."""
+
+    agent: Any
+    factory: Any
+    _pending: dict[str, list[str]]
+    _bash: asyncio.subprocess.Process | None = None
+    _bash_cancelled: bool = False
+
+    async def _handle_more(self, command: Any) -> dict[str, Any] | None:
+        cid, kind, agent = command.id, command.type, self.agent
+        if kind == "clear_queue":
+            return success(cid, kind, self._clear_queue())
+        if kind == "get_available_models":
+            return success(cid, kind, {"models": [views.model_to_pi(m) for m in available_models()]})
+        if kind == "cycle_model":
+            return success(cid, kind, self._cycle_model(), with_data=True)
+        if kind == "get_available_thinking_levels":
+            return success(cid, kind, {"levels": thinking_levels(agent.model)})
+        if kind == "cycle_thinking_level":
+            levels = thinking_levels(agent.model)
+            if not agent.model.reasoning:
+                return success(cid, kind, None, with_data=True)
+            current = levels.index(agent.thinking_level) if agent.thinking_level in levels else -1
+            agent.set_thinking_level(levels[(current + 1) % len(levels)])
+            return success(cid, kind, {"level": agent.thinking_level})
+        if isinstance(command, EnabledCommand):
+            if kind == "set_auto_retry":
+                agent.settings.retry.enabled = command.enabled
+            else:
+                from ..compaction import CompactionSettings
+
+                current = agent.settings.compaction or CompactionSettings()
+                agent.settings.compaction = current.model_copy(update={"enabled": command.enabled})
+            return success(cid, kind)
+        if kind == "abort_retry":
+            agent.abort_retry()
+            return success(cid, kind)
+        if kind == "abort_bash":
+            self._abort_bash()
+            return success(cid, kind)
+        if isinstance(command, BashCommand):
+            return success(cid, kind, await self._run_bash(command))
+        if isinstance(command, GetEntriesCommand):
+            return success(cid, kind, self._entries(command.since))
+        if isinstance(command, ExportHtmlCommand):
+            return success(cid, kind, {"path": self._export_html(command.output_path)})
+        if kind == "clone":
+            return success(cid, kind, await self._clone())
+        if kind == "get_commands":
+            return success(cid, kind, {"commands": self._commands()})
+        return None
+
+    def _clear_queue(self) -> dict[str, list[str]]:
+        cleared = {"steering": list(self._pending["steering"]), "followUp": list(self._pending["followUp"])}
+        self.agent.clear_queues()
+        self._pending = {"steering": [], "followUp": []}
+        self._queue_update()  # type: ignore[attr-defined]
+        return cleared
+
+    def _cycle_model(self) -> dict[str, Any] | None:
+        models = available_models()
+        if len(models) < 2:
+            return None
+        current = next((i for i, m in enumerate(models) if (m.provider, m.id) == (self.agent.model.provider, self.agent.model.id)), -1)
+        chosen = models[(current + 1) % len(models)]
+        self.agent.set_model(chosen)
+        return {"model": views.model_to_pi(self.agent.model), "thinkingLevel": self.agent.thinking_level, "isScoped": False}
+
+    def _entries(self, since: str | None) -> dict[str, Any]:
+        session = self.agent.session
+        entries = session.raw_entries()
+        if since is not None:
+            at = next((i for i, e in enumerate(entries) if e.get("id") == since), None)
+            if at is None:
+                raise CommandError(f"Entry not found: {since}")
+            entries = entries[at + 1 :]
+        return {"entries": entries, "leafId": session.leaf_id}
+
+    def _abort_bash(self) -> None:
+        proc = self._bash
+        if proc is not None and proc.returncode is None:
+            self._bash_cancelled = True
+            proc.kill()
+
+    async def _run_bash(self, command: BashCommand) -> dict[str, Any]:
+        if self._running():  # type: ignore[attr-defined]
+            raise CommandError("cannot run bash while the agent is running: send abort first, or wait for agent_end")
+        cwd = self.agent.session.cwd or self.factory.cwd
+        self._bash_cancelled = False
+        proc = await asyncio.create_subprocess_exec(
+            *shell_command(), command.command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        self._bash = proc
+        try:
+            raw, _ = await proc.communicate()
+        finally:
+            self._bash = None
+        text = redact(raw.decode("utf-8", errors="replace").replace("\r\n", "\n").rstrip("\n"))
+        cut = truncate_tail(text)
+        result: dict[str, Any] = {
+            "output": cut.content,
+            "exitCode": None if self._bash_cancelled else proc.returncode,
+            "cancelled": self._bash_cancelled,
+            "truncated": cut.truncated,
+        }
+        if cut.truncated:
+            fd, full = tempfile.mkstemp(prefix="pi-bash-", suffix=".log")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            result["fullOutputPath"] = full
+        message = {"role": "bashExecution", "command": command.command, **result, "timestamp": now_ms()}
+        if result["exitCode"] is None:
+            del message["exitCode"]  # pi's undefined
+        if command.exclude_from_context:
+            message["excludeFromContext"] = True
+        self.agent.session.append_message(message)
+        self.agent.reload()
+        return result
+
+    def _export_html(self, output_path: str | None) -> str:
+        session = self.agent.session
+        if not self.agent.messages:
+            raise CommandError("Nothing to export yet - start a conversation first")
+        base = os.path.splitext(os.path.basename(session.path))[0] if session.path else session.id
+        path = os.path.abspath(output_path or f"pi-session-{base}.html")
+        rows = []
+        for message in views.messages_to_pi(self.agent.messages):
+            role = str(message.get("role"))
+            content = message.get("content")
+            text = views.user_text(content) if content is not None else str(message.get("summary") or message.get("output") or "")
+            rows.append(f'<section class="{html.escape(role)}"><h3>{html.escape(role)}</h3><pre>{html.escape(text)}</pre></section>')
+        title = html.escape(session.name or base)
+        head = f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title></head>'
+        page = f"{head}<body><h1>{title}</h1>{''.join(rows)}</body></html>\n"
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(page)
+        return path
+
+    async def _clone(self) -> dict[str, Any]:
+        session = self.agent.session
+        if session.leaf_id is None:
+            raise CommandError("Cannot clone session: no current entry selected")
+        await self._stop_run()  # type: ignore[attr-defined]
+        clone = session.fork(session.leaf_id)
+        self._replace(clone, self.factory.model_for(clone, self.agent.model), self.agent.thinking_level)  # type: ignore[attr-defined]
+        return {"cancelled": False}
+
+    def _commands(self) -> list[dict[str, Any]]:
+        out = []
+        for skill in self.agent.resources.skills:
+            info = {"path": skill.file_path, "source": skill.source, "scope": "project" if skill.source == "project" else "user"}
+            out.append({"name": f"skill:{skill.name}", "description": skill.description, "source": "skill", "sourceInfo": info})
+        return out

@@ -1,0 +1,325 @@
+"""``Experiment``: a grid of sibling branches from one node, run, budgeted, scored and recorded.
+
+Everything is checked in the constructor (nothing is written before :meth:`Experiment.run`):
+the grid, the models and their keys, the prompt's ``{name}`` fields, the size limit and the
+budget. :meth:`run` writes each branch below the start node, scores it, records what was
+skipped, and moves the session to the branch the next prompt continues from (the first
+combination's first repeat when it succeeded, else the first branch that did; ``continue_from=
+"start"`` leaves the session where it was).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from .. import providers
+from ..session import Session
+from .branch_session import BranchSession
+from .choose import executor_for
+from .executors import Executor
+from .limiter import RateLimiter
+from .records import EXPERIMENT_TYPE, SCORE_TYPE, VARIANT_TYPE, Grid, Row, experiment_data, variant_data
+from .result import ExperimentResult, score_rows
+from .runner import BranchOutcome, BranchSpec, BranchStatus, run_branch, spec_tools
+from .variants import DEFAULT_LIMIT, GridError, Variant, expand, fill, validate
+
+
+class Experiment:
+    """A grid of branches from ``session``'s current leaf (or ``start``); ``await exp.run()`` runs it.
+
+    ``prompt``: the text, with ``{name}`` bound by ``vary`` (``render`` may fill it instead, as the
+    notebook does with its namespace). ``vary``: ``{"model": [...], "thinking": [...], "tools":
+    ["read+python", "none"], "tone": [...]}``. ``repeat``: runs per combination. ``concurrency``:
+    branches at once. ``budget``: US dollars; no branch is launched once the spent cost plus
+    the running estimate would pass it. ``scorers``: callables or registered names. ``replay``:
+    ``True`` serves every branch from its recorded counterpart (same prompt, variant and
+    repeat in this session); ``None`` (default) does so only for models without a key.
+    ``model``, ``thinking``, ``tools``: for branches that do not vary them (default model: the
+    session's, if its key is set, else the offline model; default tools: none). ``yes``: allow
+    more than ``limit`` branches. ``start``: the node the branches grow from (default: the
+    current leaf). ``continue_from``: ``"first"`` moves the session to the first finished
+    branch at the end, ``"start"`` leaves it. ``max_retries``/``retry_delay_ms``: each branch's
+    retry of transient provider errors. Bad options raise :class:`GridError` (one line) here,
+    before anything is written.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        prompt: str,
+        *,
+        vary: Mapping[str, Sequence[str]] | None = None,
+        repeat: int = 1,
+        concurrency: int = 8,
+        budget: float | None = None,
+        scorers: Sequence[Any] = (),
+        model: str | None = None,
+        thinking: str | None = None,
+        tools: Sequence[str] = (),
+        replay: bool | None = None,
+        yes: bool = False,
+        limit: int = DEFAULT_LIMIT,
+        start: str | None | Literal["leaf"] = "leaf",
+        continue_from: Literal["first", "start"] = "first",
+        render: Callable[[Variant], str] | None = None,
+        cwd: str | None = None,
+        max_retries: int = 3,
+        retry_delay_ms: int = 2000,
+    ) -> None:
+        from ..agent.toolbox import KNOWN_TOOLS
+        from .scorers import get_scorer
+
+        self.session = session
+        self.vary = {k: [str(v) for v in values] for k, values in (vary or {}).items()}
+        self.repeat, self.concurrency, self.budget = repeat, concurrency, budget
+        validate(
+            self.vary,
+            repeat=repeat,
+            concurrency=concurrency,
+            budget=budget,
+            limit=limit,
+            yes=yes,
+            template=None if render else prompt,
+            known_tools=list(KNOWN_TOOLS),
+            bound_elsewhere=render is not None,
+        )
+        unknown_tools = [t for t in tools if t not in KNOWN_TOOLS]
+        if unknown_tools:
+            raise GridError(f"tools: unknown tool {unknown_tools[0]!r}; known: {', '.join(KNOWN_TOOLS)}")
+        self.scorers = [get_scorer(s) if isinstance(s, str) else s for s in scorers]
+        self.start = session.leaf_id if start == "leaf" else start
+        self.default_model = self._default_model(model)
+        self.variants = expand(self.vary, repeat)
+        self.grid = Grid(
+            id=uuid.uuid4().hex[:12], start=self.start, prompt=prompt, vary=self.vary, repeat=repeat, size=len(self.variants), budget=budget
+        )
+        self.continue_from = continue_from
+        self.cwd = cwd or session.cwd or os.getcwd()
+        recordings = _recordings(session, prompt) if replay is not False else {}
+        self.specs: list[BranchSpec] = []
+        for variant in self.variants:
+            text = render(variant) if render else fill(prompt, variant.bindings)
+            model_ref = variant.values.get("model", self.default_model)
+            recorded = recordings.get((tuple(sorted(variant.values.items())), variant.repeat))
+            needs_key = providers.api_key_for(providers.get_model(model_ref)) is None
+            if replay and recorded is None:
+                raise GridError(f"--replay: no recorded branch for {variant.label} of this prompt in {session.path or 'the session'}")
+            if needs_key and recorded is None:
+                raise GridError(f"no API key for {model_ref} (set its key, or replay a recorded run of this experiment)")
+            use_replay = recorded is not None and (replay or needs_key)
+            self.specs.append(
+                BranchSpec(
+                    experiment=self.grid.id,
+                    variant=variant,
+                    prompt=text,
+                    start=self.start,
+                    model=model_ref,
+                    thinking=variant.values.get("thinking", thinking),
+                    tools=spec_tools(variant.values.get("tools"), list(tools)),
+                    variant_data=variant_data(self.grid, variant.index, variant.values, variant.repeat),
+                    replay_start=recorded[0] if use_replay and recorded else None,
+                    replay_leaf=recorded[1] if use_replay and recorded else None,
+                    cwd=self.cwd,
+                    max_retries=max_retries,
+                    retry_delay_ms=retry_delay_ms,
+                )
+            )
+        self.replayed = sum(1 for s in self.specs if s.replay_leaf)
+        self.statuses = [BranchStatus(index=v.index, label=v.label) for v in self.variants]
+        self.limiter = RateLimiter(concurrency)
+        self._aborts: dict[int, Callable[[], None]] = {}
+        self._stopped = False
+        self._budget_hit = False
+        self._estimate = self._prior_estimate()
+        self.started: float | None = None
+        self.result: ExperimentResult | None = None
+
+    # ---------------------------------------------------------------- setup helpers
+
+    def _default_model(self, model: str | None) -> str:
+        if model:
+            if providers.find_model(model) is None:
+                raise GridError(f"--model: unknown model {model!r}")
+            return providers.get_model(model).ref
+        recorded = self.session.context(self.start).model
+        if recorded is not None and recorded.provider and recorded.model_id:
+            found = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
+            if found is not None and found.api != "replay":
+                return found.ref
+        return providers.default_model().ref
+
+    def _prior_estimate(self) -> float:
+        """Cost of one branch before any has finished: the context twice as input, 1,000 tokens out."""
+        from ..compaction import estimate_context_tokens
+
+        try:
+            ctx_tokens = estimate_context_tokens(self.session.context(self.start).messages).tokens
+        except Exception:  # noqa: BLE001 - an estimate only
+            ctx_tokens = 0
+        worst = 0.0
+        for spec in self.specs:
+            if spec.replay_leaf:
+                continue
+            model = providers.get_model(spec.model or self.default_model)
+            tokens_in = 2 * (ctx_tokens + len(spec.prompt) // 4 + 500)
+            worst = max(worst, (tokens_in * model.cost.input + 1000 * model.cost.output) / 1e6)
+        return worst
+
+    # ---------------------------------------------------------------- the Job the executor sees
+
+    @property
+    def session_path(self) -> str | None:
+        """The session file (``None`` in memory)."""
+        return self.session.path
+
+    def spent(self) -> float:
+        """Cost so far: finished branches and what running ones have spent."""
+        return sum(s.cost for s in self.statuses)
+
+    def _estimate_per_branch(self) -> float:
+        done = [s.cost for s in self.statuses if s.state in ("done", "failed", "aborted")]
+        return max(self._estimate, sum(done) / len(done)) if done else self._estimate
+
+    def skip_reason(self, spec: BranchSpec) -> str | None:
+        """Why a branch must not start now: Stop was pressed, or the budget would be passed."""
+        if self._stopped:
+            return "stopped"
+        if self._budget_hit:
+            return "budget"
+        if self.budget is None or spec.replay_leaf:
+            return None
+        est = self._estimate_per_branch()
+        running = sum(max(s.cost, est) for s in self.statuses if s.state == "running")
+        finished = sum(s.cost for s in self.statuses if s.state not in ("running", "queued", "skipped"))
+        if finished + running + est > self.budget + 1e-12:
+            self._budget_hit = True
+            return "budget"
+        return None
+
+    def skip(self, spec: BranchSpec, reason: str) -> None:
+        """Mark a branch as not run."""
+        status = self.statuses[spec.variant.index]
+        status.state, status.error = "skipped", reason
+        self.grid.skipped[spec.variant.index] = reason
+
+    def launched(self, spec: BranchSpec) -> None:
+        """Mark a branch as running."""
+        status = self.statuses[spec.variant.index]
+        status.state, status.started = "running", time.monotonic()
+
+    async def run_here(self, spec: BranchSpec) -> BranchOutcome:
+        """Run one branch in this process."""
+        status = self.statuses[spec.variant.index]
+        return await run_branch(
+            self.session,
+            spec,
+            stream=self.limiter.wrap(providers.stream),
+            resources=self._resources,
+            status=status,
+            register_abort=lambda fn: self._aborts.__setitem__(spec.variant.index, fn),
+        )
+
+    async def finished(self, outcome: BranchOutcome) -> None:
+        """A branch ended: update its status (a remote one's too) and score it."""
+        self._aborts.pop(outcome.index, None)
+        status = self.statuses[outcome.index]
+        status.state, status.error, status.leaf = outcome.state, outcome.error, outcome.leaf
+        status.cost, status.tokens = max(status.cost, outcome.cost), max(status.tokens, outcome.tokens)
+        status.tail = status.tail or outcome.tail
+        if status.ended is None:
+            status.ended = time.monotonic()
+        if self.session.path is not None and outcome.leaf is not None and outcome.leaf not in self.session:
+            self.session.refresh()  # a worker wrote it
+        if self.scorers and outcome.state == "done" and outcome.leaf:
+            spec = self.specs[outcome.index]
+            last = (self.session.raw_entry(outcome.leaf).get("message") or {}).get("stopReason")
+            row = Row(
+                index=outcome.index,
+                values=spec.variant.values,
+                repeat=spec.variant.repeat,
+                state="done",
+                leaf=outcome.leaf,
+                stop_reason=last,
+            )
+            await score_rows(self.session, self.grid.id, [row], self.scorers, prompt=spec.prompt)
+
+    # ---------------------------------------------------------------- control
+
+    def abort(self) -> None:
+        """Stop: launch no more branches and abort the running ones (their partial answers are kept)."""
+        self._stopped = True
+        for abort in list(self._aborts.values()):
+            abort()
+
+    def progress(self) -> dict[str, Any]:
+        """Counts by state, cost so far, the budget and seconds elapsed."""
+        counts = {k: 0 for k in ("done", "running", "queued", "failed", "skipped")}
+        for s in self.statuses:
+            key = "failed" if s.state == "aborted" else s.state
+            counts[key] = counts.get(key, 0) + 1
+        elapsed = time.monotonic() - self.started if self.started else 0.0
+        return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
+
+    async def run(self, executor: str | Executor | None = None, **executor_options: Any) -> ExperimentResult:
+        """Run the grid (``executor``: ``"local"`` (default), ``"dask"`` or an :class:`Executor`); returns the result."""
+        from ..resources import load_resources
+
+        self.started = time.monotonic()
+        self._resources = load_resources(self.cwd)
+        runner = executor_for(executor, **executor_options)
+        try:
+            await runner.run(self)
+        finally:
+            if self.session.path is not None:
+                self.session.refresh()  # whatever other processes (Dask workers) appended
+            for s in self.statuses:
+                if s.state == "queued":
+                    self.skip(self.specs[s.index], "stopped" if self._stopped else "not run")
+            done = [s.leaf for s in self.statuses if s.state == "done" and s.leaf]
+            self.grid.continue_from = done[0] if done and self.continue_from == "first" else None
+            BranchSession(self.session, self.start).append_custom(EXPERIMENT_TYPE, experiment_data(self.grid))
+            if self.grid.continue_from is not None:
+                self.session.checkout(self.grid.continue_from)
+            self.session.sync()
+            self.result = ExperimentResult(self.session, self.grid.id)
+        return self.result
+
+
+async def experiment(session: Session, prompt: str, **options: Any) -> ExperimentResult:
+    """Run a grid of sibling branches and return its :class:`ExperimentResult` (see :class:`Experiment`).
+
+    ``executor`` (``"local"``, ``"dask"`` or an :class:`Executor`) and ``executor_options``
+    go to :meth:`Experiment.run`; every other option to :class:`Experiment`.
+    """
+    executor = options.pop("executor", None)
+    executor_options = options.pop("executor_options", {})
+    return await Experiment(session, prompt, **options).run(executor, **executor_options)
+
+
+def _recordings(session: Session, template: str) -> dict[tuple[Any, int], tuple[str | None, str]]:
+    """Recorded branches of this prompt: (values, repeat) -> (start, leaf), the latest finished one each."""
+    from .records import END_TYPE
+
+    ends: dict[str, tuple[str, str]] = {}
+    for e in session.raw_entries():
+        if e.get("type") == "custom" and e.get("customType") == END_TYPE:
+            data = e.get("data") or {}
+            ends[f"{data.get('experiment')}:{data.get('index')}"] = (e.get("parentId") or "", str(data.get("state")))
+    out: dict[tuple[Any, int], tuple[str | None, str]] = {}
+    for e in session.raw_entries():
+        data = e.get("data") if e.get("type") == "custom" and e.get("customType") == VARIANT_TYPE else None
+        if not isinstance(data, dict) or (data.get("grid") or {}).get("prompt") != template:
+            continue
+        end = ends.get(f"{data.get('experiment')}:{data.get('index')}")
+        if end is None or end[1] != "done":
+            continue
+        key = (tuple(sorted((data.get("values") or {}).items())), int(data.get("repeat") or 0))
+        out[key] = (e["id"], end[0])
+    return out
+
+
+_ = SCORE_TYPE

@@ -1,0 +1,69 @@
+"""Executors: where the branches of a grid run. The interface, and the local asyncio one.
+
+An executor gets a :class:`Job` and runs its branches, asking the job before each launch
+(the budget or a Stop may say no) and telling it each outcome. The local executor runs them
+as asyncio tasks in this process (model calls are I/O-bound, so one kernel drives hundreds
+at once); :class:`~pi_jupyter.experiment.dask_executor.DaskExecutor` sends them to Dask workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
+from .runner import BranchOutcome, BranchSpec
+
+
+class Job(Protocol):
+    """What an executor is given (implemented by :class:`~pi_jupyter.experiment.core.Experiment`)."""
+
+    specs: list[BranchSpec]
+    concurrency: int
+    session_path: str | None
+
+    def skip_reason(self, spec: BranchSpec) -> str | None:
+        """Why ``spec`` must not be launched now (budget spent, stopped), or ``None`` to launch it."""
+
+    def skip(self, spec: BranchSpec, reason: str) -> None:
+        """Record that ``spec`` was not run."""
+
+    def launched(self, spec: BranchSpec) -> None:
+        """``spec`` is starting (on a worker, for a remote executor)."""
+
+    def run_here(self, spec: BranchSpec) -> Awaitable[BranchOutcome]:
+        """Run ``spec`` in this process (the local path)."""
+
+    async def finished(self, outcome: BranchOutcome) -> None:
+        """A branch ended (its entries are in the session file)."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs the branches of a job; :class:`LocalExecutor` is the default."""
+
+    async def run(self, job: Job) -> None:
+        """Run every branch of ``job`` (or skip it when the job says so)."""
+
+
+class LocalExecutor:
+    """Branches as asyncio tasks in this process, at most ``job.concurrency`` at once, launched in grid order."""
+
+    async def run(self, job: Job) -> None:
+        """Run the job's branches here."""
+        gate = asyncio.Semaphore(job.concurrency)  # FIFO: branches start in grid order
+
+        async def one(spec: BranchSpec) -> None:
+            async with gate:
+                reason = job.skip_reason(spec)
+                if reason is not None:
+                    job.skip(spec, reason)
+                    return
+                job.launched(spec)
+                outcome = await job.run_here(spec)
+                await job.finished(outcome)
+
+        await asyncio.gather(*(one(spec) for spec in job.specs))
+
+
+Runner = Callable[[BranchSpec], Awaitable[BranchOutcome]]

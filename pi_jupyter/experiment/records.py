@@ -1,0 +1,213 @@
+"""What an experiment writes into the session, and the table rebuilt from the file alone.
+
+Four ``custom`` entries (never sent to a model):
+
+- ``pi_jupyter.variant``: the first entry of each branch (a child of the start node): the
+  experiment id, the branch's index, its values and repeat index, and the grid.
+- ``pi_jupyter.branch_end``: a dead-end child of the branch's last entry: state, error,
+  duration. Its parent is the branch's leaf.
+- ``pi_jupyter.score``: a dead-end child of the scored leaf: scorer name, version and value.
+- ``pi_jupyter.experiment``: a dead-end child of the start node, written when the run ends:
+  the grid and the branches that were skipped (budget, stop) and why.
+
+The dead-end records do not move the leaf (``TRANSPARENT_TYPES``), so they never change a
+context, here or in pi. :func:`read_experiment` rebuilds every row from these records and
+the branch's own entries, so the table is the same live and from the file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..session import Session
+
+VARIANT_TYPE = "pi_jupyter.variant"
+END_TYPE = "pi_jupyter.branch_end"
+SCORE_TYPE = "pi_jupyter.score"
+EXPERIMENT_TYPE = "pi_jupyter.experiment"
+PREVIEW_CHARS = 160
+
+
+class Row(BaseModel):
+    """One row of the table: a branch, run or skipped."""
+
+    index: int
+    values: dict[str, str] = Field(default_factory=dict)
+    repeat: int = 0
+    state: str = "skipped"
+    """``done``, ``failed``, ``aborted``, ``running`` (no end record yet), ``skipped``."""
+    stop_reason: str | None = None
+    turns: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    duration_s: float | None = None
+    answer: str = ""
+    error: str | None = None
+    leaf: str | None = None
+    variant_entry: str | None = None
+    model: str | None = None
+    scores: dict[str, Any] = Field(default_factory=dict)
+
+
+class Grid(BaseModel):
+    """The experiment as recorded: id, start node, prompt template, grid, skipped branches."""
+
+    id: str
+    start: str | None = None
+    prompt: str = ""
+    vary: dict[str, list[str]] = Field(default_factory=dict)
+    repeat: int = 1
+    size: int = 0
+    budget: float | None = None
+    skipped: dict[int, str] = Field(default_factory=dict)
+    continue_from: str | None = None
+
+
+def variant_data(grid: Grid, index: int, values: dict[str, str], repeat: int) -> dict[str, Any]:
+    """The ``data`` of a branch's variant entry."""
+    return {
+        "experiment": grid.id,
+        "index": index,
+        "values": values,
+        "repeat": repeat,
+        "grid": {"prompt": grid.prompt, "vary": grid.vary, "repeat": grid.repeat, "size": grid.size, "budget": grid.budget},
+    }
+
+
+def experiment_data(grid: Grid) -> dict[str, Any]:
+    """The ``data`` of the end-of-experiment record."""
+    data = variant_data(grid, -1, {}, 0)["grid"]
+    data.update(experiment=grid.id, skipped={str(k): v for k, v in grid.skipped.items()}, continueFrom=grid.continue_from)
+    return data
+
+
+def experiment_ids(session: Session) -> list[str]:
+    """Ids of the experiments recorded in ``session``, oldest first."""
+    seen: dict[str, None] = {}
+    for e in session.raw_entries():
+        if e.get("type") == "custom" and e.get("customType") in (VARIANT_TYPE, EXPERIMENT_TYPE):
+            exp = (e.get("data") or {}).get("experiment")
+            if isinstance(exp, str):
+                seen.setdefault(exp, None)
+    return list(seen)
+
+
+def _ts(entry: dict[str, Any]) -> float | None:
+    try:
+        return datetime.fromisoformat(str(entry.get("timestamp")).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _tip(session: Session, start: str) -> str:
+    """The last entry of a branch without an end record: follow the latest non-record child."""
+    node = start
+    while True:
+        kids = [c for c in session.child_ids(node) if session.raw_entry(c).get("customType") not in (END_TYPE, SCORE_TYPE)]
+        if not kids:
+            return node
+        node = kids[-1]
+
+
+def branch_stats(session: Session, variant_entry: str, leaf: str) -> dict[str, Any]:
+    """Turns, tool calls, tokens, cost, stop reason, answer and model of the branch from ``variant_entry`` to ``leaf``."""
+    path = session.raw_branch(leaf)
+    ids = [e["id"] for e in path]
+    own = path[ids.index(variant_entry) + 1 :] if variant_entry in ids else []
+    out: dict[str, Any] = {"turns": 0, "tool_calls": 0, "tokens_in": 0, "tokens_out": 0, "cost": 0.0, "stop_reason": None, "answer": ""}
+    for e in own:
+        if e.get("type") == "model_change":
+            out["model"] = f"{e.get('provider')}/{e.get('modelId')}"
+        msg = e.get("message") if e.get("type") == "message" else None
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        if role == "user":
+            out["turns"] += 1
+        elif role == "assistant":
+            usage = msg.get("usage") or {}
+            out["tokens_in"] += int(usage.get("input") or 0) + int(usage.get("cacheRead") or 0) + int(usage.get("cacheWrite") or 0)
+            out["tokens_out"] += int(usage.get("output") or 0)
+            out["cost"] += float((usage.get("cost") or {}).get("total") or 0.0)
+            out["stop_reason"] = msg.get("stopReason")
+            out["model"] = f"{msg.get('provider')}/{msg.get('model')}" if msg.get("provider") else out.get("model")
+            blocks = msg.get("content") or []
+            out["tool_calls"] += sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall")
+            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            if text.strip():
+                out["answer"] = text.strip()
+            if msg.get("errorMessage"):
+                out["error"] = msg.get("errorMessage")
+    return out
+
+
+def read_experiment(session: Session, experiment_id: str) -> tuple[Grid, list[Row]]:
+    """Rebuild an experiment's grid and rows from the session's entries alone."""
+    grid: Grid | None = None
+    rows: dict[int, Row] = {}
+    ends: dict[str, dict[str, Any]] = {}
+    scores: dict[str, dict[str, Any]] = {}
+    variants: list[dict[str, Any]] = []
+    for e in session.raw_entries():
+        if e.get("type") != "custom":
+            continue
+        data = e.get("data")
+        if not isinstance(data, dict) or data.get("experiment") != experiment_id:
+            continue
+        kind = e.get("customType")
+        if kind == VARIANT_TYPE:
+            variants.append(e)
+            if grid is None:
+                g = data.get("grid") or {}
+                grid = Grid(
+                    id=experiment_id, start=e.get("parentId"), **{k: g[k] for k in ("prompt", "vary", "repeat", "size", "budget") if k in g}
+                )
+        elif kind == END_TYPE:
+            ends[e.get("parentId") or ""] = {**data, "_ts": _ts(e)}
+        elif kind == SCORE_TYPE:
+            scores.setdefault(e.get("parentId") or "", {})[str(data.get("scorer"))] = data.get("value")
+        elif kind == EXPERIMENT_TYPE:
+            fields = {k: data[k] for k in ("prompt", "vary", "repeat", "size", "budget") if k in data}
+            grid = Grid(id=experiment_id, start=e.get("parentId"), **fields)
+            grid.skipped = {int(k): str(v) for k, v in (data.get("skipped") or {}).items()}
+            grid.continue_from = data.get("continueFrom")
+    if grid is None:
+        raise KeyError(f"no experiment {experiment_id!r} in {session.path or 'this session'}")
+    ends_by_index = {int(v.get("index", -1)): (leaf, v) for leaf, v in ends.items()}
+    for v in variants:
+        data = v["data"]
+        index = int(data.get("index", 0))
+        row = Row(index=index, values=dict(data.get("values") or {}), repeat=int(data.get("repeat") or 0), variant_entry=v["id"])
+        leaf_end = ends_by_index.get(index)
+        if leaf_end is not None:
+            leaf, end = leaf_end
+            row.state = str(end.get("state") or "done")
+            row.error = end.get("error")
+            row.duration_s = end.get("duration_s")
+        else:
+            leaf = _tip(session, v["id"])
+            row.state = "running"
+            started, last = _ts(v), _ts(session.raw_entry(leaf))
+            row.duration_s = (last - started) if started is not None and last is not None else None
+        row.leaf = leaf
+        stats = branch_stats(session, v["id"], leaf)
+        error = stats.pop("error", None)
+        if row.error is None and row.state != "done":
+            row.error = error
+        for key, value in stats.items():
+            setattr(row, key, value)
+        row.answer = row.answer[:PREVIEW_CHARS]
+        row.scores = scores.get(leaf, {})
+        rows[index] = row
+    from .variants import expand
+
+    for variant in expand(grid.vary, grid.repeat):
+        if variant.index not in rows:
+            reason = grid.skipped.get(variant.index, "not run")
+            rows[variant.index] = Row(index=variant.index, values=variant.values, repeat=variant.repeat, state="skipped", error=reason)
+    return grid, [rows[i] for i in sorted(rows)]

@@ -1,0 +1,243 @@
+"""``ExperimentResult``: the table, the branches, compare, the figure and scoring of one experiment.
+
+Everything is read from the session (see :mod:`.records`), so a result rebuilt from the file
+by someone who has only the file (:func:`load_experiment`) is the same as the live one.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..session import Session
+from .branch_session import BranchSession
+from .records import SCORE_TYPE, Grid, Row, experiment_ids, read_experiment
+from .scorers import branch_for_scoring, call_scorer, scorer_name, scorer_version
+
+BASE_COLUMNS = [
+    "repeat",
+    "state",
+    "stop_reason",
+    "turns",
+    "tool_calls",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "duration_s",
+    "answer",
+    "error",
+    "leaf",
+]
+
+
+class ExperimentResult:
+    """One experiment of a session: ``.table()``, ``.branches``, ``.compare()``, ``.plot()``, ``.score(fn)``."""
+
+    def __init__(self, session: Session, experiment_id: str) -> None:
+        self.session = session
+        self.id = experiment_id
+        self._cache: tuple[int, Grid, list[Row]] | None = None
+
+    def _read(self) -> tuple[Grid, list[Row]]:
+        size = len(self.session)
+        if self._cache is None or self._cache[0] != size:
+            grid, rows = read_experiment(self.session, self.id)
+            self._cache = (size, grid, rows)
+        return self._cache[1], self._cache[2]
+
+    @property
+    def grid(self) -> Grid:
+        """The grid as recorded (prompt, vary, repeat, size, budget, skipped, continue_from)."""
+        return self._read()[0]
+
+    @property
+    def rows(self) -> list[Row]:
+        """One :class:`Row` per branch of the grid, skipped ones included, in grid order."""
+        return self._read()[1]
+
+    @property
+    def branches(self) -> list[str]:
+        """Leaf ids of the branches that ran, in grid order."""
+        return [r.leaf for r in self.rows if r.leaf is not None]
+
+    @property
+    def continue_from(self) -> str | None:
+        """The leaf the session continues from after the experiment (``None``: it stayed at the start)."""
+        return self.grid.continue_from
+
+    def records(self) -> list[dict[str, Any]]:
+        """The table as a list of dicts (one per branch; a column per varied key and per score)."""
+        grid, rows = self._read()
+        keys = list(grid.vary)
+        out = []
+        for r in rows:
+            row: dict[str, Any] = {"branch": r.index}
+            row.update({k: r.values.get(k) for k in keys})
+            for col in BASE_COLUMNS:
+                row[col] = getattr(r, col)
+            row["model"] = r.values.get("model") or r.model
+            for name, value in r.scores.items():
+                if isinstance(value, dict):
+                    row.update({f"{name}.{k}": v for k, v in value.items()})
+                else:
+                    row[name] = value
+            out.append(row)
+        return out
+
+    def table(self) -> Any:
+        """A pandas DataFrame, one row per branch: variant values, repeat, state, stop reason, turns,
+        tool calls, tokens in/out, cost, duration, answer preview, error, leaf and every score."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - pandas is in the notebook and test extras
+            raise ImportError("table() needs pandas: pip install pandas (records() gives plain dicts)") from exc
+        return pd.DataFrame.from_records(self.records()).set_index("branch")
+
+    def compare(self, **options: Any) -> Any:
+        """Today's comparison (:meth:`Session.compare`) of every branch that ran."""
+        leaves = self.branches
+        if not leaves:
+            raise ValueError("no branch of this experiment ran; nothing to compare")
+        return self.session.compare(*leaves, limit=max(len(leaves), 2), **options)
+
+    def plot(self, metric: str | None = None) -> Any:
+        """An SVG bar chart per branch of ``metric`` (default: the first score, else cost)."""
+        from .figure import bar_chart
+
+        records = self.records()
+        scores = [c for c in (records[0] if records else {}) if c not in {"branch", "model", *self.grid.vary, *BASE_COLUMNS}]
+        metric = metric or (scores[0] if scores else "cost")
+        labels = [f"#{r['branch']} " + " ".join(str(r.get(k)) for k in self.grid.vary) for r in records]
+        values = [r.get(metric) if isinstance(r.get(metric), (int, float)) else None for r in records]
+        return bar_chart(labels, values, title=metric, states=[r["state"] for r in records])
+
+    async def score_async(self, *scorers: Callable[..., Any] | str) -> ExperimentResult:
+        """Score every branch that finished with each scorer (a callable or a registered name)."""
+        from .scorers import get_scorer
+
+        await score_rows(self.session, self.id, self.rows, [get_scorer(s) if isinstance(s, str) else s for s in scorers])
+        return self
+
+    def score(self, *scorers: Callable[..., Any] | str) -> ExperimentResult:
+        """Score every finished branch and append the scores to the session; returns ``self``.
+
+        Safe to call from a notebook cell (it runs the scorers on a helper thread's loop).
+        """
+        from ..agent.sync import run_blocking
+
+        return run_blocking(self.score_async(*scorers))
+
+    def summary(self) -> str:
+        """``12 branches: 10 done, 1 failed, 1 skipped · $0.0123 · continues from abc123``."""
+        rows = self.rows
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.state] = counts.get(r.state, 0) + 1
+        parts = ", ".join(f"{n} {state}" for state, n in counts.items())
+        cost = sum(r.cost for r in rows)
+        picked = next((r.index for r in rows if r.leaf == self.continue_from), None) if self.continue_from else None
+        where = (
+            f"the session continues from branch #{picked} (leaf {self.continue_from})"
+            if picked is not None
+            else "the session stayed at the start"
+        )
+        return f"experiment {self.id}: {len(rows)} branches: {parts} · ${cost:.4f} · {where}"
+
+    def table_html(self) -> str:
+        """The table as HTML (no JavaScript; what a reopened notebook shows)."""
+        records = self.records()
+        if not records:
+            return "<p>empty experiment</p>"
+        cols = [c for c in records[0] if c != "leaf"] + ["leaf"]
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+        body = []
+        for r in records:
+            cells = []
+            for c in cols:
+                value = r.get(c)
+                if isinstance(value, float):
+                    value = f"{value:.4f}" if c == "cost" else f"{value:.2f}"
+                cells.append(f"<td>{html.escape('' if value is None else str(value))}</td>")
+            style = (
+                ' style="background:#fff1f0"'
+                if r["state"] in ("failed", "aborted")
+                else (' style="color:#888"' if r["state"] == "skipped" else "")
+            )
+            body.append(f"<tr{style}>{''.join(cells)}</tr>")
+        caption = html.escape(self.summary())
+        return (
+            f'<table class="pi-experiment-table"><caption style="caption-side:top;text-align:left">{caption}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
+
+    def text(self) -> str:
+        """The table as aligned plain text (the CLI prints it)."""
+        records = self.records()
+        if not records:
+            return self.summary()
+        cols = [c for c in records[0] if c not in ("leaf", "error")] + ["error"]
+        shown = [[_cell(r.get(c), c) for c in cols] for r in records]
+        widths = [max(len(c), *(len(row[i]) for row in shown)) for i, c in enumerate(cols)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in shown]
+        return "\n".join([*lines, self.summary()])
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model
+        figure = self.plot().svg
+        return {"text/html": self.table_html() + figure, "image/svg+xml": figure, "text/plain": self.text()}
+
+    def __repr__(self) -> str:
+        return self.text()
+
+
+def _cell(value: Any, column: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}" if column == "cost" else f"{value:.2f}"
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+async def score_rows(
+    session: Session,
+    experiment_id: str,
+    rows: Sequence[Row],
+    scorers: Sequence[Callable[..., Any]],
+    *,
+    prompt: str = "",
+) -> None:
+    """Score the finished ``rows`` and append each value as a ``pi_jupyter.score`` entry on the row's leaf.
+
+    A scorer that fails writes nothing for that branch and warns; the other scores stand.
+    """
+    import logging
+
+    for row in rows:
+        if row.state != "done" or row.leaf is None:
+            continue
+        branch = branch_for_scoring(session, row, prompt)
+        for fn in scorers:
+            name = scorer_name(fn)
+            try:
+                value = await call_scorer(fn, branch)
+            except Exception as exc:  # noqa: BLE001 - one scorer's failure must not lose the others
+                logging.getLogger("pi_jupyter.experiment").warning("scorer %s failed on branch %s: %s", name, row.index, exc)
+                continue
+            data = {"experiment": experiment_id, "index": row.index, "scorer": name, "version": scorer_version(fn), "value": value}
+            BranchSession(session, row.leaf).append_custom(SCORE_TYPE, data)
+
+
+def load_experiment(session: Session, experiment_id: str | None = None) -> ExperimentResult:
+    """The experiment ``experiment_id`` (default: the latest) of a session, rebuilt from its entries."""
+    ids = experiment_ids(session)
+    if not ids:
+        raise ValueError(f"no experiment in {session.path or 'this session'}")
+    if experiment_id is None:
+        return ExperimentResult(session, ids[-1])
+    matches = [i for i in ids if i.startswith(experiment_id)]
+    if len(matches) != 1:
+        raise ValueError(f"no single experiment {experiment_id!r} in {session.path or 'this session'}; recorded: {', '.join(ids)}")
+    return ExperimentResult(session, matches[0])

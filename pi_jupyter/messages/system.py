@@ -1,0 +1,173 @@
+"""System messages in the transcript (pi 1.x): replay, collapse and rendering.
+
+pi 1.x records the system prompt and the tool set as ``system`` messages: the first one
+holds the prompt and the declared tools, later ones patch named ``sections`` (``None``
+removes one), append ``content``, and add or remove tools. These functions are pi's
+``getCurrentSystemMessage``, ``collapseSystemMessages``, ``getSystemMessageText`` and
+``renderSystemMessageUpdate`` (``@earendil-works/pi-ai``, ``utils/transcript`` and
+``utils/text``), on pi-shaped dicts or message models. Values of the wrong type (a file
+written by hand) are skipped rather than raising.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .base import WireModel
+
+
+def _as_dict(message: Any) -> dict[str, Any] | None:
+    if isinstance(message, WireModel):
+        return message.to_dict()
+    return message if isinstance(message, dict) else None
+
+
+def is_system(message: Any) -> bool:
+    """True for a system message (model or dict)."""
+    role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+    return role == "system"
+
+
+def content_text(content: Any, separator: str = "\n") -> str:
+    """The text of a message's content: a string as is, else its text blocks joined (pi's ``contentText``)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        block = _as_dict(block)
+        if block is not None and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+    return separator.join(parts)
+
+
+def _sections(message: dict[str, Any]) -> dict[str, Any]:
+    sections = message.get("sections")
+    return sections if isinstance(sections, dict) else {}
+
+
+def _tools(message: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    tools = message.get(key)
+    if not isinstance(tools, list):
+        return []
+    return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def system_message_text(message: Any) -> str:
+    """A system message as a complete prompt: its content, then its sections (pi's ``getSystemMessageText``)."""
+    data = _as_dict(message) or {}
+    parts = [content_text(data.get("content"))]
+    parts.extend(v for v in _sections(data).values() if isinstance(v, str))
+    return "\n\n".join(p for p in parts if p)
+
+
+def render_system_message_update(message: Any) -> str:
+    """A later system message for APIs that take system messages mid-conversation (pi's ``renderSystemMessageUpdate``)."""
+    data = _as_dict(message) or {}
+    parts = []
+    text = content_text(data.get("content"))
+    if text:
+        parts.append(text)
+    for name, value in _sections(data).items():
+        if value is None:
+            parts.append(f'Removed system prompt section "{name}".')
+        elif isinstance(value, str):
+            parts.append(f'Updated system prompt section "{name}":\n\n{value}')
+    return "\n\n".join(parts)
+
+
+def current_tools(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """The tool declarations after replaying every system message in order (pi's ``getCurrentTools``)."""
+    tools: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        data = _as_dict(message)
+        if data is None or data.get("role") != "system":
+            continue
+        for tool in _tools(data, "toolsRemoved"):
+            tools.pop(tool["name"], None)
+        for tool in _tools(data, "toolsAdded"):
+            tools[tool["name"]] = tool  # a redefinition keeps its place, as in a JavaScript Map
+    return list(tools.values())
+
+
+def current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
+    """Every system message replayed into one (pi's ``getCurrentSystemMessage``); ``None`` when there is none."""
+    messages = list(messages)
+    content: list[str] = []
+    sections: dict[str, str] = {}
+    timestamp: Any = None
+    for message in messages:
+        data = _as_dict(message)
+        if data is None or data.get("role") != "system":
+            continue
+        if timestamp is None:
+            timestamp = data.get("timestamp")
+        text = content_text(data.get("content"))
+        if text:
+            content.append(text)
+        for name, value in _sections(data).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+    tools = current_tools(messages)
+    if timestamp is None and not tools:
+        return None
+    head: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        head["sections"] = sections
+    if tools:
+        head["toolsAdded"] = tools
+    head["timestamp"] = timestamp if timestamp is not None else 0
+    return head
+
+
+def collapse_system_messages(messages: list[Any]) -> list[Any]:
+    """The replayed system message first, every other system message dropped (pi's ``collapseSystemMessages``)."""
+    head = current_system_message(messages)
+    rest = [m for m in messages if not is_system(m)]
+    return [head, *rest] if head is not None else rest
+
+
+def lenient_system_message(data: dict[str, Any]) -> Any:
+    """A system message whose fields have odd types, read as pi's replay reads it: odd parts left out."""
+    from .types import SystemMessage
+
+    clean: dict[str, Any] = {"role": "system", "content": content_text(data.get("content"))}
+    sections = {k: v for k, v in _sections(data).items() if v is None or isinstance(v, str)}
+    if sections:
+        clean["sections"] = sections
+    for key in ("toolsAdded", "toolsRemoved"):
+        tools = _tools(data, key)
+        if tools:
+            clean[key] = tools
+    timestamp = data.get("timestamp")
+    clean["timestamp"] = timestamp if isinstance(timestamp, int) and not isinstance(timestamp, bool) else None
+    return SystemMessage.from_wire(clean)
+
+
+def tool_state_changes(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(toolsAdded, toolsRemoved)`` from one tool set to the next; a changed definition is both (pi's ``getToolStateChanges``)."""
+    before = {t["name"]: t for t in previous}
+    after = {t["name"]: t for t in current}
+    added = [t for t in current if before.get(t["name"]) != t]
+    removed = [{"name": t["name"]} for t in previous if after.get(t["name"]) != t]
+    return added, removed
+
+
+def system_message_summary(message: Any) -> str:
+    """One line for a system message: its text, the sections it sets or removes, the tools it adds or removes."""
+    data = _as_dict(message) or {}
+    parts = []
+    text = content_text(data.get("content"))
+    if text:
+        parts.append(repr(text[:40] + ("…" if len(text) > 40 else "")))
+    sections = _sections(data)
+    if sections:
+        parts.append("sections " + ", ".join(f"-{name}" if value is None else name for name, value in sections.items()))
+    changes = [f"-{t['name']}" for t in _tools(data, "toolsRemoved")] + [f"+{t['name']}" for t in _tools(data, "toolsAdded")]
+    if changes:
+        parts.append("tools " + " ".join(changes))
+    return "system prompt: " + ("; ".join(parts) or "(empty)")

@@ -1,0 +1,145 @@
+"""``%%pi --vary KEY=V1,V2 ...``: a grid of sibling branches from the cell's start, with a live view.
+
+The branches start where the cell starts (the same rule as every ``%%pi`` cell, so a re-run
+adds a new set of siblings beside the old one). While the grid runs, an
+:class:`~pi_jupyter.notebook.experiment_view.ExperimentView` shows one row per branch; when it
+ends, that output becomes a durable progress line saying which branch the cells below continue
+from, and the cell's value is the :class:`~pi_jupyter.experiment.ExperimentResult`, whose
+output is the table and the figure as plain HTML and SVG (readable after reopening, in
+nbconvert, on GitHub).
+
+The cells below continue from the first combination's first repeat when it finished (else the
+first branch that did); ``%pi checkout LEAF`` (a leaf from the table) continues from another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections import ChainMap
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.display import display
+
+from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
+from .cells import CellRun, record_run, start_for
+from .prompt_text import fill_prompt
+
+GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
+
+
+def is_experiment(args: argparse.Namespace) -> bool:
+    """True when the cell's options ask for a grid."""
+    return bool(args.vary or args.repeat is not None or args.concurrency is not None or args.budget is not None or args.score)
+
+
+def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> ExperimentResult:
+    """Run the grid of a ``%%pi --vary`` cell and return its result (see the module docstring)."""
+    text = cell.strip()
+    if not text:
+        raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
+    if args.background or args.continue_:
+        raise UsageError("%%pi: --background and --continue do not apply to a grid (--vary/--repeat)")
+    vary = parse_vary(args.vary or [])
+    state = magics.state
+    agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
+    busy = state.busy(agent)
+    if busy is not None or agent.is_running:
+        raise UsageError(f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run; await it first")
+    session = agent.session
+    start, _ = start_for(session, cell_id)
+    namespace = magics.shell.user_ns
+
+    def render(variant: Any) -> str:
+        return fill_prompt(text, ChainMap(variant.bindings, namespace))
+
+    tools = args.tools.replace(",", " ").split() if args.tools is not None else list(magics.tools)
+    exp = Experiment(
+        session,
+        text,
+        vary=vary,
+        repeat=args.repeat or 1,
+        concurrency=args.concurrency or 8,
+        budget=args.budget,
+        scorers=args.score or [],
+        model=args.model or agent.model.ref,
+        thinking=args.thinking or agent.thinking_level,
+        tools=tools,
+        replay=True if args.replay else None,
+        yes=args.yes,
+        start=start,
+        render=render,
+        cwd=agent.cwd,
+    )
+    view = None
+    if magics.widget:
+        from .experiment_view import ExperimentView
+
+        title = f"experiment · {exp.grid.size} branches · {session.name or os.path.basename(session.path or 'session')}"
+        view = ExperimentView(title=title)
+        view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
+    handle = display(view, display_id=True) if view is not None else None
+    produced: list[str] = []
+    unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
+
+    async def go() -> ExperimentResult:
+        import asyncio
+
+        ticker = asyncio.ensure_future(view.follow(exp)) if view is not None else None
+        try:
+            return await exp.run()
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+                try:
+                    await ticker
+                except asyncio.CancelledError:
+                    pass
+
+    try:
+        result = state.runner.wait(state.runner.submit(go()), on_interrupt=exp.abort)
+    finally:
+        unsubscribe()
+        end = exp.grid.continue_from or start
+        try:
+            record_run(session, CellRun(cell_id=cell_id, started_from=start, produced=produced, end=end, execution_count=count))
+        except Exception:  # noqa: BLE001 - the record is best effort; the branches are written
+            pass
+        agent.reload()
+        # interrupted too: the output becomes the durable line (stopped branches are rows of the table)
+        if handle is not None and exp.result is not None:
+            from .experiment_view import final_bundle
+
+            handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
+    if handle is None and exp.replayed:
+        print(f"{exp.replayed} of {exp.grid.size} branches replayed from the recording")
+    if args.name:
+        magics.shell.user_ns[args.name] = result
+    return result
+
+
+def score_command(magics: Any, rest: list[str]) -> ExperimentResult:
+    """``%pi score REF NAME [NAME ...]``: score an experiment (REF: its id, ``last``, or a branch's leaf)."""
+    if len(rest) < 2:
+        raise UsageError("%pi score: give an experiment (its id, 'last', or a branch leaf) and one or more scorer names")
+    session = magics.state.agent_for().session
+    ref, names = rest[0], rest[1:]
+    from ..experiment.records import experiment_ids
+
+    if ref == "last" or any(i.startswith(ref) for i in experiment_ids(session)):
+        result = load_experiment(session, None if ref == "last" else ref)
+        only = None
+    else:
+        leaf = session.resolve(ref)
+        found = [r for i in experiment_ids(session) for r in [load_experiment(session, i)] if leaf in r.branches]
+        if not found:
+            raise UsageError(f"%pi score: {ref!r} is neither an experiment id nor the leaf of an experiment's branch")
+        result, only = found[-1], [next(r.index for r in found[-1].rows if r.leaf == leaf)]
+    from ..experiment.result import score_rows
+    from ..experiment.scorers import get_scorer
+
+    scorers = [get_scorer(n) for n in names]
+    rows = [r for r in result.rows if only is None or r.index in only]
+    magics.state.runner.wait(magics.state.runner.submit(score_rows(session, result.id, rows, scorers)), on_interrupt=lambda: None)
+    return result

@@ -1,0 +1,162 @@
+// TreeView side panel (joined after tree_view.js by the kernel): a node's messages, facts and
+// actions, a comparison, and the status line.
+
+Object.assign(View.prototype, {
+  startCompare(key) {
+    this.comparing = key;
+    this.root.classList.add("pitv-picking");
+    this.noteEl.textContent = "Click another node to compare with; Esc cancels.";
+    this.noteEl.className = "pitv-note pitv-info";
+  },
+
+  cancelCompare() {
+    if (!this.comparing) return;
+    this.comparing = null;
+    this.root.classList.remove("pitv-picking");
+    this.onStatus();
+  },
+
+  onDetails() {
+    const d = this.doc;
+    const det = this.model.get("details") || {};
+    const caps = this.model.get("capabilities") || {};
+    this.panel.textContent = "";
+    if (!det.kind) {
+      this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it. Double-click a folded node to open it."));
+      return;
+    }
+    if (det.kind === "comparison" || det.kind === "lens") {
+      const head = el(d, "div", "pitv-panel-head");
+      head.append(el(d, "span", "pitv-panel-title", det.title || `Compare ${det.a} with ${det.b}`));
+      if (det.key) head.append(button(d, "Back", "back to the selected node", () => this.send({ type: "select", key: det.key })));
+      const body = el(d, "div", "pitv-body " + (det.kind === "lens" ? "pitv-lens-panel" : "pitv-compare"));
+      body.innerHTML = det.html || ""; // built and escaped by the kernel
+      this.panel.append(head, body);
+      return;
+    }
+    const head = el(d, "div", "pitv-panel-head");
+    head.append(el(d, "span", "pitv-panel-title", det.title || det.key));
+    const badges = el(d, "div", "pitv-badges");
+    if (det.isLeaf) badges.append(el(d, "span", "pitv-badge pitv-badge-leaf", "current leaf"));
+    else if (det.onPath) badges.append(el(d, "span", "pitv-badge pitv-badge-path", "on the current path"));
+    for (const label of det.labels || []) badges.append(el(d, "span", "pitv-badge pitv-badge-label", label));
+    if (det.cell) badges.append(el(d, "span", "pitv-badge", `cell ${String(det.cell).slice(0, 8)}` + (det.executionCount != null ? ` · In [${det.executionCount}]` : "")));
+    this.panel.append(head, badges, this.actions(det, caps), this.facts(det));
+    const body = el(d, "div", "pitv-body");
+    body.innerHTML = det.html || ""; // built and escaped by the kernel
+    this.panel.appendChild(body);
+  },
+
+  actions(det, caps) {
+    const d = this.doc;
+    const box = el(d, "div", "pitv-actions");
+    const key = det.key;
+    if (det.folded) {
+      box.append(button(d, "Expand", "show the turns inside this node", () => this.send({ type: "action", action: "expand", key }), "pitv-primary pitv-act-expand"));
+      return box;
+    }
+    const why = caps.reason || "";
+    // check out, optionally with a branch summary
+    const row1 = el(d, "div", "pitv-row");
+    const summarize = el(d, "input");
+    summarize.type = "checkbox";
+    summarize.className = "pitv-summarize";
+    summarize.disabled = !caps.summarize;
+    const sumLabel = el(d, "label", "pitv-check");
+    sumLabel.append(summarize, d.createTextNode(" with branch summary"));
+    sumLabel.title = caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`;
+    const instructions = el(d, "textarea", "pitv-instructions");
+    instructions.placeholder = "focus for the summary (optional)";
+    instructions.rows = 2;
+    instructions.style.display = "none";
+    summarize.addEventListener("change", () => {
+      instructions.style.display = summarize.checked ? "" : "none";
+    });
+    const checkout = button(d, "Check out", "continue from the end of this node (the leaf moves here)", () =>
+      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value }), "pitv-primary pitv-act-checkout");
+    checkout.disabled = !!det.isLeaf && !summarize.checked;
+    row1.append(checkout, sumLabel);
+    // fork, compact, copy, compare
+    const row2 = el(d, "div", "pitv-row");
+    const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
+    const compact = button(d, "Compact up to here", caps.compact ? "check out this node, then summarize older history into a compaction" : `compaction ${why}`,
+      () => this.send({ type: "action", action: "compact", key }), "pitv-act-compact");
+    compact.disabled = !caps.compact;
+    const copy = button(d, "Copy id", `copy ${det.target}`, () => this.copy(det.target, copy), "pitv-act-copy");
+    const cmp = button(d, "Compare with…", "then click another node", () => this.startCompare(key), "pitv-act-compare");
+    row2.append(fork, compact, copy, cmp);
+    // label
+    const row3 = el(d, "div", "pitv-row");
+    const input = el(d, "input", "pitv-label-input");
+    input.type = "text";
+    input.placeholder = "label";
+    input.value = (det.labels && det.labels[det.labels.length - 1]) || "";
+    const setLabel = () => this.send({ type: "action", action: "label", key, text: input.value });
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        setLabel();
+      }
+    });
+    row3.append(input, button(d, "Set label", "label the last step of this node ('' clears it)", setLabel, "pitv-act-label"));
+    box.append(row1, instructions, row2, row3);
+    if (caps.readonly) {
+      for (const b of box.querySelectorAll("button, input, textarea")) b.disabled = true;
+      box.title = "the session was opened read-only";
+    }
+    return box;
+  },
+
+  copy(text, btn) {
+    const done = () => {
+      btn.textContent = "Copied";
+      setTimeout(() => (btn.textContent = "Copy id"), 1200);
+    };
+    const fallback = () => {
+      const area = this.doc.createElement("textarea");
+      area.value = text;
+      this.root.appendChild(area);
+      area.select();
+      try {
+        this.doc.execCommand("copy");
+        done();
+      } catch (_e) {
+        btn.textContent = text;
+      }
+      area.remove();
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, fallback);
+    else fallback();
+  },
+
+  facts(det) {
+    const d = this.doc;
+    const box = el(d, "div", "pitv-facts");
+    const u = det.usage || {};
+    const rows = [
+      ["tokens", `${det.tokensText || 0} (in ${u.input || 0}, out ${u.output || 0}, cache ${(u.cacheRead || 0) + (u.cacheWrite || 0)})`],
+      ["cost", det.costText || "$0"],
+    ];
+    if (det.models && det.models.length) rows.push(["model", det.models.join(", ")]);
+    const stops = Object.entries(det.stopReasons || {}).map(([k, v]) => `${k} ×${v}`).join(", ");
+    if (stops) rows.push(["stop", stops]);
+    for (const [k, v] of rows) {
+      const line = el(d, "div", "pitv-fact");
+      line.append(el(d, "span", "pitv-fact-k", k), el(d, "span", "pitv-fact-v", v));
+      box.appendChild(line);
+    }
+    const ids = el(d, "details", "pitv-ids");
+    ids.append(el(d, "summary", null, `${det.entryCount} entr${det.entryCount === 1 ? "y" : "ies"}: ${det.firstId || ""}${det.entryCount > 1 ? " … " + (det.target || "") : ""}`));
+    ids.append(el(d, "div", "pitv-id-list", (det.entryIds || []).join("  ")));
+    box.appendChild(ids);
+    return box;
+  },
+
+  onStatus() {
+    this.headerEl.textContent = this.model.get("header") || "";
+    if (this.comparing) return;
+    const st = this.model.get("status") || {};
+    this.noteEl.textContent = st.text || "";
+    this.noteEl.className = "pitv-note pitv-" + (st.kind || "info");
+  },
+});

@@ -1,0 +1,282 @@
+"""Branches compared cell by cell: the notebook cells each branch ran, aligned by cell.
+
+A ``%%pi`` cell leaves a ``pi_jupyter.cell`` record (see ``pi_jupyter.notebook.cells``) naming
+the entries it produced. Two Run Alls (one model, then another) or a re-run from an earlier
+cell leave branches that ran the same cells; here each branch's runs after the common
+ancestor are lined up by cell id (the second run of a cell on one branch lines up with the
+second run on the other), with per run its prompt, answer, tokens, cost, time and tool
+calls. A cell that ran on one branch only is shown as such. Also: how refs that name cells
+resolve (``In[20]``, ``CELL@2``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from ..session.index import CELL_TYPE
+from . import digest
+from .diff import seconds_text, word_diff_html
+from .digest import RawEntry
+from .figure import PALETTE, SvgFigure, per_turn_chart
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+ANSWER_CHARS = 1500
+
+
+class CellRecord(BaseModel):
+    """One recorded run of a notebook cell, read from its ``custom`` entry."""
+
+    cell_id: str
+    end: str | None = None
+    produced: list[str] = Field(default_factory=list)
+    execution_count: int | None = None
+    record_id: str = ""
+
+
+def cell_records(entries: list[RawEntry]) -> list[CellRecord]:
+    """Every cell run recorded in ``entries``, in file order (malformed records skipped)."""
+    out: list[CellRecord] = []
+    for entry in entries:
+        if entry.get("type") != "custom" or entry.get("customType") != CELL_TYPE:
+            continue
+        data = entry.get("data")
+        if not isinstance(data, dict) or not isinstance(data.get("cellId"), str):
+            continue
+        count = data.get("executionCount")
+        produced = data.get("produced")
+        end = data.get("end")
+        parent = entry.get("parentId")
+        out.append(
+            CellRecord(
+                cell_id=data["cellId"],
+                end=end if isinstance(end, str) else parent if isinstance(parent, str) else None,
+                produced=[p for p in produced if isinstance(p, str)] if isinstance(produced, list) else [],
+                execution_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+                record_id=digest.as_text(entry.get("id")),
+            )
+        )
+    return out
+
+
+_IN = re.compile(r"^In\s*\[\s*(\d+)\s*\]$")
+_AT = re.compile(r"^(.+)@(\d+)$")
+
+
+def resolve_cell_ref(ref: str, records: list[CellRecord]) -> str | None:
+    """The end entry a cell-shaped ref names, or ``None`` when ``ref`` is not one.
+
+    ``In[20]`` (or ``In [20]``): the latest run whose execution count is 20; ``CELL@2``: the
+    second run of cell ``CELL`` (1 is the first); a bare cell id: its latest run. Raises
+    ``LookupError`` with a one-line reason when the form is right but no run matches.
+    """
+    m = _IN.match(ref.strip())
+    if m:
+        n = int(m.group(1))
+        runs = [r for r in records if r.execution_count == n and r.end]
+        if not runs:
+            counts = sorted({r.execution_count for r in records if r.execution_count is not None})
+            raise LookupError(f"no recorded cell ran as In [{n}] (recorded: {', '.join(f'In [{c}]' for c in counts[-12:]) or 'none'})")
+        return runs[-1].end
+    m = _AT.match(ref)
+    if m and any(r.cell_id == m.group(1) for r in records):
+        runs = [r for r in records if r.cell_id == m.group(1) and r.end]
+        k = int(m.group(2))
+        if not 1 <= k <= len(runs):
+            raise LookupError(f"cell {m.group(1)} ran {len(runs)} time{'s' if len(runs) != 1 else ''}; {ref} names run {k}")
+        return runs[k - 1].end
+    runs = [r for r in records if r.cell_id == ref and r.end]
+    return runs[-1].end if runs else None
+
+
+class CellRunStats(BaseModel):
+    """What one run of a cell did on one branch."""
+
+    cell_id: str
+    run: int
+    """1 for the cell's first run on this branch (after the common ancestor), 2 for its second, ..."""
+    execution_count: int | None = None
+    end: str | None = None
+    prompt: str = ""
+    answer: str = ""
+    tokens: int = 0
+    cost: float = 0.0
+    duration_s: float | None = None
+    tool_calls: int = 0
+    stop_reason: str | None = None
+
+
+class CellRow(BaseModel):
+    """One cell (one run of it) across the branches: ``runs[i]`` is branch ``i``'s run, or ``None``."""
+
+    cell_id: str
+    run: int
+    prompt: str = ""
+    runs: list[CellRunStats | None] = Field(default_factory=list)
+
+    @property
+    def only_in(self) -> list[int]:
+        """Branches (positions) that ran this cell, when not all did."""
+        ran = [i for i, r in enumerate(self.runs) if r is not None]
+        return ran if len(ran) < len(self.runs) else []
+
+
+class CellComparison(BaseModel):
+    """Branches aligned by notebook cell (what ``Comparison`` shows first when the branches ran cells)."""
+
+    names: list[str]
+    rows: list[CellRow] = Field(default_factory=list)
+
+    def totals(self) -> list[dict[str, Any]]:
+        """Per branch: cells run, tokens, cost, time and tool calls over its cell runs."""
+        out = []
+        for i in range(len(self.names)):
+            runs = [r.runs[i] for r in self.rows if r.runs[i] is not None]
+            times = [r.duration_s for r in runs if r is not None and r.duration_s is not None]
+            out.append(
+                {
+                    "cells": len(runs),
+                    "tokens": sum(r.tokens for r in runs if r is not None),
+                    "cost": sum(r.cost for r in runs if r is not None),
+                    "duration_s": sum(times) if times else None,
+                    "tool_calls": sum(r.tool_calls for r in runs if r is not None),
+                }
+            )
+        return out
+
+    def figure(self) -> SvgFigure:
+        """Tokens and cost per cell, one series per branch (0 where a branch did not run the cell)."""
+        ticks = [_tick(row) for row in self.rows]
+        return per_turn_chart(
+            self.names,
+            [[(row.runs[i].tokens if row.runs[i] is not None else 0) for row in self.rows] for i in range(len(self.names))],  # type: ignore[union-attr]
+            [[(row.runs[i].cost if row.runs[i] is not None else 0.0) for row in self.rows] for i in range(len(self.names))],  # type: ignore[union-attr]
+            unit="cell",
+            ticks=ticks,
+        )
+
+    def to_html(self) -> str:
+        """The aligned cells as an HTML table (word diff of the answers for two branches), totals at the foot."""
+
+        n = len(self.names)
+        th = "text-align:left;padding:3px 8px;border-bottom:1px solid #d0d7de;vertical-align:top"
+        td = "text-align:left;padding:4px 8px;vertical-align:top;border-bottom:1px solid #eaeef2;white-space:pre-wrap;word-break:break-word"
+        width = f"width:{100 // max(1, n)}%"
+        parts = ['<table class="pi-compare-cells" style="border-collapse:collapse;width:100%;table-layout:fixed">', "<tr>"]
+        for i, name in enumerate(self.names):
+            parts.append(f'<th style="{th};{width};color:{PALETTE[i % len(PALETTE)]}">{html.escape(name)}</th>')
+        parts.append("</tr>")
+        for row in self.rows:
+            prompt = html.escape(digest.clip(row.prompt, 300)) or "<i>(no prompt)</i>"
+            tag = html.escape(_tick(row))
+            only = row.only_in
+            note = f" · only on {', '.join(html.escape(self.names[i]) for i in only)}" if only else ""
+            parts.append(
+                f'<tr class="pi-cell-head"><td colspan="{n}" style="{td};background:#f6f8fa"><b>{tag}</b>'
+                f' <code>{html.escape(row.cell_id[:12])}</code>{note}<br>{prompt}</td></tr><tr class="pi-cell-answers">'
+            )
+            texts = [digest.clip(r.answer, ANSWER_CHARS) if r is not None else "" for r in row.runs]
+            if n == 2 and row.runs[0] is not None and row.runs[1] is not None:
+                shown = list(word_diff_html(texts[0], texts[1]))
+            else:
+                shown = [html.escape(t) for t in texts]
+            for r, body in zip(row.runs, shown, strict=True):
+                if r is None:
+                    parts.append(f'<td style="{td};color:#57606a"><i>did not run on this branch</i></td>')
+                    continue
+                calls = f"{r.tool_calls} tool call{'s' if r.tool_calls != 1 else ''}"
+                stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {seconds_text(r.duration_s)} · {calls}"
+                if r.stop_reason and r.stop_reason not in ("stop", "toolUse"):
+                    stats += f" · {html.escape(r.stop_reason)}"
+                foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{stats}</div>'
+                parts.append(f'<td style="{td}">{body or "<i>no answer</i>"}{foot}</td>')
+            parts.append("</tr>")
+        parts.append('<tr class="pi-cell-totals">')
+        for t in self.totals():
+            parts.append(
+                f'<td style="{td};font-weight:bold">{t["cells"]} cells · {t["tokens"]:,} tok · {digest.cost_text(t["cost"])} · '
+                f"{seconds_text(t['duration_s'])} · {t['tool_calls']} tool calls</td>"
+            )
+        parts.append("</tr></table>")
+        return "".join(parts)
+
+
+def _tick(row: CellRow) -> str:
+    counts = [r.execution_count for r in row.runs if r is not None and r.execution_count is not None]
+    base = f"In [{counts[0]}]" if counts and all(c == counts[0] for c in counts) else row.cell_id[:8]
+    return base + (f" (run {row.run})" if row.run > 1 else "")
+
+
+def compare_cells(session: Session, names: list[str], paths: list[list[RawEntry]], ancestor_at: int) -> CellComparison | None:
+    """Align the branches' cell runs after the common ancestor; ``None`` when no branch ran a cell there."""
+    records = cell_records(session.raw_entries())
+    if not records:
+        return None
+    per_branch: list[list[CellRunStats]] = []
+    for path in paths:
+        after = {e["id"]: i for i, e in enumerate(path) if i >= ancestor_at}
+        runs: list[CellRunStats] = []
+        seen: dict[str, int] = {}
+        ordered = sorted((r for r in records if r.end in after), key=lambda r: after[r.end])  # type: ignore[index]
+        for rec in ordered:
+            seen[rec.cell_id] = seen.get(rec.cell_id, 0) + 1
+            runs.append(_run_stats(session, rec, seen[rec.cell_id]))
+        per_branch.append(runs)
+    if not any(per_branch):
+        return None
+    order: list[tuple[str, int]] = []
+    for runs in per_branch:
+        mine = {(r.cell_id, r.run) for r in runs}
+        last = -1
+        for r in runs:
+            key = (r.cell_id, r.run)
+            if key in order:
+                last = order.index(key)
+                continue
+            last += 1
+            while last < len(order) and order[last] not in mine:
+                last += 1  # past cells only earlier branches ran: they keep their place
+            order.insert(last, key)
+    rows = []
+    for cell_id, run in order:
+        found = [next((r for r in runs if r.cell_id == cell_id and r.run == run), None) for runs in per_branch]
+        prompt = next((r.prompt for r in found if r is not None and r.prompt), "")
+        rows.append(CellRow(cell_id=cell_id, run=run, prompt=prompt, runs=found))
+    return CellComparison(names=names, rows=rows)
+
+
+def _run_stats(session: Session, rec: CellRecord, run: int) -> CellRunStats:
+    stats = CellRunStats(cell_id=rec.cell_id, run=run, execution_count=rec.execution_count, end=rec.end)
+    first_ms = last_ms = None
+    for eid in rec.produced:
+        entry = digest.lookup(session, eid)
+        if entry is None:
+            continue
+        ms = digest.entry_ms(entry)
+        if ms is not None:
+            first_ms = ms if first_ms is None else min(first_ms, ms)
+            last_ms = ms if last_ms is None else max(last_ms, ms)
+        msg = digest.message(entry)
+        if msg is None:
+            continue
+        if digest.is_head(entry) and not stats.prompt:
+            stats.prompt = digest.entry_text(entry)
+        if msg.get("role") == "assistant":
+            tokens, cost, _ = digest.usage(msg)
+            stats.tokens += tokens
+            stats.cost += cost
+            stats.tool_calls += len(digest.tool_calls(msg))
+            stats.stop_reason = digest.as_text(msg.get("stopReason") or "stop")
+            text = digest.content_text(msg.get("content"))
+            if text.strip():
+                stats.answer = text
+            elif stats.stop_reason == "error":
+                stats.answer = f"(error: {digest.error_summary(digest.as_text(msg.get('errorMessage') or 'unknown'))})"
+    if first_ms is not None and last_ms is not None:
+        stats.duration_s = max(0.0, (last_ms - first_ms) / 1000)
+    return stats
