@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from IPython.core.inputtransformer2 import TransformerManager
-from test_notebook_magics import shell_instance
 
 from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, uninstall
 
@@ -13,8 +12,11 @@ def _lines(cell: str) -> list[str]:
 
 
 def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
     monkeypatch.chdir(tmp_path)
-    shell = shell_instance()
+    InteractiveShell.clear_instance()  # a shell of our own, whatever ran before in this process
+    shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "pi_jupyter")
     try:
         cell = _lines("%%pi --model offline/echo\nWhat's {x!r} with 'quotes' and \"doubles\"?\n")
@@ -25,8 +27,8 @@ def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_pa
             assert await_pi_cells(_lines(other)) == _lines(other)
         assert not kernel_hears_comms_while_awaiting(shell)  # a terminal IPython has no kernel: nothing changes
         assert install(shell) is False
-    finally:
         shell.run_line_magic("unload_ext", "pi_jupyter")
-        shell._pi_magics = None
-    assert await_pi_cells(cell) == cell  # unloaded: IPython reports the unknown magic itself
-    uninstall(shell)  # harmless when not installed
+        assert await_pi_cells(cell) == cell  # unloaded: IPython reports the unknown magic itself
+        uninstall(shell)  # harmless when not installed
+    finally:
+        InteractiveShell.clear_instance()

@@ -26,7 +26,11 @@ GITHUB_TAGS = {
 
 
 def github(html: str) -> str:
-    """What a GitHub-like sanitizer leaves: ordinary tags, ``open`` on details, ``href``; no style, no class."""
+    """What a GitHub-like sanitizer leaves: ordinary tags, ``open`` on details, ``href``; no style, no class.
+
+    Scripts go with their content, as GitHub's and JupyterLab's sanitizers drop them (bleach would keep the text).
+    """
+    html = re.sub(r"<script\b.*?</script>", "", html, flags=re.S | re.I)
     return bleach.clean(html, tags=GITHUB_TAGS, attributes={"details": ["open"], "a": ["href"]}, strip=True)
 
 
@@ -95,3 +99,22 @@ def test_aborted_and_error_answers_say_so():
 def test_bad_items_name_the_place():
     with pytest.raises(TypeError, match="item 1"):
         render_html([UserMessage.text("hi"), 42])
+
+
+def test_sibling_answers_fold_everywhere_and_page_where_scripts_run():
+    from pi_jupyter.views.static_html import Sibling, render_siblings_html, render_siblings_markdown
+
+    sibs = [
+        Sibling(end_id="aaaa1111", answer=AssistantMessage(content=[TextContent(text="First try.")])),
+        Sibling(end_id="bbbb2222", answer=None),
+        Sibling(end_id="cccc3333", answer=AssistantMessage(content=[TextContent(text="Third try.")]), current=True),
+    ]
+    html = render_siblings_html(sibs)
+    assert "answer 3 of 3" in html and "<script>" in html  # the pager, for trusted notebooks and nbconvert pages
+    clean = github(html)
+    assert "<script" not in clean and "document.currentScript" not in clean
+    text = text_of_html(clean)
+    assert "answer 1 of 3 · First try." in text and "answer 2 of 3 · (no answer)" in text
+    assert "%pi checkout aaaa1111" in text and "Third try." not in text  # the current answer is the conversation above
+    md = render_siblings_markdown(sibs)
+    assert md == "*answer 3 of 3* · continue from another answer with 1: `%pi checkout aaaa1111`, 2: `%pi checkout bbbb2222`"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -261,18 +262,25 @@ def _sibling_title(n: int, total: int, sib: Sibling) -> str:
 
 
 def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
-    """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it."""
+    """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it.
+
+    Every viewer shows the folded answers; where scripts run (a trusted notebook, an nbconvert
+    page) a small script adds ‹ › to page through them (sanitizers remove it, nothing else).
+    """
     total = len(siblings)
     current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
-    head = f"<p><strong>answer {current} of {total}</strong> · the other answers to this cell:</p>"
-    parts = [f'<div class="pi-siblings" style="{_TOOL_STYLE}">{head}']
+    head = f'<p class="pi-sib-head"><strong>answer {current} of {total}</strong> · the other answers to this cell:</p>'
+    parts = [f'<div class="pi-siblings" data-current="{current}" data-total="{total}" style="{_TOOL_STYLE}">{head}']
     shown = [(i, s) for i, s in enumerate(siblings, 1) if not s.current][-limit:]
     for i, sib in shown:
         body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
-        cont = f"<p>continue from this one: <code>%pi checkout {_esc(sib.end_id)}</code></p>" if sib.end_id else ""
-        parts.append(f"<details><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>")
-    parts.append("</div>")
+        cont = f'<p>continue from this one: <code class="pi-sib-cmd">%pi checkout {_esc(sib.end_id)}</code></p>' if sib.end_id else ""
+        parts.append(f'<details class="pi-sib" data-n="{i}"><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>')
+    parts.append(f"<script>{_PAGER_JS}</script></div>")
     return "".join(parts)
+
+
+_PAGER_JS = (Path(__file__).parent / "assets" / "siblings_pager.js").read_text(encoding="utf-8")
 
 
 def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:

@@ -70,7 +70,7 @@ def format_call(name: str, arguments: Any) -> str:
 
 
 def blocks_text(content: Any) -> str:
-    """Text of tool-result style content, with a placeholder per image."""
+    """Text of tool-result style content (a string or blocks), with a placeholder per image."""
     if isinstance(content, str):
         return content
     out = []
@@ -300,6 +300,7 @@ def _tool_text(call: ToolCall, result: ToolResultMessage | None, max_output: int
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
+    "blocks_text",
     "clip_end",
     "clip_middle",
     "escape_markdown_html",

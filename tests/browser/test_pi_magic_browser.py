@@ -56,6 +56,17 @@ def test_pi_cells_stream_stop_and_survive_a_reload(lab):
     assert "offline/typewriter · done" in out and "pi: stop" in out
     lab.screenshot("pi_cell_static.png", lab.cell(1))
 
+    # re-run the cell: a sibling answer; the output says "answer 2 of 2" and pages back with ‹
+    lab.run_cell(1)
+    lab.wait_for_static(1, "answer 2 of 2")
+    lab.cell(1).locator("button.pi-sib-nav", has_text="‹").click()
+    head = lab.cell(1).locator(".pi-sib-head")
+    assert "answer 1 of 2" in head.inner_text()
+    earlier = lab.cell(1).locator("details.pi-sib[data-n='1']")
+    assert earlier.get_attribute("open") is not None and "It diverges after step two hundred" in earlier.inner_text()
+    assert "%pi checkout " in earlier.inner_text()
+    lab.screenshot("pi_cell_siblings.png", lab.cell(1))
+
     # Stop on a blocking cell: heard while the cell waits; the cell ends like an interrupted one
     lab.append_and_run(STOPPED)
     out = lab.stop_while_streaming(2)
