@@ -96,6 +96,8 @@ def test_rerun_adds_siblings_and_the_value_has_the_table(kernel):
     ],
 )
 def test_bad_grid_is_one_line_and_writes_nothing(kernel, options, message):
+    if not list((kernel.tmp / "sessions").glob("*.jsonl")):  # run alone (-k, xdist): give the session a first turn
+        assert kernel.run("%%pi\nHello, I am studying recursion.", cell_id="intro").status == "ok"
     before = session_of(kernel).path
     size = open(before, "rb").read()
     run = kernel.run(f"%%pi {options}\nWrite in a {{tone}} {{style}} way {{n}}.", cell_id="bad")
