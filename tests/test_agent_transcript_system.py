@@ -95,3 +95,20 @@ def test_compaction_and_branch_summary_entries_record_what_their_summary_cost(tm
     replies = [e["message"] for e in agent.session.raw_entries() if e.get("message", {}).get("role") == "assistant"]
     answers = sum(m["usage"]["totalTokens"] for m in replies)
     assert info["tokens"]["totalTokens"] == answers + compaction["usage"]["totalTokens"] + summary["usage"]["totalTokens"]
+
+
+def test_pi_context_shows_what_the_next_request_sends_on_a_pi16_branch(tmp_path):
+    from pi_jupyter.notebook.context_view import context_report
+
+    path = tmp_path / "pi.jsonl"
+    system = {"role": "system", "content": "", "sections": {"preamble": "PI-ONLY-PROMPT"}, "toolsAdded": [], "timestamp": 1}
+    rows = [
+        {"type": "session", "version": 3, "id": "p", "timestamp": "2026-12-01T00:00:00.000Z", "cwd": str(tmp_path)},
+        {"type": "message", "id": "s1", "parentId": None, "timestamp": "2026-12-01T00:00:01.000Z", "message": system},
+        {"type": "message", "id": "u1", "parentId": "s1", "timestamp": "2026-12-01T00:00:02.000Z", "message": {"role": "user"}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    agent = Agent(Session.open(path), model="offline/echo", tools=["read"])
+    report = context_report(agent)
+    assert "PI-ONLY-PROMPT" not in report and agent.system_prompt.splitlines()[0] in report
+    assert "**1. user**" in report and "system**" not in report  # folded into the prompt, as the providers fold it

@@ -71,3 +71,23 @@ def prepare_run(session: Any, history: list[Any], config: Any, record: bool | No
         record_system(session, history, config.system_prompt or "", [t.spec() for t in config.tools])
     if recorded or any(is_system(m) for m in history):
         config.system_prompt = None  # the transcript's replay is the prompt (see providers.transcript)
+
+
+def preview_request(history: list[Any], llm: list[Any], prompt: str, tool_specs: list[Any], record: bool | None) -> Any:
+    """The prompt, messages and tools the next request would carry (``%pi context``), without writing anything.
+
+    ``llm`` are ``history`` after ``convert_to_llm``; a delta the next run would record is applied
+    to a copy, and the system messages are folded as the providers fold them.
+    """
+    from ..providers.base import LlmRequest
+    from ..providers.transcript import collapse_request
+
+    recorded = any(is_system(m) for m in history)
+    messages = list(llm)
+    if record or (record is None and recorded):
+        delta = system_delta(history, prompt, tool_specs)
+        if delta is not None:
+            messages.append(delta)
+    has_system = any(is_system(m) for m in messages)
+    request = LlmRequest(system_prompt=None if has_system else prompt, messages=messages, tools=list(tool_specs))
+    return collapse_request(request)

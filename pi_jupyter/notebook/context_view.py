@@ -31,7 +31,11 @@ def context_report(agent: Any) -> str:
         llm = transform_messages(llm, agent.model)
     except ImportError:  # pragma: no cover
         pass
-    system = agent.system_prompt
+    from ..agent.transcript_system import preview_request  # pi 1.x transcripts: the prompt and tools they record
+
+    specs = [t.spec() for t in agent.tools]
+    request = preview_request(agent.messages, llm, agent.system_prompt, specs, agent.settings.record_system_prompt)
+    llm, system = request.messages, request.system_prompt or ""
     estimate = estimate_context_tokens(agent.messages)
     tokens = getattr(estimate, "tokens", estimate)
     window = agent.model.context_window
@@ -39,7 +43,7 @@ def context_report(agent: Any) -> str:
         f"### Next request to `{agent.model.ref}`",
         f"**{len(llm)} messages**, about **{tokens:,} tokens** of a {window:,}-token context window "
         f"({100 * tokens / max(window, 1):.1f}%); thinking `{agent.thinking_level}`; "
-        f"tools: {', '.join(f'`{t.name}`' for t in agent.tools) or '(none)'}",
+        f"tools: {', '.join(f'`{t.name}`' for t in request.tools) or '(none)'}",
         "#### System prompt",
         _fence(_short(system, 6000)),
         "#### Messages",
