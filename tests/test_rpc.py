@@ -168,7 +168,7 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     server.send({"id": "p1", "type": "prompt", "message": "Hello from the client"})
     assert server.finish() == 0  # stdin closed right after the prompt: the run still completes
     first = server.seen[0]
-    assert first == {"id": "p1", "type": "response", "command": "prompt", "success": True}
+    assert first == {"id": "p1", "type": "response", "command": "prompt", "success": True, "data": {"disposition": "started"}}
     kinds = [o["type"] for o in server.seen[1:]]
     assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
     assert {"turn_start", "message_start", "message_update", "message_end", "turn_end"} <= set(kinds)
