@@ -261,6 +261,15 @@ def test_compaction_and_retry_notices_update_in_place(recorded):
     assert notices[1]["tone"] == "error" and not notices[1]["active"]
 
 
+def test_the_status_line_cost_includes_what_a_compaction_summary_cost(recorded):
+    view = AgentView()
+    view.handle(AgentStartEvent())
+    view.handle(AutoCompactionStartEvent(reason="threshold"))
+    view.handle(AutoCompactionEndEvent(result={"tokensBefore": 1000, "usage": {"totalTokens": 50, "cost": {"total": 0.125}}}))
+    view.flush()
+    assert view.status["cost"] == 0.125
+
+
 def test_tool_events_without_an_announcing_message_get_their_own_card(recorded):
     view = AgentView()
     view.handle(ToolExecutionStartEvent(tool_call_id="c9", tool_name="read", args={"path": "a.py"}))

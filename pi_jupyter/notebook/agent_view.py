@@ -527,6 +527,10 @@ class AgentView(anywidget.AnyWidget):
             text, tone = f"Compaction failed: {event.error_message}", "error"
         else:
             before = _field(event.result, "tokens_before", "tokensBefore")
+            spent = _field(_field(event.result, "usage", default=None) or {}, "cost", default=None)
+            if isinstance(_field(spent, "total"), (int, float)):  # pi 1.x: what the summary cost counts too
+                self._cost += _field(spent, "total")
+                self._status_dirty = True
             text, tone = "Context compacted" + (f" ({before:,} tokens before)." if isinstance(before, int) else "."), "info"
             if event.will_retry:
                 text += " Retrying the request."
