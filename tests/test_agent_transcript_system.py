@@ -26,7 +26,15 @@ def system_entries(session: Session) -> list[dict]:
 def test_prompt_and_tools_are_recorded_once_then_only_changes(wire, tmp_path):
     wire.queue("openai", openai_reply("one"), openai_reply("two"), openai_reply("three"))
     agent = recording_agent(wire, Session.create(tmp_path), tools=["read", "bash"])
+    events: list = []
+    agent.subscribe(events.append)
     asyncio.run(agent.prompt("first"))
+    starts = [(e.type, getattr(getattr(e, "message", None), "role", None)) for e in events][:6]
+    # as pi 1.6 announces its recorded prompt: right after turn_start, before the user's message
+    assert starts == [
+        ("agent_start", None), ("turn_start", None), ("message_start", "system"), ("message_end", "system"),
+        ("message_start", "user"), ("message_end", "user"),
+    ]  # fmt: skip
     asyncio.run(agent.prompt("second"))
     [lead] = system_entries(agent.session)
     assert lead["sections"] == {"preamble": agent.system_prompt}

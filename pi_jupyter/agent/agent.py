@@ -303,7 +303,7 @@ class Agent:
             role = getattr(message, "role", None)
             if self.session.readonly:
                 return
-            if role in ("user", "assistant", "toolResult"):
+            if role in ("user", "assistant", "toolResult", "system"):
                 entry_id = self.session.append_message(message)
             elif role == "custom":
                 entry_id = self.session.append_custom_message(
@@ -579,7 +579,8 @@ class Agent:
         if self._abort_requested:
             self._signal.abort()
         config = self._loop_config()
-        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
+        delta = prepare_run(self.messages, config, self.settings.record_system_prompt)
+        prompts = [delta, *prompts] if delta is not None else prompts
         return await run_loop(prompts, self.messages, config, self._emit, self._signal, skip_initial_steering=skip_initial_steering)
 
     async def _maybe_retry(self, new_messages: list[Any]) -> list[Any] | None:
