@@ -170,11 +170,12 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     first = server.seen[0]
     assert first == {"id": "p1", "type": "response", "command": "prompt", "success": True, "data": {"disposition": "started"}}
     kinds = [o["type"] for o in server.seen[1:]]
-    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    assert kinds[0] == "agent_start" and kinds[-2:] == ["agent_end", "agent_settled"]  # pi 1.6 ends with agent_settled
     assert {"turn_start", "message_start", "message_update", "message_end", "turn_end"} <= set(kinds)
     update = next(o for o in server.seen if o["type"] == "message_update")
     assert update["message"]["role"] == "assistant" and "assistantMessageEvent" in update  # pi's shape by default
-    end = server.seen[-1]
+    end = server.seen[-2]
+    assert server.seen[-1] == {"type": "agent_settled", "aborted": False}
     assert texts(end["messages"])[0] == "Hello from the client"
     assert "Hello from the client" in texts(end["messages"])[-1]
     # one compact JSON object per line

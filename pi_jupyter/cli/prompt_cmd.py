@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         session.close()
+    if args.json:  # pi 1.6's last event: the run, its retries and compactions are over
+        print(json.dumps({"type": "agent_settled", "aborted": result.stop_reason == "aborted"}), flush=True)
     if interrupted:
         if not args.json and result.text:
             print(result.text)

@@ -322,7 +322,9 @@ class RpcServer(MoreCommands):
     async def _run(self, command: PromptCommand) -> None:
         images = list(command.images) if command.images else None
         try:
-            await self.agent.prompt(command.message, images=images)
+            result = await self.agent.prompt(command.message, images=images)
+            # pi 1.6: the run, its retries and compactions are over (the last event of a prompt)
+            self.out.write({"type": "agent_settled", "aborted": result.stop_reason == "aborted"})
         except Exception as exc:  # noqa: BLE001 - reported to the client, not raised into the loop
             # the run itself crashed (a bug, not a model failure, which ends as an error message)
             print(redact(f"pi-jupyter rpc: the run failed:\n{traceback.format_exc()}"), file=sys.stderr, flush=True)
