@@ -466,3 +466,16 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
     ]
     (table,) = result["blocks"][1]
     assert table["head"] == ["a", "b"] and table["aligns"] == ["", "center"] and table["rows"] == [["1", "2"]]
+
+
+def test_a_recorded_system_message_is_a_one_line_notice(recorded):
+    from pi_jupyter.messages import SystemMessage
+
+    view = AgentView()
+    view.handle(AgentStartEvent())
+    delta = SystemMessage(content="", sections={"preamble": "P", "cwd": None}, tools_added=[{"name": "read"}])
+    view.handle(MessageStartEvent(message=delta))
+    view.handle(MessageEndEvent(message=delta))
+    view.flush()
+    notices = [i["text"] for i in view.transcript if i["kind"] == "notice"]
+    assert notices == ["system prompt: sections preamble, -cwd; tools +read"]

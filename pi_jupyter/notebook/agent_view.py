@@ -64,6 +64,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.system import system_message_summary
 from .transcript import clip_middle, transcript_markdown, transcript_text
 
 _STATIC = Path(__file__).parent / "static"
@@ -438,6 +439,8 @@ class AgentView(anywidget.AnyWidget):
             self._add({"kind": "summary", "label": f"Compaction summary ({msg.tokens_before:,} tokens before)", "text": msg.summary})
         elif isinstance(msg, BranchSummaryMessage):
             self._add({"kind": "summary", "label": "Branch summary", "text": msg.summary})
+        elif _field(msg, "role") == "system":  # pi 1.x: the prompt and tools recorded in the transcript
+            self._add({"kind": "notice", "tone": "info", "text": system_message_summary(msg)})
         else:
             self._add({"kind": "notice", "tone": "info", "text": f"[{_field(msg, 'role', default='unknown')} message]"})
 
