@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from wire.helpers import wire_model
 from wire.server import openai_reply
 
 from pi_jupyter import Agent, AgentSettings, Session
 from pi_jupyter.agent.agent import RetrySettings
+from pi_jupyter.session import ContextEditError
 
 
 def recording_agent(wire, session: Session, **kw) -> Agent:
@@ -120,3 +122,17 @@ def test_pi_context_shows_what_the_next_request_sends_on_a_pi16_branch(tmp_path)
     report = context_report(agent)
     assert "PI-ONLY-PROMPT" not in report and agent.system_prompt.splitlines()[0] in report
     assert "**1. user**" in report and "system**" not in report  # folded into the prompt, as the providers fold it
+
+
+def test_context_edits_and_extension_entries_are_announced_as_pi16_does(tmp_path):
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off")
+    asyncio.run(agent.prompt("my key is sk-announce-1"))
+    events: list = []
+    agent.subscribe(events.append)
+    user_id = agent.session.branch_ids()[-2]
+    edit_id = agent.edit_context(user_id, None)
+    [announced] = [e.to_dict() for e in events if e.type == "entry_appended"]
+    assert announced["entry"]["id"] == edit_id and announced["entry"]["targetId"] == user_id
+    assert [m.role for m in agent.messages] == ["assistant"]  # the agent's own messages were rebuilt
+    with pytest.raises(ContextEditError, match="does not contribute editable model content"):
+        agent.edit_context(agent.session.branch_ids()[0], None)  # the model_change entry

@@ -670,6 +670,8 @@ def test_installed_extensions_are_loaded_for_every_session_and_rebuild_their_sta
     errors = [o for o in server.seen if o["type"] == "extension_error"]
     assert errors == [{"type": "extension_error", "extensionPath": "broken", "event": "load", "error": errors[0]["error"]}]
     assert notes(first) == ["runs so far: 0", "runs so far: 1"]
+    announced = [o["entry"] for o in server.seen if o["type"] == "entry_appended"]  # pi 1.6's event for appendEntry
+    assert [(e["type"], e["customType"]) for e in announced] == [("custom", "runs"), ("custom", "runs")]
 
     server = rpc("--session", str(first), env=env)  # a restart: the count comes back from the file
     server.send({"id": "p3", "type": "prompt", "message": "three"})

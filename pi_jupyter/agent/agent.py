@@ -28,6 +28,7 @@ from .events import (
     AgentEndEvent,
     AutoRetryEndEvent,
     AutoRetryStartEvent,
+    EntryAppendedEvent,
     Event,
     MessageEndEvent,
     SessionEvent,
@@ -440,6 +441,23 @@ class Agent:
     def follow_up(self, text: str) -> None:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
+
+    def edit_context(self, entry_id: str, replacement: Any) -> str:
+        """Replace (or, with ``None``, drop) what an entry of the branch shows the model; see :meth:`Session.edit_context`.
+
+        The agent's messages are rebuilt, so the next request sends the edited context, and an
+        ``entry_appended`` event announces the edit. Returns the edit's entry id.
+        """
+        if self._running:
+            raise AgentBusyError("the agent is running: edit the context when it is idle (or abort first)")
+        edit_id = self.session.edit_context(entry_id, replacement)
+        self.reload()
+        self.announce_entry(edit_id)
+        return edit_id
+
+    def announce_entry(self, entry_id: str) -> None:
+        """Emit ``entry_appended`` for an entry written outside the message flow (pi 1.6's event)."""
+        self._emit(EntryAppendedEvent(entry=self.session.raw_entry(entry_id)))
 
     def clear_queues(self) -> None:
         """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
