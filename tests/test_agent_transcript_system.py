@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from wire.helpers import wire_model
 from wire.server import openai_reply
 
 from pi_jupyter import Agent, AgentSettings, Session
 from pi_jupyter.agent.agent import RetrySettings
+from pi_jupyter.session import ContextEditError
 
 
 def recording_agent(wire, session: Session, **kw) -> Agent:
@@ -26,7 +28,15 @@ def system_entries(session: Session) -> list[dict]:
 def test_prompt_and_tools_are_recorded_once_then_only_changes(wire, tmp_path):
     wire.queue("openai", openai_reply("one"), openai_reply("two"), openai_reply("three"))
     agent = recording_agent(wire, Session.create(tmp_path), tools=["read", "bash"])
+    events: list = []
+    agent.subscribe(events.append)
     asyncio.run(agent.prompt("first"))
+    starts = [(e.type, getattr(getattr(e, "message", None), "role", None)) for e in events][:6]
+    # as pi 1.6 announces its recorded prompt: right after turn_start, before the user's message
+    assert starts == [
+        ("agent_start", None), ("turn_start", None), ("message_start", "system"), ("message_end", "system"),
+        ("message_start", "user"), ("message_end", "user"),
+    ]  # fmt: skip
     asyncio.run(agent.prompt("second"))
     [lead] = system_entries(agent.session)
     assert lead["sections"] == {"preamble": agent.system_prompt}
@@ -95,3 +105,34 @@ def test_compaction_and_branch_summary_entries_record_what_their_summary_cost(tm
     replies = [e["message"] for e in agent.session.raw_entries() if e.get("message", {}).get("role") == "assistant"]
     answers = sum(m["usage"]["totalTokens"] for m in replies)
     assert info["tokens"]["totalTokens"] == answers + compaction["usage"]["totalTokens"] + summary["usage"]["totalTokens"]
+
+
+def test_pi_context_shows_what_the_next_request_sends_on_a_pi16_branch(tmp_path):
+    from pi_jupyter.notebook.context_view import context_report
+
+    path = tmp_path / "pi.jsonl"
+    system = {"role": "system", "content": "", "sections": {"preamble": "PI-ONLY-PROMPT"}, "toolsAdded": [], "timestamp": 1}
+    rows = [
+        {"type": "session", "version": 3, "id": "p", "timestamp": "2026-12-01T00:00:00.000Z", "cwd": str(tmp_path)},
+        {"type": "message", "id": "s1", "parentId": None, "timestamp": "2026-12-01T00:00:01.000Z", "message": system},
+        {"type": "message", "id": "u1", "parentId": "s1", "timestamp": "2026-12-01T00:00:02.000Z", "message": {"role": "user"}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    agent = Agent(Session.open(path), model="offline/echo", tools=["read"])
+    report = context_report(agent)
+    assert "PI-ONLY-PROMPT" not in report and agent.system_prompt.splitlines()[0] in report
+    assert "**1. user**" in report and "system**" not in report  # folded into the prompt, as the providers fold it
+
+
+def test_context_edits_and_extension_entries_are_announced_as_pi16_does(tmp_path):
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off")
+    asyncio.run(agent.prompt("my key is sk-announce-1"))
+    events: list = []
+    agent.subscribe(events.append)
+    user_id = agent.session.branch_ids()[-2]
+    edit_id = agent.edit_context(user_id, None)
+    [announced] = [e.to_dict() for e in events if e.type == "entry_appended"]
+    assert announced["entry"]["id"] == edit_id and announced["entry"]["targetId"] == user_id
+    assert [m.role for m in agent.messages] == ["assistant"]  # the agent's own messages were rebuilt
+    with pytest.raises(ContextEditError, match="does not contribute editable model content"):
+        agent.edit_context(agent.session.branch_ids()[0], None)  # the model_change entry

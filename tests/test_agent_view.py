@@ -264,6 +264,15 @@ def test_compaction_and_retry_notices_update_in_place(recorded):
     assert notices[1]["tone"] == "error" and not notices[1]["active"]
 
 
+def test_the_status_line_cost_includes_what_a_compaction_summary_cost(recorded):
+    view = AgentView()
+    view.handle(AgentStartEvent())
+    view.handle(AutoCompactionStartEvent(reason="threshold"))
+    view.handle(AutoCompactionEndEvent(result={"tokensBefore": 1000, "usage": {"totalTokens": 50, "cost": {"total": 0.125}}}))
+    view.flush()
+    assert view.status["cost"] == 0.125
+
+
 def test_tool_events_without_an_announcing_message_get_their_own_card(recorded):
     view = AgentView()
     view.handle(ToolExecutionStartEvent(tool_call_id="c9", tool_name="read", args={"path": "a.py"}))
@@ -472,3 +481,16 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
     assert result["hl"][2] == "<code>plain &lt;b></code>"
     (table,) = result["blocks"][1]
     assert table["head"] == ["a", "b"] and table["aligns"] == ["", "center"] and table["rows"] == [["1", "2"]]
+
+
+def test_a_recorded_system_message_is_a_one_line_notice(recorded):
+    from pi_jupyter.messages import SystemMessage
+
+    view = AgentView()
+    view.handle(AgentStartEvent())
+    delta = SystemMessage(content="", sections={"preamble": "P", "cwd": None}, tools_added=[{"name": "read"}])
+    view.handle(MessageStartEvent(message=delta))
+    view.handle(MessageEndEvent(message=delta))
+    view.flush()
+    notices = [i["text"] for i in view.transcript if i["kind"] == "notice"]
+    assert notices == ["system prompt: sections preamble, -cwd; tools +read"]

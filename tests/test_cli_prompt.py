@@ -38,7 +38,7 @@ def test_json_mode_prints_the_header_then_pis_events(tmp_path):
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert lines[0]["type"] == "session" and lines[0]["version"] == 3
     types = [x["type"] for x in lines[1:]]
-    assert types[0] == "agent_start" and types[-1] == "agent_end" and "message_update" in types
+    assert types[0] == "agent_start" and types[-2:] == ["agent_end", "agent_settled"] and "message_update" in types
 
 
 def test_a_real_sdk_against_a_compatible_server_and_continuing_a_session(wire, tmp_path):

@@ -168,13 +168,14 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     server.send({"id": "p1", "type": "prompt", "message": "Hello from the client"})
     assert server.finish() == 0  # stdin closed right after the prompt: the run still completes
     first = server.seen[0]
-    assert first == {"id": "p1", "type": "response", "command": "prompt", "success": True}
+    assert first == {"id": "p1", "type": "response", "command": "prompt", "success": True, "data": {"disposition": "started"}}
     kinds = [o["type"] for o in server.seen[1:]]
-    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    assert kinds[0] == "agent_start" and kinds[-2:] == ["agent_end", "agent_settled"]  # pi 1.6 ends with agent_settled
     assert {"turn_start", "message_start", "message_update", "message_end", "turn_end"} <= set(kinds)
     update = next(o for o in server.seen if o["type"] == "message_update")
     assert update["message"]["role"] == "assistant" and "assistantMessageEvent" in update  # pi's shape by default
-    end = server.seen[-1]
+    end = server.seen[-2]
+    assert server.seen[-1] == {"type": "agent_settled", "aborted": False}
     assert texts(end["messages"])[0] == "Hello from the client"
     assert "Hello from the client" in texts(end["messages"])[-1]
     # one compact JSON object per line
@@ -669,6 +670,8 @@ def test_installed_extensions_are_loaded_for_every_session_and_rebuild_their_sta
     errors = [o for o in server.seen if o["type"] == "extension_error"]
     assert errors == [{"type": "extension_error", "extensionPath": "broken", "event": "load", "error": errors[0]["error"]}]
     assert notes(first) == ["runs so far: 0", "runs so far: 1"]
+    announced = [o["entry"] for o in server.seen if o["type"] == "entry_appended"]  # pi 1.6's event for appendEntry
+    assert [(e["type"], e["customType"]) for e in announced] == [("custom", "runs"), ("custom", "runs")]
 
     server = rpc("--session", str(first), env=env)  # a restart: the count comes back from the file
     server.send({"id": "p3", "type": "prompt", "message": "three"})

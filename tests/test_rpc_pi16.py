@@ -8,12 +8,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import cache_dir, install_pi
 from test_rpc import rpc  # noqa: F401 - the fixture
+from wire.server import openai_reply
 
 from pi_jupyter.session import Session
 
@@ -164,3 +166,51 @@ def test_delta_only_events_have_pi16s_message_update_shape(rpc, tmp_path):  # no
     ends = [o["message"] for o in server.seen if o["type"] == "message_end" and o["message"]["role"] == "assistant"]
     call = next(b for b in ends[0]["content"] if b["type"] == "toolCall")
     assert call["id"] == starts[0]["id"]
+
+
+@pytest.mark.interop
+def test_json_event_stream_matches_pi16s_mode_json(wire, tmp_path):
+    """The same prompt to the same wire-server model, through pi 1.6's ``--mode json`` and our ``prompt --json``."""
+    if not shutil.which("npm"):
+        pytest.skip("comparing with pi 1.6 needs npm (to install pi and node 22)")
+    modules = install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
+    home = tmp_path / "home"
+    (home / ".pi" / "agent").mkdir(parents=True)
+    model = {"id": "gpt-test", "name": "gpt-test", "reasoning": False, "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}
+    model["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire-json", "models": [model]}
+    (home / ".pi" / "agent" / "models.json").write_text(json.dumps({"providers": {"wire": provider}}))
+    wire.queue("openai", openai_reply("Hello there, friend."), openai_reply("Hello there, friend."))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PI_JUPYTER_MODEL"}
+    cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
+    pi_run = [_node22(), str(cli), "--mode", "json", "-p", "hello", "--model", "wire/gpt-test", "--no-session"]
+    theirs = subprocess.run(pi_run, capture_output=True, text=True, env={**env, "HOME": str(home)}, cwd=tmp_path, timeout=120)
+    ours_run = [sys.executable, "-m", "pi_jupyter", "prompt", "--json", "--no-session", "--model", "openai/gpt-test"]
+    ours_run += ["--base-url", wire.openai_url, "--no-tools", "hello"]
+    env["OPENAI_API_KEY"] = "sk-wire-json"
+    ours = subprocess.run(ours_run, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert theirs.returncode == 0 and ours.returncode == 0, (theirs.stderr[-500:], ours.stderr[-500:])
+    pi_events = [json.loads(line) for line in theirs.stdout.splitlines()]
+    our_events = [json.loads(line) for line in ours.stdout.splitlines()]
+
+    def sequence(events: list[dict[str, Any]]) -> list[str]:
+        # the one difference: pi 1.6 always records its system prompt (message events); we only on pi's branches
+        out = []
+        for e in events:
+            role = (e.get("message") or {}).get("role") if isinstance(e.get("message"), dict) else None
+            if role == "system":
+                continue
+            name = e["type"] + (f":{role}" if role else "")
+            if e["type"] == "message_update":
+                name += ":" + e["assistantMessageEvent"]["type"]
+            if not out or out[-1] != name or e["type"] != "message_update":
+                out.append(name)
+        return out
+
+    assert sequence(our_events) == sequence(pi_events)
+    assert our_events[-1] == pi_events[-1] == {"type": "agent_settled", "aborted": False}
+    pi_updates = [e for e in pi_events if e["type"] == "message_update"]
+    our_updates = [e for e in our_events if e["type"] == "message_update"]
+    assert {tuple(sorted(e)) for e in our_updates} == {tuple(sorted(e)) for e in pi_updates} == {("assistantMessageEvent", "type", "usage")}
+    delta = "".join(e["assistantMessageEvent"].get("delta", "") for e in our_updates)
+    assert delta == "".join(e["assistantMessageEvent"].get("delta", "") for e in pi_updates) == "Hello there, friend."

@@ -316,3 +316,11 @@ def test_the_text_tree_names_pi1_entries():
     assert entry_summary(edit("e2", "e1", "a1", {"content": [{"type": "text", "text": "short"}]})) == "context edit: a1 reads 'short'"
     spent = usage_entry("g1", "e2", {"totalTokens": 15, "cost": {"total": 0.25}})
     assert entry_summary(spent) == "usage compaction anthropic/claude: 15 tokens, $0.2500"
+
+
+def test_system_messages_count_in_token_estimates_as_pi16_counts_them():
+    from pi_jupyter.compaction.tokens import estimate_tokens, estimate_tokens_pi
+
+    system = {"role": "system", "content": "abcd", "sections": {"a": "x" * 8, "b": None}, "toolsAdded": [{"name": "t"}], "timestamp": 1}
+    assert estimate_tokens_pi(system) == -(-(4 + 8 + len('[{"name":"t"}]')) // 4)
+    assert estimate_tokens(system) > 0

@@ -29,7 +29,7 @@ from ..messages import THINKING_LEVELS, UserMessage, as_message
 from ..providers.base import AbortSignal, Model
 from ..session import Session
 from .compaction_runner import Compactor
-from .events import Event, SessionEvent
+from .events import EntryAppendedEvent, Event, SessionEvent
 from .extensions import HANDLED, ExtensionManager
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
 from .persistence import persistence
@@ -341,6 +341,23 @@ class Agent:
         """Queue a message for when the agent would otherwise stop."""
         self._follow_ups.append(self._prompt_message(text, None))
 
+    def edit_context(self, entry_id: str, replacement: Any) -> str:
+        """Replace (or, with ``None``, drop) what an entry of the branch shows the model; see :meth:`Session.edit_context`.
+
+        The agent's messages are rebuilt, so the next request sends the edited context, and an
+        ``entry_appended`` event announces the edit. Returns the edit's entry id.
+        """
+        if self._state.running:
+            raise AgentBusyError("the agent is running: edit the context when it is idle (or abort first)")
+        edit_id = self.session.edit_context(entry_id, replacement)
+        self.reload()
+        self.announce_entry(edit_id)
+        return edit_id
+
+    def announce_entry(self, entry_id: str) -> None:
+        """Emit ``entry_appended`` for an entry written outside the message flow (pi 1.6's event)."""
+        self._emit(EntryAppendedEvent(entry=self.session.raw_entry(entry_id)))
+
     def clear_queues(self) -> None:
         """Drop the queued steering and follow-up messages (pi's ``clearQueue``)."""
         self._steering.clear()
@@ -442,7 +459,8 @@ class Agent:
     async def _run_once(self, prompts: list[Any], skip_initial_steering: bool) -> list[Any]:
         signal = self._state.turn_signal()
         config = self._loop_config()
-        prepare_run(self.session, self.messages, config, self.settings.record_system_prompt)
+        delta = prepare_run(self.messages, config, self.settings.record_system_prompt)
+        prompts = [delta, *prompts] if delta is not None else prompts
         return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property

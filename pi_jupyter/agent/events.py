@@ -215,6 +215,13 @@ class SessionEvent(AgentEvent):
     data: dict[str, Any] = {}
 
 
+class EntryAppendedEvent(AgentEvent):
+    """An entry was written outside the message flow (an extension's ``custom`` entry, a context edit), as pi 1.6 announces it."""
+
+    type: Literal["entry_appended"] = "entry_appended"
+    entry: dict[str, Any]
+
+
 Event = Union[
     AgentStartEvent,
     AgentEndEvent,
@@ -232,5 +239,6 @@ Event = Union[
     AutoRetryEndEvent,
     ExtensionErrorEvent,
     SessionEvent,
+    EntryAppendedEvent,
 ]
 """Any event on an agent's stream."""

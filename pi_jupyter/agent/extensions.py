@@ -118,7 +118,9 @@ class ExtensionContext:
         Written at the current leaf. It does not change the context; like pi's ``custom``
         entries it is a tree node, so prefer few, meaningful entries.
         """
-        return self.session.append_custom(custom_type, data)
+        entry_id = self.session.append_custom(custom_type, data)
+        self._manager.agent.announce_entry(entry_id)
+        return entry_id
 
     def entries(self, custom_type: str | None = None, *, branch: bool = True) -> list[Any]:
         """The ``data`` of ``custom`` entries of ``custom_type`` (all types when ``None``).

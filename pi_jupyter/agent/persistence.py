@@ -16,7 +16,7 @@ def persistence(session: Session, on_entry: Callable[[str], None]) -> Callable[[
             return
         message = event.message
         role = getattr(message, "role", None)
-        if role in ("user", "assistant", "toolResult"):
+        if role in ("user", "assistant", "toolResult", "system"):
             entry_id = session.append_message(message)
         elif role == "custom":
             entry_id = session.append_custom_message(message.custom_type, message.content, display=message.display, details=message.details)

@@ -50,24 +50,38 @@ def system_delta(history: list[Any], prompt: str, tool_specs: list[Any]) -> Syst
     return SystemMessage(content="", sections=sections or None, tools_added=added or None, tools_removed=removed or None)
 
 
-def record_system(session: Any, history: list[Any], prompt: str, tool_specs: list[Any]) -> SystemMessage | None:
-    """Append the delta (if any) to ``session`` and ``history``; returns it. A read-only session is left alone."""
-    delta = system_delta(history, prompt, tool_specs)
-    if delta is None or session.readonly:
-        return None
-    session.append_message(delta)
-    history.append(delta)
+def prepare_run(history: list[Any], config: Any, record: bool | None) -> SystemMessage | None:
+    """The system message this run starts with (``None``: none needed); the request then takes the prompt from the transcript.
+
+    The agent sends it as the run's first message, so it is announced (``message_start``/``message_end``,
+    after ``turn_start``, as pi 1.6 does) and persisted like any message. ``record=None`` records only on
+    a branch that already holds system messages (pi 1.x wrote it): without the delta, pi's prompt and tool
+    declarations would be sent beside ours.
+    """
+    recorded = any(is_system(m) for m in history)
+    delta = None
+    if record or (record is None and recorded):
+        delta = system_delta(history, config.system_prompt or "", [t.spec() for t in config.tools])
+    if recorded or delta is not None:
+        config.system_prompt = None  # the transcript's replay is the prompt (see providers.transcript)
     return delta
 
 
-def prepare_run(session: Any, history: list[Any], config: Any, record: bool | None) -> None:
-    """Record the run's prompt and tools in the transcript; the request then takes them from there alone.
+def preview_request(history: list[Any], llm: list[Any], prompt: str, tool_specs: list[Any], record: bool | None) -> Any:
+    """The prompt, messages and tools the next request would carry (``%pi context``), without writing anything.
 
-    ``record=None`` records only on a branch that already holds system messages (pi 1.x wrote it):
-    without the delta, pi's prompt and tool declarations would be sent beside ours.
+    ``llm`` are ``history`` after ``convert_to_llm``; a delta the next run would record is applied
+    to a copy, and the system messages are folded as the providers fold them.
     """
+    from ..providers.base import LlmRequest
+    from ..providers.transcript import collapse_request
+
     recorded = any(is_system(m) for m in history)
+    messages = list(llm)
     if record or (record is None and recorded):
-        record_system(session, history, config.system_prompt or "", [t.spec() for t in config.tools])
-    if recorded or any(is_system(m) for m in history):
-        config.system_prompt = None  # the transcript's replay is the prompt (see providers.transcript)
+        delta = system_delta(history, prompt, tool_specs)
+        if delta is not None:
+            messages.append(delta)
+    has_system = any(is_system(m) for m in messages)
+    request = LlmRequest(system_prompt=None if has_system else prompt, messages=messages, tools=list(tool_specs))
+    return collapse_request(request)

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pi-jupyter: using {agent.model.ref} (from $PI_JUPYTER_MODEL)", file=sys.stderr)
     if args.json:
         print(json.dumps(session.header.to_dict(), ensure_ascii=False, separators=(",", ":")), flush=True)
-        agent.log_events(sys.stdout)
+        agent.log_events(sys.stdout, delta_only=True)  # pi 1.6 prints message_update without the partial message
     else:
         if session.path:
             print(f"pi-jupyter: session {session.path}", file=sys.stderr)
@@ -122,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
     finally:
         session.close()
+    if args.json:  # pi 1.6's last event: the run, its retries and compactions are over
+        print(json.dumps({"type": "agent_settled", "aborted": result.stop_reason == "aborted"}), flush=True)
     if interrupted:
         if not args.json and result.text:
             print(result.text)

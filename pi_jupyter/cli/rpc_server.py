@@ -322,7 +322,9 @@ class RpcServer(MoreCommands):
     async def _run(self, command: PromptCommand) -> None:
         images = list(command.images) if command.images else None
         try:
-            await self.agent.prompt(command.message, images=images)
+            result = await self.agent.prompt(command.message, images=images)
+            # pi 1.6: the run, its retries and compactions are over (the last event of a prompt)
+            self.out.write({"type": "agent_settled", "aborted": result.stop_reason == "aborted"})
         except Exception as exc:  # noqa: BLE001 - reported to the client, not raised into the loop
             # the run itself crashed (a bug, not a model failure, which ends as an error message)
             print(redact(f"pi-jupyter rpc: the run failed:\n{traceback.format_exc()}"), file=sys.stderr, flush=True)
@@ -348,13 +350,13 @@ class RpcServer(MoreCommands):
             if command.streaming_behavior is None:
                 raise CommandError(ALREADY_RUNNING)
             self._enqueue("followUp" if command.streaming_behavior == "followUp" else "steering", command)
-            return success(command.id, "prompt")
+            return success(command.id, "prompt", {"disposition": "queued"})
         model = self.agent.model
         if self.agent.api_key() is None:
             names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
             raise CommandError(f"No API key found for {model.provider}: set {names}")
         self._run_task = asyncio.ensure_future(self._run(command))
-        return success(command.id, "prompt")
+        return success(command.id, "prompt", {"disposition": "started"})  # pi 1.6 says what became of the prompt
 
     # ------------------------------------------------------------------ commands
 
@@ -365,10 +367,10 @@ class RpcServer(MoreCommands):
             return self._prompt(seq, command)
         if isinstance(command, SteerCommand):
             self._enqueue("steering", command)
-            return success(cid, kind)
+            return success(cid, kind, {"disposition": "queued"})
         if isinstance(command, FollowUpCommand):
             self._enqueue("followUp", command)
-            return success(cid, kind)
+            return success(cid, kind, {"disposition": "queued"})
         if kind == "get_state":
             return success(cid, kind, self._state())
         if kind == "get_messages":

@@ -70,8 +70,8 @@ def estimate_tokens_pi(message: Any) -> int:
     Characters are UTF-16 code units. User messages count text blocks only (images 0);
     assistant messages count text, thinking and tool calls (name plus ``JSON.stringify`` of
     the arguments); tool results and custom messages count text plus 4800 per image;
-    bash executions count command plus output; summaries count their summary; any other
-    role is 0.
+    bash executions count command plus output; summaries count their summary; system messages
+    (pi 1.x) their content, sections and added tool declarations; any other role is 0.
     """
     m = as_dict(message)
     role = m.get("role")
@@ -111,9 +111,25 @@ def estimate_tokens_pi(message: Any) -> int:
         chars = js_len(m.get("command") or "") + js_len(m.get("output") or "")
     elif role in ("branchSummary", "compactionSummary"):
         chars = js_len(m.get("summary") or "")
+    elif role == "system":
+        chars = _system_chars(m)
     else:
         return 0
     return -(-chars // 4)
+
+
+def _system_chars(m: dict[str, Any]) -> int:
+    """pi 1.6's count for a system message: its content, its sections, and ``JSON.stringify`` of its added tools."""
+    content = m.get("content")
+    chars = js_len(content) if isinstance(content, str) else 0
+    if isinstance(content, list):
+        chars = sum(js_len(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    sections = m.get("sections")
+    if isinstance(sections, dict):
+        chars += sum(js_len(v) for v in sections.values() if isinstance(v, str))
+    if m.get("toolsAdded"):
+        chars += js_len(js_stringify(m["toolsAdded"]))
+    return chars
 
 
 # ------------------------------------------------------------------------------ our estimate
@@ -303,6 +319,8 @@ def estimate_tokens(message: Any) -> int:
         tokens = estimate_text_tokens(COMPACTION_SUMMARY_PREFIX + (m.get("summary") or "") + COMPACTION_SUMMARY_SUFFIX)
     elif role == "branchSummary":
         tokens = estimate_text_tokens(BRANCH_SUMMARY_PREFIX + (m.get("summary") or "") + BRANCH_SUMMARY_SUFFIX)
+    elif role == "system":  # pi 1.x: the prompt and tool declarations recorded in the transcript
+        tokens = _system_chars(m) / 4
     else:
         return 0
     return math.ceil(tokens) + MESSAGE_OVERHEAD_TOKENS

@@ -52,6 +52,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.system import system_message_summary
 from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
 from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
@@ -372,6 +373,9 @@ class AgentView(Transport, anywidget.AnyWidget):
             self._add({"kind": "summary", "label": f"Compaction summary ({msg.tokens_before:,} tokens before)", "text": msg.summary})
         elif isinstance(msg, BranchSummaryMessage):
             self._add({"kind": "summary", "label": "Branch summary", "text": msg.summary})
+        elif field(msg, "role") == "system":  # pi 1.x: the prompt and tools recorded in the transcript
+            self._sequence.pop()  # the notice below stands for it
+            self._add({"kind": "notice", "tone": "info", "text": system_message_summary(msg)})
         else:
             self._sequence.pop()  # the notice below stands for it
             self._add({"kind": "notice", "tone": "info", "text": f"[{field(msg, 'role', default='unknown')} message]"})
@@ -462,6 +466,10 @@ class AgentView(Transport, anywidget.AnyWidget):
             text, tone = f"Compaction failed: {event.error_message}", "error"
         else:
             before = field(event.result, "tokens_before", "tokensBefore")
+            spent = field(field(event.result, "usage", default=None) or {}, "cost", default=None)
+            if isinstance(field(spent, "total"), (int, float)):  # pi 1.x: what the summary cost counts too
+                self._cost += field(spent, "total")
+                self._status_dirty = True
             text, tone = "Context compacted" + (f" ({before:,} tokens before)." if isinstance(before, int) else "."), "info"
             if event.will_retry:
                 text += " Retrying the request."

@@ -54,15 +54,20 @@ def _report_blocks(agent: Any) -> dict[str, Any]:
         llm = transform_messages(llm, agent.model)
     except ImportError:  # pragma: no cover
         pass
+    from ..agent.transcript_system import preview_request  # pi 1.x transcripts: the prompt and tools they record
+
+    specs = [t.spec() for t in agent.tools]
+    request = preview_request(agent.messages, llm, agent.system_prompt, specs, agent.settings.record_system_prompt)
+    llm, system = request.messages, request.system_prompt or ""
     estimate = estimate_context_tokens(agent.messages)
     tokens = getattr(estimate, "tokens", estimate)
     window = agent.model.context_window
     summary = (
         f"{len(llm)} messages, about {tokens:,} tokens of a {window:,}-token context window "
         f"({100 * tokens / max(window, 1):.1f}%); thinking {agent.thinking_level}; "
-        f"tools: {', '.join(t.name for t in agent.tools) or '(none)'}"
+        f"tools: {', '.join(t.name for t in request.tools) or '(none)'}"
     )
-    sections = [("System prompt", _short(agent.system_prompt, 6000))]
+    sections = [("System prompt", _short(system, 6000))]
     sections += [(f"{i}. {m.role}", _short(_message_text(m))) for i, m in enumerate(llm, 1)]
     return {"title": f"Next request to {agent.model.ref}", "summary": summary, "sections": sections}
 
