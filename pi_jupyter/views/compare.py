@@ -4,7 +4,7 @@ Each ref (an entry id, an id prefix, a label, or a notebook cell id: the end of 
 latest run) names the end of a branch; a ref naming a prompt stands for its whole turn. The
 comparison finds the deepest entry all branches share and, per branch, counts what came
 after it: turns, tool calls, tokens, cost, duration (the sum of each turn's time, from its
-prompt to its last entry) and stop reasons; the final answer is the last assistant text on
+prompt to its last message) and stop reasons; the final answer is the last assistant text on
 the whole branch. It displays as an HTML table with a figure and the final answers side by
 side (a word diff for two branches).
 """
@@ -462,7 +462,9 @@ def _branch(
             turn = TurnStats(entry_id=entry["id"])
             turn_start = digest.entry_ms(before) if before is not None else ms
             turn_end = ms
-        elif turn is not None and ms is not None:
+        elif turn is not None and ms is not None and digest.message(entry) is not None:
+            # only the turn's own messages extend it: a model change or label appended to a
+            # recorded branch months later is no part of the turn's time
             turn_end = ms
         if entry.get("type") == "model_change":
             stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
