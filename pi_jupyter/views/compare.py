@@ -26,6 +26,7 @@ from .compare_cells import CellComparison, CellRecord, cell_records, compare_cel
 from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
+from .scores import Scores, branch_variant, leaf_scores, score_value_text, scores_text, variant_text
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -78,6 +79,10 @@ class BranchStats(BaseModel):
     final_answer: str = ""
     models: list[str] = Field(default_factory=list)
     per_turn: list[TurnStats] = Field(default_factory=list)
+    scores: Scores = Field(default_factory=dict)
+    """Experiment scores recorded on the leaf (``pi_jupyter.score`` entries): name -> value, ``name.key`` for a dict score."""
+    variant: dict[str, Any] | None = None
+    """The experiment variant the branch ran (its values and repeat index), when it is an experiment branch."""
 
 
 class AnswerDiff(BaseModel):
@@ -155,8 +160,14 @@ class Comparison(BaseModel):
                 return b
         raise KeyError(f"no branch {ref!r} in this comparison (branches: {', '.join(b.name for b in self.branches)})")
 
+    def score_names(self) -> list[str]:
+        """Every score any branch has, in the order first seen (a column each in the table)."""
+        return list(dict.fromkeys(name for b in self.branches for name in b.scores))
+
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per branch (the columns of :meth:`to_frame`)."""
+        """One dict per branch (the columns of :meth:`to_frame`): the variant and a column per score when there are any."""
+        names = self.score_names()
+        variants = any(b.variant for b in self.branches)
         return [
             {
                 "branch": b.name,
@@ -174,6 +185,8 @@ class Comparison(BaseModel):
                 "stop_reasons": ", ".join(f"{k} {v}" for k, v in sorted(b.stop_reasons.items())),
                 "final_stop_reason": b.final_stop_reason,
                 "final_answer": b.final_answer,
+                **({"variant": variant_text(b.variant) or None} if variants else {}),
+                **{name: b.scores.get(name) for name in names},
             }
             for b in self.branches
         ]
@@ -220,6 +233,10 @@ class Comparison(BaseModel):
             ("final stop", lambda b: html.escape(b.final_stop_reason or "–")),
             ("final answer", lambda b: html.escape(digest.clip(b.final_answer, 160)) or "<i>none</i>"),
         ]
+        if any(b.variant for b in self.branches):
+            metrics.insert(1, ("variant", lambda b: html.escape(variant_text(b.variant)) or "–"))
+        for name in self.score_names():
+            metrics.append((f"score: {html.escape(name)}", _score_cell(name)))
         th = "text-align:left;padding:3px 8px;border-bottom:1px solid #d0d7de"
         td = "text-align:left;padding:3px 8px;vertical-align:top;border-bottom:1px solid #eaeef2"
         parts = ['<table class="pi-compare-table" style="border-collapse:collapse">']
@@ -277,6 +294,10 @@ class Comparison(BaseModel):
                 f"{digest.cost_text(b.cost)}, "
                 f"{seconds_text(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
+            if b.variant:
+                lines.append(f"  variant: {variant_text(b.variant)}")
+            if b.scores:
+                lines.append(f"  scores: {scores_text(b.scores)}")
         return "\n".join(lines)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -332,7 +353,12 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
     labels = session.labels
     branches = [_branch(ref, leaf, path, ancestor_at, labels, cells) for ref, leaf, path in zip(names, leaves, paths, strict=True)]
     _unique_names(branches)
+    for b, path in zip(branches, paths, strict=True):
+        b.scores = leaf_scores(session, b.leaf_id)
+        b.variant = branch_variant(path)
     by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at) if by != "turns" else None
+    if by_cell is not None:
+        by_cell.scores = [b.scores for b in branches]
     if by == "cells" and by_cell is None:
         raise SessionError("Session.compare(by='cells'): the branches ran no notebook cells after their common ancestor")
     return Comparison(
@@ -512,6 +538,10 @@ def _branch(
                 stats.final_answer = f"(error: {digest.error_summary(digest.as_text(msg.get('errorMessage') or 'unknown'))})"
             break
     return stats
+
+
+def _score_cell(name: str) -> Any:
+    return lambda b: html.escape(score_value_text(b.scores[name])) if name in b.scores else "–"
 
 
 def _unique_names(branches: list[BranchStats]) -> None:
