@@ -54,6 +54,7 @@ def test_the_tree_shows_each_branchs_scores_on_its_leaf_node(scored):
         assert node.scores == {"exact": True, "judge": judge, "words.count": row.scores["words"]["count"], "words.long": False}
         shown = f"exact ✓ · judge {scores.score_value_text(judge)} · words.count {row.scores['words']['count']} · words.long ✗"
         assert f"scores: {shown}" in node.tooltip
+        assert f"variant: model={row.values['model']}, word={row.values['word']}" in node.tooltip
         assert node.to_dict()["scores"] == node.scores
     # the shared prompt the branches start from carries none of them
     start = records.read_experiment(s, records.experiment_ids(s)[0])[0].start
@@ -88,6 +89,9 @@ def test_compare_shows_scores_and_variant_per_branch(scored):
         assert b.scores["exact"] is True and b.scores["judge"] == row.scores["judge"]
         assert b.scores["words.count"] == row.scores["words"]["count"]
         assert b.variant is not None and b.variant["values"] == row.values and b.variant["repeat"] == 0
+    # named as the experiment's plot names them, and still found by their leaf ids
+    assert [b.name for b in c.branches] == [f"#{r.index} {r.values['model']} {r.values['word']}" for r in rows]
+    assert c.branch(rows[2].leaf).name == "#2 offline/typewriter yes"
     assert c.score_names() == ["exact", "judge", "words.count", "words.long"]
     frame = c.to_frame()
     assert frame["judge"].tolist() == [r.scores["judge"] for r in rows]

@@ -26,7 +26,7 @@ from .compare_cells import CellComparison, CellRecord, cell_records, compare_cel
 from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
-from .scores import Scores, branch_variant, leaf_scores, score_value_text, scores_text, variant_text
+from .scores import Scores, branch_variant, leaf_scores, score_value_text, scores_text, variant_name, variant_text
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -352,10 +352,12 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
     ancestor = shared[-1] if shared else None  # a marker or cell record stands for its parent
     labels = session.labels
     branches = [_branch(ref, leaf, path, ancestor_at, labels, cells) for ref, leaf, path in zip(names, leaves, paths, strict=True)]
-    _unique_names(branches)
     for b, path in zip(branches, paths, strict=True):
         b.scores = leaf_scores(session, b.leaf_id)
-        b.variant = branch_variant(path)
+        b.variant = branch_variant(path[ancestor_at:])
+        if b.variant is not None and b.name == b.ref and b.label is None:
+            b.name = variant_name(b.variant)  # the experiment table's and plot's name, not a bare id
+    _unique_names(branches)
     by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at) if by != "turns" else None
     if by_cell is not None:
         by_cell.scores = [b.scores for b in branches]

@@ -10,7 +10,7 @@ from typing import Any
 from . import digest
 from .digest import RawEntry, plural
 from .layout import Shown
-from .scores import scores_text
+from .scores import branch_variant, scores_text, variant_text
 from .units import Unit, last_assistant
 
 TOOLTIP_CHARS = 400
@@ -68,6 +68,8 @@ class GraphNode:
     context_edits: dict[str, str] = field(default_factory=dict)
     scores: dict[str, float | int | bool] = field(default_factory=dict)
     """Experiment scores recorded on the node's last scored entry (an experiment branch's leaf)."""
+    variant: str = ""
+    """The experiment variant whose branch starts in this node, as one line (``model=…, tone=warm``)."""
     """Entries inside whose model-visible content a pi 1.x ``context_edit`` changed: id -> ``edited`` or ``dropped``."""
 
     @property
@@ -118,6 +120,7 @@ class GraphNode:
             "search": self.search,
             "contextEdits": self.context_edits,
             "scores": self.scores,
+            "variant": self.variant,
         }
 
 
@@ -172,6 +175,8 @@ def describe(
         _describe_entry(node, first, preview_chars)
     else:
         _describe_unit(node, first, preview_chars)
+    if not node.folded:
+        node.variant = variant_text(branch_variant([e for unit in units for e in unit.entries]))
     if scores and not node.folded:
         # a fold stands for many branches: their scores belong to the nodes it expands into
         node.scores = next((dict(scores[eid]) for eid in reversed(node.entry_ids) if eid in scores), {})
@@ -390,6 +395,8 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         lines.append("aborted")
     if node.models:
         lines.append("model → " + ", ".join(node.models))
+    if node.variant:
+        lines.append("variant: " + node.variant)
     if node.scores:
         lines.append("scores: " + scores_text(node.scores))
     if node.cell_id:

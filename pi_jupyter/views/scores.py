@@ -76,6 +76,13 @@ def variant_text(variant: dict[str, Any] | None) -> str:
     return text + (f" · repeat {repeat}" if repeat else "")
 
 
+def variant_name(variant: dict[str, Any]) -> str:
+    """A short name for an experiment branch, as the experiment's plot names it: ``#2 offline/echo warm``."""
+    values = " ".join(str(v) for v in variant.get("values", {}).values())
+    repeat = variant.get("repeat") or 0
+    return f"#{variant.get('index')}" + (f" {values}" if values else "") + (f" r{repeat}" if repeat else "")
+
+
 def score_value_text(value: Any) -> str:
     """One score as the views print it: ✓/✗ for a bool, three significant digits for a float."""
     if isinstance(value, bool):
