@@ -156,3 +156,26 @@ def test_cell_by_cell_compare_has_the_scores_in_its_totals(tmp_path):
     assert [t["scores"] for t in c.cells.totals()] == [{"judge": 4.5}, {"judge": 9.0}]
     html = c._repr_html_()
     assert "scores: judge 4.5" in html and "scores: judge 9" in html
+
+
+def test_merged_branches_show_how_many_were_scored_and_the_range(tmp_path):
+    s = Session.open(tmp_path / "wide.jsonl", create=True)
+    s.append_message({"role": "user", "content": "Hello", "timestamp": 1})
+
+    def position(branch):
+        return branch.index * 10
+
+    def even(branch):
+        return branch.index % 2 == 0
+
+    result = asyncio.run(experiment(s, "Say {word}.", vary={"word": [f"w{i}" for i in range(14)]}, scorers=[position, even]))
+    model = build_model(Session.open(s.path, readonly=True), parse_options("test", {"max_nodes": 10}))
+    (merged,) = [n for n in model.nodes.values() if n.folded]
+    inside = [r for r in result.rows if r.leaf in merged.entry_ids]
+    assert len(inside) >= 2 and not merged.scores
+    low, high = min(r.index for r in inside) * 10, max(r.index for r in inside) * 10
+    evens = sum(1 for r in inside if r.index % 2 == 0)
+    assert merged.scores_inside == f"{len(inside)} scored: position {low}–{high} · even {evens}/{len(inside)} ✓"
+    assert "scores inside, " + merged.scores_inside in merged.tooltip
+    # the branches drawn on their own still carry their own scores
+    assert all(model.node_of(r.leaf).scores == {"position": r.index * 10, "even": r.index % 2 == 0} for r in result.rows if r not in inside)

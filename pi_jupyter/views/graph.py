@@ -435,6 +435,9 @@ def _label(node: GraphNode, options: GraphOptions) -> str:
     if node.scores:
         shown = digest.clip(scores_text(node.scores), max(24, options.preview_chars))
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#9a6700"><B>★ {_h(shown)}</B></FONT>')
+    elif node.scores_inside:
+        shown = digest.clip(node.scores_inside, max(24, options.preview_chars))
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#9a6700">★ {_h(shown)}</FONT>')
     if node.models:
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#8250df">⇄ model {_h(digest.clip(node.models[-1], options.preview_chars))}</FONT>')
     return '<BR ALIGN="LEFT"/>'.join(rows) + '<BR ALIGN="LEFT"/>'

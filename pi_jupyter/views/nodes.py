@@ -10,7 +10,7 @@ from typing import Any
 from . import digest
 from .digest import RawEntry, plural
 from .layout import Shown
-from .scores import branch_variant, scores_text, variant_text
+from .scores import branch_variant, scores_range_text, scores_text, variant_text
 from .units import Unit, last_assistant
 
 TOOLTIP_CHARS = 400
@@ -68,6 +68,8 @@ class GraphNode:
     context_edits: dict[str, str] = field(default_factory=dict)
     scores: dict[str, float | int | bool] = field(default_factory=dict)
     """Experiment scores recorded on the node's last scored entry (an experiment branch's leaf)."""
+    scores_inside: str = ""
+    """For a fold: how many branches inside were scored and the range of each score (``3 scored: judge 2–9``)."""
     variant: str = ""
     """The experiment variant whose branch starts in this node, as one line (``model=…, tone=warm``)."""
     """Entries inside whose model-visible content a pi 1.x ``context_edit`` changed: id -> ``edited`` or ``dropped``."""
@@ -178,8 +180,12 @@ def describe(
     if not node.folded:
         node.variant = variant_text(branch_variant([e for unit in units for e in unit.entries]))
     if scores and not node.folded:
-        # a fold stands for many branches: their scores belong to the nodes it expands into
         node.scores = next((dict(scores[eid]) for eid in reversed(node.entry_ids) if eid in scores), {})
+    elif scores:
+        # a fold stands for many branches: it shows the range, each expanded node its own scores
+        inside = [scores[eid] for eid in node.entry_ids if eid in scores]
+        if inside:
+            node.scores_inside = f"{len(inside)} scored: {scores_range_text(inside)}"
     node.tooltip = _tooltip(node, units)
     node.search = _search(node, units)
     return node
@@ -399,6 +405,8 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         lines.append("variant: " + node.variant)
     if node.scores:
         lines.append("scores: " + scores_text(node.scores))
+    if node.scores_inside:
+        lines.append("scores inside, " + node.scores_inside)
     if node.cell_id:
         lines.append(f"cell {node.cell_id}" + (f" (In [{node.execution_count}])" if node.execution_count is not None else ""))
     ids = node.entry_ids

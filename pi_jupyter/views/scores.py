@@ -97,6 +97,21 @@ def scores_text(scores: Scores, sep: str = " · ") -> str:
     return sep.join(f"{name} {score_value_text(v)}" for name, v in scores.items())
 
 
+def scores_range_text(many: list[Scores]) -> str:
+    """What a fold of several scored branches shows: ``judge 2–9 · exact 3/5 ✓`` (range, or how many are true)."""
+    names = list(dict.fromkeys(name for scores in many for name in scores))
+    parts = []
+    for name in names:
+        values = [scores[name] for scores in many if name in scores]
+        if all(isinstance(v, bool) for v in values):
+            parts.append(f"{name} {sum(1 for v in values if v)}/{len(values)} ✓")
+            continue
+        low, high = min(values), max(values)
+        shown = score_value_text(low) if low == high else f"{score_value_text(low)}–{score_value_text(high)}"
+        parts.append(f"{name} {shown}")
+    return " · ".join(parts)
+
+
 def _is_score(value: Any) -> bool:
     if isinstance(value, bool) or isinstance(value, int):
         return True

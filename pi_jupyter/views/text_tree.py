@@ -31,6 +31,8 @@ def node_line(node: GraphNode) -> str:
         parts.append("model → " + node.models[-1])
     if node.scores:
         parts.append("★ " + scores_text(node.scores))
+    elif node.scores_inside:
+        parts.append("★ " + node.scores_inside)
     if node.is_leaf:
         parts.append("← current leaf")
     return "  ".join(parts)
