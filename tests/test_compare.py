@@ -127,6 +127,40 @@ def test_duration_is_the_sum_of_each_turns_time(tmp_path):
     assert "42.0 s" in c.table_html() and "2.0 s" in c.table_html()
 
 
+def test_an_entry_appended_much_later_does_not_stretch_the_duration(tmp_path):
+    """A model change or label written today on a branch recorded a year ago is no part of any turn."""
+
+    def msg(eid, parent, ts, role, text):
+        message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
+        if role == "assistant":
+            message.update(stopReason="stop", usage={"input": 10, "output": 5, "totalTokens": 15})
+        return {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": message}
+
+    lines = [
+        {"type": "session", "version": 3, "id": "h", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"},
+        msg("u0", None, "2025-01-01T00:00:00.000Z", "user", "start"),
+        msg("a0", "u0", "2025-01-01T00:00:01.000Z", "assistant", "ok"),
+        msg("u1", "a0", "2025-01-01T00:01:00.000Z", "user", "old branch"),
+        msg("a1", "u1", "2025-01-01T00:01:05.000Z", "assistant", "recorded"),
+        {"type": "model_change", "id": "m1", "parentId": "a1", "timestamp": "2026-01-15T09:00:00.000Z"}
+        | {"provider": "offline", "modelId": "echo"},
+        {"type": "label", "id": "l1", "parentId": "m1", "timestamp": "2026-01-15T09:00:01.000Z", "targetId": "a1", "label": "old"},
+        msg("u2", "a0", "2025-01-01T00:02:00.000Z", "user", "other branch"),
+        msg("a2", "u2", "2025-01-01T00:02:03.000Z", "assistant", "fine"),
+        # a later turn on the other branch, after a much later settings entry: its own time only
+        {"type": "thinking_level_change", "id": "t2", "parentId": "a2", "timestamp": "2026-01-15T09:00:00.000Z", "thinkingLevel": "high"},
+        msg("u3", "t2", "2026-01-15T09:00:10.000Z", "user", "again"),
+        msg("a3", "u3", "2026-01-15T09:00:14.000Z", "assistant", "again done"),
+    ]
+    path = tmp_path / "late.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    c = Session.open(path, readonly=True).compare("l1", "a3")
+    old, other = c.branches
+    assert [t.duration_s for t in old.per_turn] == [5.0] and old.duration_s == 5.0
+    assert [t.duration_s for t in other.per_turn] == [3.0, 4.0] and other.duration_s == 7.0
+    assert "5.0 s" in c.table_html() and "min" not in str(c)
+
+
 def test_a_retry_counts_as_the_rest_of_the_turn(tmp_path):
     s = Session.create(path=tmp_path / "r.jsonl")
     ids = write_turn(s, "summarise", "", stop="error", error="overloaded", tokens=10)

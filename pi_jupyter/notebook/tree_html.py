@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..views import digest as _digest
+from ..views.scores import scores_text as _scores_text
 
 MAX_TOOL_OUTPUT = 4000
 """Characters of a tool result shown in the side panel."""
@@ -174,6 +175,9 @@ def node_details(session: Any, key: str, node: Any) -> dict[str, Any]:
         parts.append(f'<div class="pitv-meta">… {len(node.entry_ids) - MAX_DETAIL_ENTRIES} more entries</div>')
     if node.folded:
         parts.insert(0, f'<div class="pitv-meta">{html.escape(node.title)}: {node.entries:,} entries. Expand to see them.</div>')
+    scores = getattr(node, "scores", None) or {}
+    if scores:  # an experiment branch's leaf: its scores first, as the tree's badge shows them
+        parts.insert(0, f'<div class="pitv-meta pitv-scores">scores: {html.escape(_scores_text(scores))}</div>')
     details = {
         "kind": "node",
         "key": key,
@@ -195,6 +199,7 @@ def node_details(session: Any, key: str, node: Any) -> dict[str, Any]:
         "stopReasons": stops,
         "cell": node.cell_id,
         "executionCount": node.execution_count,
+        "scores": scores,
         "html": "".join(parts),
     }
     return json_safe(details)  # what an odd file holds must still reach the browser

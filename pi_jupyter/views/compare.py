@@ -4,7 +4,7 @@ Each ref (an entry id, an id prefix, a label, or a notebook cell id: the end of 
 latest run) names the end of a branch; a ref naming a prompt stands for its whole turn. The
 comparison finds the deepest entry all branches share and, per branch, counts what came
 after it: turns, tool calls, tokens, cost, duration (the sum of each turn's time, from its
-prompt to its last entry) and stop reasons; the final answer is the last assistant text on
+prompt to its last message) and stop reasons; the final answer is the last assistant text on
 the whole branch. It displays as an HTML table with a figure and the final answers side by
 side (a word diff for two branches).
 """
@@ -26,6 +26,7 @@ from .compare_cells import CellComparison, CellRecord, cell_records, compare_cel
 from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
+from .scores import Scores, branch_variant, leaf_scores, score_value_text, scores_text, variant_name, variant_text
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -78,6 +79,10 @@ class BranchStats(BaseModel):
     final_answer: str = ""
     models: list[str] = Field(default_factory=list)
     per_turn: list[TurnStats] = Field(default_factory=list)
+    scores: Scores = Field(default_factory=dict)
+    """Experiment scores recorded on the leaf (``pi_jupyter.score`` entries): name -> value, ``name.key`` for a dict score."""
+    variant: dict[str, Any] | None = None
+    """The experiment variant the branch ran (its values and repeat index), when it is an experiment branch."""
 
 
 class AnswerDiff(BaseModel):
@@ -155,8 +160,14 @@ class Comparison(BaseModel):
                 return b
         raise KeyError(f"no branch {ref!r} in this comparison (branches: {', '.join(b.name for b in self.branches)})")
 
+    def score_names(self) -> list[str]:
+        """Every score any branch has, in the order first seen (a column each in the table)."""
+        return list(dict.fromkeys(name for b in self.branches for name in b.scores))
+
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per branch (the columns of :meth:`to_frame`)."""
+        """One dict per branch (the columns of :meth:`to_frame`): the variant and a column per score when there are any."""
+        names = self.score_names()
+        variants = any(b.variant for b in self.branches)
         return [
             {
                 "branch": b.name,
@@ -174,6 +185,8 @@ class Comparison(BaseModel):
                 "stop_reasons": ", ".join(f"{k} {v}" for k, v in sorted(b.stop_reasons.items())),
                 "final_stop_reason": b.final_stop_reason,
                 "final_answer": b.final_answer,
+                **({"variant": variant_text(b.variant) or None} if variants else {}),
+                **{name: b.scores.get(name) for name in names},
             }
             for b in self.branches
         ]
@@ -220,6 +233,10 @@ class Comparison(BaseModel):
             ("final stop", lambda b: html.escape(b.final_stop_reason or "–")),
             ("final answer", lambda b: html.escape(digest.clip(b.final_answer, 160)) or "<i>none</i>"),
         ]
+        if any(b.variant for b in self.branches):
+            metrics.insert(1, ("variant", lambda b: html.escape(variant_text(b.variant)) or "–"))
+        for name in self.score_names():
+            metrics.append((f"score: {html.escape(name)}", _score_cell(name)))
         th = "text-align:left;padding:3px 8px;border-bottom:1px solid #d0d7de"
         td = "text-align:left;padding:3px 8px;vertical-align:top;border-bottom:1px solid #eaeef2"
         parts = ['<table class="pi-compare-table" style="border-collapse:collapse">']
@@ -277,6 +294,10 @@ class Comparison(BaseModel):
                 f"{digest.cost_text(b.cost)}, "
                 f"{seconds_text(b.duration_s)}, stop {b.final_stop_reason or '-'}; answer: {digest.preview(b.final_answer, 80)!r}"
             )
+            if b.variant:
+                lines.append(f"  variant: {variant_text(b.variant)}")
+            if b.scores:
+                lines.append(f"  scores: {scores_text(b.scores)}")
         return "\n".join(lines)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -331,8 +352,15 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
     ancestor = shared[-1] if shared else None  # a marker or cell record stands for its parent
     labels = session.labels
     branches = [_branch(ref, leaf, path, ancestor_at, labels, cells) for ref, leaf, path in zip(names, leaves, paths, strict=True)]
+    for b, path in zip(branches, paths, strict=True):
+        b.scores = leaf_scores(session, b.leaf_id)
+        b.variant = branch_variant(path[ancestor_at:])
+        if b.variant is not None and b.name == b.ref and b.label is None:
+            b.name = variant_name(b.variant)  # the experiment table's and plot's name, not a bare id
     _unique_names(branches)
     by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at) if by != "turns" else None
+    if by_cell is not None:
+        by_cell.scores = [b.scores for b in branches]
     if by == "cells" and by_cell is None:
         raise SessionError("Session.compare(by='cells'): the branches ran no notebook cells after their common ancestor")
     return Comparison(
@@ -462,7 +490,9 @@ def _branch(
             turn = TurnStats(entry_id=entry["id"])
             turn_start = digest.entry_ms(before) if before is not None else ms
             turn_end = ms
-        elif turn is not None and ms is not None:
+        elif turn is not None and ms is not None and digest.message(entry) is not None:
+            # only the turn's own messages extend it: a model change or label appended to a
+            # recorded branch months later is no part of the turn's time
             turn_end = ms
         if entry.get("type") == "model_change":
             stats.models.append(digest.model_ref(entry.get("provider"), entry.get("modelId")))
@@ -510,6 +540,10 @@ def _branch(
                 stats.final_answer = f"(error: {digest.error_summary(digest.as_text(msg.get('errorMessage') or 'unknown'))})"
             break
     return stats
+
+
+def _score_cell(name: str) -> Any:
+    return lambda b: html.escape(score_value_text(b.scores[name])) if name in b.scores else "–"
 
 
 def _unique_names(branches: list[BranchStats]) -> None:

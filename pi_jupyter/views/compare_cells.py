@@ -22,6 +22,7 @@ from . import digest
 from .diff import seconds_text, word_diff_html
 from .digest import RawEntry
 from .figure import PALETTE, SvgFigure, per_turn_chart
+from .scores import Scores, scores_text
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -131,9 +132,11 @@ class CellComparison(BaseModel):
 
     names: list[str]
     rows: list[CellRow] = Field(default_factory=list)
+    scores: list[Scores] = Field(default_factory=list)
+    """Per branch, the experiment scores recorded on its leaf (see :class:`~pi_jupyter.views.compare.BranchStats`)."""
 
     def totals(self) -> list[dict[str, Any]]:
-        """Per branch: cells run, tokens, cost, time and tool calls over its cell runs."""
+        """Per branch: cells run, tokens, cost, time and tool calls over its cell runs, and its leaf's scores."""
         out = []
         for i in range(len(self.names)):
             runs = [r.runs[i] for r in self.rows if r.runs[i] is not None]
@@ -145,6 +148,7 @@ class CellComparison(BaseModel):
                     "cost": sum(r.cost for r in runs if r is not None),
                     "duration_s": sum(times) if times else None,
                     "tool_calls": sum(r.tool_calls for r in runs if r is not None),
+                    "scores": dict(self.scores[i]) if i < len(self.scores) else {},
                 }
             )
         return out
@@ -200,7 +204,9 @@ class CellComparison(BaseModel):
         for t in self.totals():
             parts.append(
                 f'<td style="{td};font-weight:bold">{t["cells"]} cells · {t["tokens"]:,} tok · {digest.cost_text(t["cost"])} · '
-                f"{seconds_text(t['duration_s'])} · {t['tool_calls']} tool calls</td>"
+                f"{seconds_text(t['duration_s'])} · {t['tool_calls']} tool calls"
+                + (f"<br>scores: {html.escape(scores_text(t['scores']))}" if t["scores"] else "")
+                + "</td>"
             )
         parts.append("</tr></table>")
         return "".join(parts)

@@ -31,6 +31,7 @@ from .digest import plural
 from .layout import plan
 from .nodes import GraphNode, describe
 from .render import INSTALL_HINT, RenderResult, render_svg
+from .scores import scores_by_leaf, scores_text
 from .text_tree import TextTree, stat_parts, text_tree
 from .units import build_units
 
@@ -233,8 +234,9 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
 
     nodes: dict[str, GraphNode] = {}
     marks = context_edit_marks(entries)  # pi 1.x context edits: the tree marks edited and dropped entries
+    scored = scores_by_leaf(entries)  # experiment scores hang on the scored leaf
     for shown in layout.nodes:
-        node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of)
+        node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of, scores=scored)
         node.context_edits = {eid: marks[eid] for eid in node.entry_ids if eid in marks} if marks else {}
     edges: list[tuple[str, str]] = []
     for shown in layout.nodes:
@@ -350,7 +352,7 @@ _KIND_STYLE: dict[str, tuple[str, str, str, str]] = {
 
 
 def node_classes(node: GraphNode) -> list[str]:
-    """CSS classes of a node in the SVG (the TreeView styles and finds nodes by them)."""
+    """CSS classes of a node in the SVG (the TreeView styles and finds nodes by them; ``pi-scored`` holds experiment scores)."""
     classes = ["pi-node", f"pi-{node.kind.replace('_', '-')}"]
     if node.on_path:
         classes.append("pi-path")
@@ -366,6 +368,8 @@ def node_classes(node: GraphNode) -> list[str]:
         classes.append(f"pi-{node.status}")
     if node.models:
         classes.append("pi-model-change")
+    if node.scores:
+        classes.append("pi-scored")
     return classes
 
 
@@ -428,6 +432,12 @@ def _label(node: GraphNode, options: GraphOptions) -> str:
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#bc4c00"><B>■ aborted{f" ×{node.aborts}" if node.aborts > 1 else ""}</B></FONT>')
     elif node.status == "length":
         rows.append('<FONT POINT-SIZE="8" COLOR="#bc4c00">cut at max tokens</FONT>')
+    if node.scores:
+        shown = digest.clip(scores_text(node.scores), max(24, options.preview_chars))
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#9a6700"><B>★ {_h(shown)}</B></FONT>')
+    elif node.scores_inside:
+        shown = digest.clip(node.scores_inside, max(24, options.preview_chars))
+        rows.append(f'<FONT POINT-SIZE="8" COLOR="#9a6700">★ {_h(shown)}</FONT>')
     if node.models:
         rows.append(f'<FONT POINT-SIZE="8" COLOR="#8250df">⇄ model {_h(digest.clip(node.models[-1], options.preview_chars))}</FONT>')
     return '<BR ALIGN="LEFT"/>'.join(rows) + '<BR ALIGN="LEFT"/>'

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import digest
 from .digest import RawEntry, plural
 from .layout import Shown
+from .scores import branch_variant, scores_range_text, scores_text, variant_text
 from .units import Unit, last_assistant
 
 TOOLTIP_CHARS = 400
@@ -65,6 +66,12 @@ class GraphNode:
     """Lower-case text the TreeView's search looks in (labels, previews, ids)."""
     target: str | None = None
     context_edits: dict[str, str] = field(default_factory=dict)
+    scores: dict[str, float | int | bool] = field(default_factory=dict)
+    """Experiment scores recorded on the node's last scored entry (an experiment branch's leaf)."""
+    scores_inside: str = ""
+    """For a fold: how many branches inside were scored and the range of each score (``3 scored: judge 2–9``)."""
+    variant: str = ""
+    """The experiment variant whose branch starts in this node, as one line (``model=…, tone=warm``)."""
     """Entries inside whose model-visible content a pi 1.x ``context_edit`` changed: id -> ``edited`` or ``dropped``."""
 
     @property
@@ -114,11 +121,20 @@ class GraphNode:
             "children": self.children,
             "search": self.search,
             "contextEdits": self.context_edits,
+            "scores": self.scores,
+            "variant": self.variant,
         }
 
 
-def describe(shown: Shown, *, full: bool, preview_chars: int, path_of: Callable[[str], list[RawEntry]]) -> GraphNode:
-    """The :class:`GraphNode` for one drawn node."""
+def describe(
+    shown: Shown,
+    *,
+    full: bool,
+    preview_chars: int,
+    path_of: Callable[[str], list[RawEntry]],
+    scores: Mapping[str, dict[str, float | int | bool]] | None = None,
+) -> GraphNode:
+    """The :class:`GraphNode` for one drawn node; ``scores`` maps scored entry ids to their scores."""
     units = shown.units
     node = GraphNode(key=shown.key, kind=shown.kind, on_path=shown.on_path)
     for unit in units:
@@ -161,6 +177,15 @@ def describe(shown: Shown, *, full: bool, preview_chars: int, path_of: Callable[
         _describe_entry(node, first, preview_chars)
     else:
         _describe_unit(node, first, preview_chars)
+    if not node.folded:
+        node.variant = variant_text(branch_variant([e for unit in units for e in unit.entries]))
+    if scores and not node.folded:
+        node.scores = next((dict(scores[eid]) for eid in reversed(node.entry_ids) if eid in scores), {})
+    elif scores:
+        # a fold stands for many branches: it shows the range, each expanded node its own scores
+        inside = [scores[eid] for eid in node.entry_ids if eid in scores]
+        if inside:
+            node.scores_inside = f"{len(inside)} scored: {scores_range_text(inside)}"
     node.tooltip = _tooltip(node, units)
     node.search = _search(node, units)
     return node
@@ -376,6 +401,12 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         lines.append("aborted")
     if node.models:
         lines.append("model → " + ", ".join(node.models))
+    if node.variant:
+        lines.append("variant: " + node.variant)
+    if node.scores:
+        lines.append("scores: " + scores_text(node.scores))
+    if node.scores_inside:
+        lines.append("scores inside, " + node.scores_inside)
     if node.cell_id:
         lines.append(f"cell {node.cell_id}" + (f" (In [{node.execution_count}])" if node.execution_count is not None else ""))
     ids = node.entry_ids
@@ -402,4 +433,5 @@ def _search(node: GraphNode, units: list[Unit]) -> str:
             parts.append(unit.key)
     if node.cell_id:
         parts.append(node.cell_id)
+    parts.extend(node.scores)
     return " ".join(p for p in parts if p).lower()

@@ -6,6 +6,7 @@ import html
 
 from . import digest
 from .nodes import GraphNode
+from .scores import scores_text
 
 PATH_MARK = "*"
 LEAF_MARK = "▶"
@@ -28,6 +29,10 @@ def node_line(node: GraphNode) -> str:
         parts.append("cut at max tokens")
     if node.models:
         parts.append("model → " + node.models[-1])
+    if node.scores:
+        parts.append("★ " + scores_text(node.scores))
+    elif node.scores_inside:
+        parts.append("★ " + node.scores_inside)
     if node.is_leaf:
         parts.append("← current leaf")
     return "  ".join(parts)
