@@ -25,7 +25,7 @@ from IPython.display import display
 from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
 from .cells import CellRun, record_run, start_for
 from .prompt_text import fill_prompt
-from .runner import PendingRun
+from .runner import BackgroundRun, PendingRun, RunStopped
 
 GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
 
@@ -40,8 +40,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     text = cell.strip()
     if not text:
         raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-    if args.background or args.continue_:
-        raise UsageError("%%pi: --background and --continue do not apply to a grid (--vary/--repeat)")
+    if args.continue_:
+        raise UsageError("%%pi: --continue does not apply to a grid (--vary/--repeat): its branches are siblings from the cell's start")
     vary = parse_vary(args.vary or [])
     state = magics.state
     agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
@@ -56,6 +56,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         return fill_prompt(text, ChainMap(variant.bindings, namespace))
 
     tools = args.tools.replace(",", " ").split() if args.tools is not None else list(magics.tools)
+    # each branch's tools are built as the plain cell's agent builds them: the notebook's namespace,
+    # its confirm policy, tool_timeout and display capture (the builtin tools redact their results)
+    agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy}
     exp = Experiment(
         session,
         text,
@@ -72,6 +75,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         start=start,
         render=render,
         cwd=agent.cwd,
+        base_url=magics.base_url or None,
+        agent_options=agent_options,
     )
     view = None
     if magics.widget:
@@ -117,10 +122,43 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
             magics.shell.user_ns[args.name] = result
         return result
 
+    future = state.runner.submit(go())
+    if args.background:  # as a --background cell: a handle at once; a plain cell on this session waits for it
+        label = f"grid [{count}]" if count else "background grid"
+        bg = BackgroundRun(future, exp.abort, label=label)
+        state.background[session.path or f"memory:{session.id}"] = bg
+        if args.name:
+            magics.shell.user_ns[args.name] = bg
+        return bg
+
+    def stopped_error(result: Any, reason: str) -> RunStopped:
+        if args.name and exp.result is not None:
+            magics.shell.user_ns[args.name] = exp.result
+        return RunStopped(reason=reason, where=stopped_summary(exp, args.name))
+
     # as every blocking %%pi cell: awaited on the kernel's loop where it can (Stop is heard), else waited for;
     # Stop or the interrupt ends the cell in RunStopped (Run All stops), the table stays in the session
-    pending = PendingRun(state.runner, state.runner.submit(go()), exp.abort, finish, stopped=lambda: exp.stopped)
+    pending = PendingRun(state.runner, future, exp.abort, finish, stopped=lambda: exp.stopped, stopped_error=stopped_error)
     return pending if getattr(magics, "_awaited", False) else pending.wait()
+
+
+def stopped_summary(exp: Experiment, name: str | None = None) -> str:
+    """How a stopped grid ended, in one line: finished, stopped, failed and not started branches, and where they are."""
+    states = [s.state for s in exp.statuses]
+    count = states.count
+    parts = [f"grid stopped: {count('done')} of {len(states)} branches finished"]
+    if count("aborted"):
+        parts.append(f"{count('aborted')} stopped (partial answers kept as aborted)")
+    if count("failed"):
+        parts.append(f"{count('failed')} failed")
+    if count("running"):
+        parts.append(f"{count('running')} still winding down")
+    not_started = sum(1 for s in exp.statuses if s.state == "queued" or (s.state == "skipped" and s.error != "budget"))
+    parts.append(f"{not_started} not started")
+    if count("skipped") - not_started + count("queued") > 0:
+        parts.append(f"{count('skipped') + count('queued') - not_started} skipped for the budget")
+    where = f"the result is in {name}" if name and exp.result is not None else "load_experiment(session) rebuilds its table"
+    return ", ".join(parts) + f"; every branch is a row of experiment {exp.grid.id} in the session ({where})"
 
 
 def score_command(magics: Any, rest: list[str]) -> ExperimentResult:
