@@ -11,6 +11,14 @@ from pi_jupyter import Session
 from pi_jupyter.experiment import ExperimentResult, load_experiment
 from pi_jupyter.notebook.runner import BackgroundRun
 
+@pytest.fixture(autouse=True)
+def forget_settings(ip):  # noqa: F811
+    """IPython's test shell is one per process: the settings a test makes must not reach the next test."""
+    yield
+    for name in ("tools", "base_url", "confirm"):
+        ip.config.PiMagics.pop(name, None)
+
+
 PYTHON_GRID = "use python\n```python\nprint('total', sales['amount'].sum() * {n})\n```"
 
 
