@@ -11,6 +11,7 @@ from pi_jupyter import Session
 from pi_jupyter.experiment import ExperimentResult, load_experiment
 from pi_jupyter.notebook.runner import BackgroundRun
 
+
 @pytest.fixture(autouse=True)
 def forget_settings(ip):  # noqa: F811
     """IPython's test shell is one per process: the settings a test makes must not reach the next test."""
@@ -105,3 +106,15 @@ def test_background_grid_returns_a_handle(ip, tmp_path):  # noqa: F811
 def test_continue_is_refused_for_a_grid(ip):  # noqa: F811
     with pytest.raises(UsageError, match="--continue does not apply to a grid"):
         ip.run_cell_magic("pi", "--continue --vary n=1,2", "Say {n}.")
+
+
+def test_pi_abort_stops_a_background_grid(ip, tmp_path):  # noqa: F811
+    values = ",".join(str(i) for i in range(6))
+    handle = ip.run_cell_magic(
+        "pi", f"--background --vary n={values} --concurrency 1 --model offline/typewriter", "Count slowly to {n} hundred."
+    )
+    ip.run_line_magic("pi", "abort")
+    handle.result(timeout=120)
+    assert "(stopped)" in repr(handle)
+    rows = load_experiment(session_of(tmp_path)).rows
+    assert "skipped" in {r.state for r in rows} and all(r.error == "stopped" for r in rows if r.state == "skipped")

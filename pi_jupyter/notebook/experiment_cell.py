@@ -10,6 +10,11 @@ nbconvert, on GitHub).
 
 The cells below continue from the first combination's first repeat when it finished (else the
 first branch that did); ``%pi checkout LEAF`` (a leaf from the table) continues from another.
+
+Each branch's agent is configured as the notebook's own: its tools get the notebook's namespace,
+confirm policy, tool timeout and display capture, and ``PiMagics.base_url`` serves its model.
+``--background`` returns a :class:`~pi_jupyter.notebook.runner.BackgroundRun` whose result is
+the :class:`~pi_jupyter.experiment.ExperimentResult`.
 """
 
 from __future__ import annotations
@@ -125,7 +130,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     future = state.runner.submit(go())
     if args.background:  # as a --background cell: a handle at once; a plain cell on this session waits for it
         label = f"grid [{count}]" if count else "background grid"
-        bg = BackgroundRun(future, exp.abort, label=label)
+        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped)
         state.background[session.path or f"memory:{session.id}"] = bg
         if args.name:
             magics.shell.user_ns[args.name] = bg
@@ -157,7 +162,7 @@ def stopped_summary(exp: Experiment, name: str | None = None) -> str:
     parts.append(f"{not_started} not started")
     if count("skipped") - not_started + count("queued") > 0:
         parts.append(f"{count('skipped') + count('queued') - not_started} skipped for the budget")
-    where = f"the result is in {name}" if name and exp.result is not None else "load_experiment(session) rebuilds its table"
+    where = f"the result is in {name}" if name and exp.result is not None else "pi_jupyter.experiment.load_experiment rebuilds its table"
     return ", ".join(parts) + f"; every branch is a row of experiment {exp.grid.id} in the session ({where})"
 
 

@@ -505,7 +505,10 @@ class PiMagics(Magics, PiConfig):
         if busy is None and not agent.is_running:
             print("nothing is running on the current session")
             return None
-        agent.abort()
+        if busy is not None:
+            busy.abort()  # the run's own abort: a background grid stops all its branches
+        else:
+            agent.abort()
         print("aborting; the partial answer is kept as 'aborted'")
         return None
 

@@ -240,10 +240,14 @@ class PendingRun:
 class BackgroundRun:
     """A run started with ``--background``: ``await run``, ``run.result()``, ``run.abort()``, ``run.done``."""
 
-    def __init__(self, future: concurrent.futures.Future[Any], abort: Callable[[], None], label: str) -> None:
+    def __init__(
+        self, future: concurrent.futures.Future[Any], abort: Callable[[], None], label: str, stopped: Callable[[], bool] | None = None
+    ) -> None:
         self._future = future
         self._abort = abort
         self.label = label
+        self._stopped = stopped
+        """Whether the run was stopped, when its result does not say (a grid's result has no stop reason)."""
 
     @property
     def done(self) -> bool:
@@ -274,7 +278,8 @@ class BackgroundRun:
             self.add_done_callback(lambda run: handle.update({"text/plain": repr(run)}, raw=True))
 
     def __repr__(self) -> str:
-        state = "running" if not self.done else "stopped" if _stopped(self._future) else "done"
+        stopped = self._stopped() if self._stopped is not None else _stopped(self._future)
+        state = "running" if not self.done else "stopped" if stopped else "done"
         return f"<BackgroundRun {self.label} ({state}); await it, or .result(), .abort()>"
 
 
