@@ -16,7 +16,7 @@ from pi_jupyter.notebook.runner import BackgroundRun
 def forget_settings(ip):  # noqa: F811
     """IPython's test shell is one per process: the settings a test makes must not reach the next test."""
     yield
-    for name in ("tools", "base_url", "confirm"):
+    for name in ("tools", "base_url", "confirm", "tool_timeout"):
         ip.config.PiMagics.pop(name, None)
 
 
@@ -60,6 +60,14 @@ def test_grid_branches_follow_the_confirm_policy(ip, tmp_path):  # noqa: F811
     # nobody can answer the question here (no stdin), so the tool is refused in every branch, as in a plain cell
     assert all("total" not in o for o in outputs) and all(o for o in outputs), outputs
     assert _Summable.calls == 0
+
+
+def test_grid_branches_follow_the_tool_timeout(ip, tmp_path):  # noqa: F811
+    ip.run_line_magic("config", "PiMagics.tool_timeout = 1")
+    code = "use python\n```python\nimport time\nfor _ in range(50): time.sleep(0.1)\nprint('slept', {n})\n```"
+    result = ip.run_cell_magic("pi", "--vary n=1,2", code)
+    outputs = tool_outputs(session_of(tmp_path), result)
+    assert all("Timed out after 1 second" in o and "slept" not in o for o in outputs), outputs
 
 
 class _Summable:

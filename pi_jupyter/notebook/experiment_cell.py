@@ -158,10 +158,10 @@ def stopped_summary(exp: Experiment, name: str | None = None) -> str:
         parts.append(f"{count('failed')} failed")
     if count("running"):
         parts.append(f"{count('running')} still winding down")
-    not_started = sum(1 for s in exp.statuses if s.state == "queued" or (s.state == "skipped" and s.error != "budget"))
-    parts.append(f"{not_started} not started")
-    if count("skipped") - not_started + count("queued") > 0:
-        parts.append(f"{count('skipped') + count('queued') - not_started} skipped for the budget")
+    budget = sum(1 for s in exp.statuses if s.state == "skipped" and s.error == "budget")
+    parts.append(f"{count('queued') + count('skipped') - budget} not started")
+    if budget:
+        parts.append(f"{budget} skipped for the budget")
     where = f"the result is in {name}" if name and exp.result is not None else "pi_jupyter.experiment.load_experiment rebuilds its table"
     return ", ".join(parts) + f"; every branch is a row of experiment {exp.grid.id} in the session ({where})"
 
