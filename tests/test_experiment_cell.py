@@ -70,6 +70,22 @@ def test_grid_branches_follow_the_tool_timeout(ip, tmp_path):  # noqa: F811
     assert all("Timed out after 1 second" in o and "slept" not in o for o in outputs), outputs
 
 
+def test_grid_branches_keep_the_notebook_agents_extensions(ip, tmp_path):  # noqa: F811
+    from pi_jupyter.agent import ToolDecision
+
+    class NoPython:
+        def before_tool_call(self, call, ctx):
+            return ToolDecision(block=True, reason="python is off limits here") if call.tool.name == "python" else None
+
+    ip.run_cell_magic("pi", "", "Hello.")
+    ip._pi_magics.state.agent_for().extensions.add(NoPython())
+    ip.user_ns["sales"] = {"amount": _Summable()}
+    result = ip.run_cell_magic("pi", "--vary n=1,2", PYTHON_GRID)
+    outputs = tool_outputs(session_of(tmp_path), result)
+    assert all("python is off limits here" in o for o in outputs), outputs
+    assert _Summable.calls == 0
+
+
 class _Summable:
     calls = 0
 

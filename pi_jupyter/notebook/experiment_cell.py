@@ -12,7 +12,8 @@ The cells below continue from the first combination's first repeat when it finis
 first branch that did); ``%pi checkout LEAF`` (a leaf from the table) continues from another.
 
 Each branch's agent is configured as the notebook's own: its tools get the notebook's namespace,
-confirm policy, tool timeout and display capture, and ``PiMagics.base_url`` serves its model.
+confirm policy, tool timeout and display capture, its extensions are the notebook agent's, and
+``PiMagics.base_url`` serves its model.
 ``--background`` returns a :class:`~pi_jupyter.notebook.runner.BackgroundRun` whose result is
 the :class:`~pi_jupyter.experiment.ExperimentResult`.
 """
@@ -62,8 +63,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
 
     tools = args.tools.replace(",", " ").split() if args.tools is not None else list(magics.tools)
     # each branch's tools are built as the plain cell's agent builds them: the notebook's namespace,
-    # its confirm policy, tool_timeout and display capture (the builtin tools redact their results)
-    agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy}
+    # its confirm policy, tool_timeout and display capture (the builtin tools redact their results);
+    # its extensions too (their tools and guards), each set up again for the branch's agent
+    agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
     exp = Experiment(
         session,
         text,
