@@ -276,10 +276,10 @@ class Experiment:
             abort()
 
     def progress(self) -> dict[str, Any]:
-        """Counts by state, cost so far, the budget and seconds elapsed."""
-        counts = {k: 0 for k in ("done", "running", "queued", "failed", "skipped")}
+        """Counts by state (``stopped``: aborted by Stop, their partial answers kept), cost so far, the budget and seconds elapsed."""
+        counts = {k: 0 for k in ("done", "running", "queued", "failed", "stopped", "skipped")}
         for s in self.statuses:
-            key = "failed" if s.state == "aborted" else s.state
+            key = "stopped" if s.state == "aborted" else s.state
             counts[key] = counts.get(key, 0) + 1
         elapsed = time.monotonic() - self.started if self.started else 0.0
         return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
@@ -310,8 +310,9 @@ class Experiment:
 
 
 def progress_line(progress: dict[str, Any]) -> str:
-    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s``."""
-    parts = [f"{progress.get(k, 0)} {k}" for k in ("done", "running", "queued", "failed", "skipped")]
+    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s`` (``· 2 stopped`` when some were)."""
+    keys = [k for k in ("done", "running", "queued", "failed", "stopped", "skipped") if k != "stopped" or progress.get(k)]
+    parts = [f"{progress.get(k, 0)} {k}" for k in keys]
     budget = progress.get("budget")
     cost = f"${progress.get('cost', 0.0):.4f}" + (f" of ${budget:.2f}" if budget is not None else "")
     return f"{progress.get('total', 0)} branches: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"
