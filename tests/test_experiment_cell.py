@@ -117,6 +117,7 @@ def test_grid_branches_use_the_notebook_base_url(ip, tmp_path, wire):  # noqa: F
 def test_background_grid_returns_a_handle(ip, tmp_path):  # noqa: F811
     handle = ip.run_cell_magic("pi", "--background --name g --vary tone=terse,warm --model offline/typewriter", "Say it in a {tone} way.")
     assert isinstance(handle, BackgroundRun) and ip.user_ns["g"] is handle
+    assert "(running)" in repr(handle)  # showing the handle does not wait for the grid
     with pytest.raises(UsageError, match="busy with a background run"):
         ip.run_cell_magic("pi", "", "Meanwhile?")
     result = handle.result(timeout=120)

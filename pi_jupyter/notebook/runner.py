@@ -246,8 +246,7 @@ class BackgroundRun:
         self._future = future
         self._abort = abort
         self.label = label
-        self._stopped = stopped
-        """Whether the run was stopped, when its result does not say (a grid's result has no stop reason)."""
+        self._was_stopped = stopped  # for a run whose result does not say (a grid's result has no stop reason)
 
     @property
     def done(self) -> bool:
@@ -278,8 +277,11 @@ class BackgroundRun:
             self.add_done_callback(lambda run: handle.update({"text/plain": repr(run)}, raw=True))
 
     def __repr__(self) -> str:
-        stopped = self._stopped() if self._stopped is not None else _stopped(self._future)
-        state = "running" if not self.done else "stopped" if stopped else "done"
+        if not self.done:
+            state = "running"
+        else:  # only once done: _stopped waits for the future
+            stopped = self._was_stopped() if self._was_stopped is not None else _stopped(self._future)
+            state = "stopped" if stopped else "done"
         return f"<BackgroundRun {self.label} ({state}); await it, or .result(), .abort()>"
 
 
