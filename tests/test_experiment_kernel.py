@@ -156,7 +156,8 @@ def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
     try:
         assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
         values = ",".join(str(i) for i in range(20))
-        msg_id = k.send(f"%%pi --model offline/typewriter --vary n={values} --concurrency 1\nCount slowly to {{n}} hundred.", "slow")
+        cell = f"%%pi --model offline/typewriter --vary n={values} --concurrency 1 --name sg\nCount slowly to {{n}} hundred."
+        msg_id = k.send(cell, "slow")
         time.sleep(1.5)
         k.interrupt()
         run = k.collect(msg_id)
@@ -176,6 +177,9 @@ def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
         assert f"grid stopped: {counts['done']} of 20 branches finished" in message and f"{counts['skipped']} not started" in message
         if counts["aborted"]:
             assert f"{counts['aborted']} stopped (partial answers kept as aborted)" in message, message
+        assert "the result is in sg" in message
+        kept = k.run("print(type(sg).__name__, sg.table().shape[0])")
+        assert kept.stdout.split() == ["ExperimentResult", "20"], kept.stdout + str(kept.error)
         after = k.run("%%pi\nStill here?", cell_id="after")
         assert after.status == "ok", after.error
     finally:
