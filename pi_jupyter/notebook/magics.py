@@ -157,7 +157,8 @@ class PiMagics(Magics, PiConfig):
 
         ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
         ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
-        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``).
+        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``), or with
+        ``--background`` a handle whose result it is.
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
