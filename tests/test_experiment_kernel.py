@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from kernel_client import Kernel
 
@@ -156,11 +158,16 @@ def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
     try:
         assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
         values = ",".join(str(i) for i in range(20))
-        msg_id = k.send(f"%%pi --model offline/typewriter --vary n={values} --concurrency 1\nCount slowly to {{n}} hundred.", "slow")
+        cell = f"%%pi --model offline/typewriter --vary n={values} --concurrency 1 --name sg\nCount slowly to {{n}} hundred."
+        msg_id = k.send(cell, "slow")
         time.sleep(1.5)
         k.interrupt()
         run = k.collect(msg_id)
         assert run.error is not None and run.error["ename"] == "RunStopped", run.error
+        # the message says how the grid ended, not "nothing was answered yet"
+        message = run.error["evalue"]
+        assert "nothing was answered" not in message and "\n" not in message, message
+        assert "grid stopped:" in message and " of 20 branches finished" in message and " not started" in message, message
         # the output is the durable progress line, not a live widget left half-way
         final = [o["content"]["data"] for o in run.outputs if o["msg_type"] == "update_display_data"]
         assert final and "application/vnd.jupyter.widget-view+json" not in final[-1] and "20 branches" in final[-1]["text/plain"]
@@ -168,7 +175,35 @@ def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
         rows = load_experiment(s).rows
         assert {r.state for r in rows} <= {"done", "aborted", "skipped"} and "skipped" in {r.state for r in rows}
         assert all(r.error == "stopped" for r in rows if r.state == "skipped")
+        counts = {state: sum(r.state == state for r in rows) for state in ("done", "aborted", "skipped")}
+        assert f"grid stopped: {counts['done']} of 20 branches finished" in message and f"{counts['skipped']} not started" in message
+        if counts["aborted"]:
+            assert f"{counts['aborted']} stopped (partial answers kept as aborted)" in message, message
+        assert "the result is in sg" in message
+        kept = k.run("print(type(sg).__name__, sg.table().shape[0])")
+        assert kept.stdout.split() == ["ExperimentResult", "20"], kept.stdout + str(kept.error)
         after = k.run("%%pi\nStill here?", cell_id="after")
         assert after.status == "ok", after.error
+    finally:
+        k.close()
+
+
+def test_grid_branches_run_python_in_the_notebook_namespace(tmp_path):
+    """A DataFrame defined in the notebook is what each branch's python tool sees, as in a plain cell."""
+    k = Kernel(str(tmp_path))
+    try:
+        setup = SETUP.format(dir=str(tmp_path / "sessions")) + "\nimport pandas as pd\nsales = pd.DataFrame({'amount': [1, 2, 3]})"
+        assert k.run(setup).status == "ok"
+        cell = "%%pi --vary n=1,2\nuse python\n```python\nprint('total', sales['amount'].sum() * {n})\n```"
+        run = k.run(cell, cell_id="grid")
+        assert run.status == "ok", run.error
+        s = Session.open(next((tmp_path / "sessions").glob("*.jsonl")), readonly=True)
+        rows = load_experiment(s).rows
+        results = [
+            json.dumps([e["message"]["content"] for e in s.raw_branch(r.leaf) if (e.get("message") or {}).get("role") == "toolResult"])
+            for r in rows
+        ]
+        assert [r.state for r in rows] == ["done", "done"] and [r.tool_calls for r in rows] == [1, 1]
+        assert "total 6" in results[0] and "total 12" in results[1] and "NameError" not in "".join(results), results
     finally:
         k.close()

@@ -43,7 +43,11 @@ class Experiment:
     more than ``limit`` branches. ``start``: the node the branches grow from (default: the
     current leaf). ``continue_from``: ``"first"`` moves the session to the first finished
     branch at the end, ``"start"`` leaves it. ``max_retries``/``retry_delay_ms``: each branch's
-    retry of transient provider errors. Bad options raise :class:`GridError` (one line) here,
+    retry of transient provider errors. ``base_url``: an OpenAI-compatible server every
+    branch's model is served by (as ``PiMagics.base_url``). ``agent_options``: more keyword
+    arguments for each branch's :class:`~pi_jupyter.agent.Agent` (``tool_extra``, ``policy``:
+    the notebook gives its namespace, confirm policy and tool timeout); the local executor
+    only, they need not be picklable. Bad options raise :class:`GridError` (one line) here,
     before anything is written.
     """
 
@@ -69,11 +73,15 @@ class Experiment:
         cwd: str | None = None,
         max_retries: int = 3,
         retry_delay_ms: int = 2000,
+        base_url: str | None = None,
+        agent_options: Mapping[str, Any] | None = None,
     ) -> None:
         from ..agent.toolbox import KNOWN_TOOLS
         from .scorers import get_scorer
 
         self.session = session
+        self.base_url = base_url or None
+        self.agent_options = dict(agent_options or {})
         self.vary = {k: [str(v) for v in values] for k, values in (vary or {}).items()}
         self.repeat, self.concurrency, self.budget = repeat, concurrency, budget
         validate(
@@ -86,6 +94,7 @@ class Experiment:
             template=None if render else prompt,
             known_tools=list(KNOWN_TOOLS),
             bound_elsewhere=render is not None,
+            base_url=self.base_url,
         )
         unknown_tools = [t for t in tools if t not in KNOWN_TOOLS]
         if unknown_tools:
@@ -105,7 +114,7 @@ class Experiment:
             text = render(variant) if render else fill(prompt, variant.bindings)
             model_ref = variant.values.get("model", self.default_model)
             recorded = recordings.get((tuple(sorted(variant.values.items())), variant.repeat))
-            needs_key = providers.api_key_for(providers.get_model(model_ref)) is None
+            needs_key = providers.api_key_for(self.model_for(model_ref)) is None
             if replay and recorded is None:
                 raise GridError(f"--replay: no recorded branch for {variant.label} of this prompt in {session.path or 'the session'}")
             if needs_key and recorded is None:
@@ -126,6 +135,7 @@ class Experiment:
                     cwd=self.cwd,
                     max_retries=max_retries,
                     retry_delay_ms=retry_delay_ms,
+                    base_url=self.base_url,
                 )
             )
         self.replayed = sum(1 for s in self.specs if s.replay_leaf)
@@ -140,11 +150,15 @@ class Experiment:
 
     # ---------------------------------------------------------------- setup helpers
 
+    def model_for(self, ref: str) -> Any:
+        """The model a branch uses for ``ref`` (at :attr:`base_url` when one is set)."""
+        return providers.resolve_model(ref, base_url=self.base_url) if self.base_url else providers.get_model(ref)
+
     def _default_model(self, model: str | None) -> str:
         if model:
-            if providers.find_model(model) is None:
+            if providers.find_model(model) is None and not (self.base_url and "/" in model):
                 raise GridError(f"--model: unknown model {model!r}")
-            return providers.get_model(model).ref
+            return self.model_for(model).ref
         recorded = self.session.context(self.start).model
         if recorded is not None and recorded.provider and recorded.model_id:
             found = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
@@ -164,7 +178,7 @@ class Experiment:
         for spec in self.specs:
             if spec.replay_leaf:
                 continue
-            model = providers.get_model(spec.model or self.default_model)
+            model = self.model_for(spec.model or self.default_model)
             tokens_in = 2 * (ctx_tokens + len(spec.prompt) // 4 + 500)
             worst = max(worst, (tokens_in * model.cost.input + 1000 * model.cost.output) / 1e6)
         return worst
@@ -221,6 +235,7 @@ class Experiment:
             resources=self._resources,
             status=status,
             register_abort=lambda fn: self._aborts.__setitem__(spec.variant.index, fn),
+            agent_options=self.agent_options,
         )
 
     async def finished(self, outcome: BranchOutcome) -> None:
@@ -261,10 +276,10 @@ class Experiment:
             abort()
 
     def progress(self) -> dict[str, Any]:
-        """Counts by state, cost so far, the budget and seconds elapsed."""
-        counts = {k: 0 for k in ("done", "running", "queued", "failed", "skipped")}
+        """Counts by state (``stopped``: aborted by Stop, their partial answers kept), cost so far, the budget and seconds elapsed."""
+        counts = {k: 0 for k in ("done", "running", "queued", "failed", "stopped", "skipped")}
         for s in self.statuses:
-            key = "failed" if s.state == "aborted" else s.state
+            key = "stopped" if s.state == "aborted" else s.state
             counts[key] = counts.get(key, 0) + 1
         elapsed = time.monotonic() - self.started if self.started else 0.0
         return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
@@ -295,8 +310,9 @@ class Experiment:
 
 
 def progress_line(progress: dict[str, Any]) -> str:
-    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s``."""
-    parts = [f"{progress.get(k, 0)} {k}" for k in ("done", "running", "queued", "failed", "skipped")]
+    """``8 branches: 5 done · 2 running · 1 queued · 0 failed · 0 skipped · $0.0123 of $1.00 · 3.2s`` (``· 2 stopped`` when some were)."""
+    keys = [k for k in ("done", "running", "queued", "failed", "stopped", "skipped") if k != "stopped" or progress.get(k)]
+    parts = [f"{progress.get(k, 0)} {k}" for k in keys]
     budget = progress.get("budget")
     cost = f"${progress.get('cost', 0.0):.4f}" + (f" of ${budget:.2f}" if budget is not None else "")
     return f"{progress.get('total', 0)} branches: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"

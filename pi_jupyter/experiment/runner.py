@@ -10,7 +10,7 @@ exception out of the grid. It runs the same way in the kernel and on a Dask work
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -41,6 +41,8 @@ class BranchSpec(BaseModel):
     cwd: str | None = None
     max_retries: int = 3
     retry_delay_ms: int = 2000
+    base_url: str | None = None
+    """The OpenAI-compatible server the branch's model is served by, if any."""
 
 
 class BranchStatus(BaseModel):
@@ -96,8 +98,13 @@ async def run_branch(
     status: BranchStatus | None = None,
     on_update: Callable[[BranchStatus], None] | None = None,
     register_abort: Callable[[Callable[[], None]], None] | None = None,
+    agent_options: Mapping[str, Any] | None = None,
 ) -> BranchOutcome:
-    """Run one branch below ``spec.start``; never raises for a failure of the branch itself."""
+    """Run one branch below ``spec.start``; never raises for a failure of the branch itself.
+
+    ``agent_options``: more keyword arguments for the branch's agent (``tool_extra``,
+    ``policy``, ...), so its tools are built as the caller's own agent builds them.
+    """
     from ..agent.agent import AgentSettings, RetrySettings
 
     status = status or BranchStatus(index=spec.variant.index, label=spec.variant.label)
@@ -123,6 +130,8 @@ async def run_branch(
             resources=resources,
             cwd=spec.cwd,
             settings=settings,
+            base_url=spec.base_url,
+            **dict(agent_options or {}),
         )
         if register_abort is not None:
             register_abort(agent.abort)

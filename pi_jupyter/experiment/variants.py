@@ -117,12 +117,14 @@ def validate(
     template: str | None,
     known_tools: Sequence[str] = (),
     bound_elsewhere: bool = False,
+    base_url: str | None = None,
 ) -> None:
     """Check a grid before it runs; raises :class:`GridError` with one line naming the problem.
 
     ``template``: the prompt whose ``{name}`` fields must each be varied (``None``: the caller
     has filled the prompt already, as the notebook does with its namespace).
     ``bound_elsewhere``: a varied name the template lacks is allowed (it was bound already).
+    ``base_url``: models are served by that OpenAI-compatible server (any ``provider/model``).
     """
     from .. import providers
 
@@ -138,7 +140,8 @@ def validate(
         if len(set(values)) != len(values):
             raise GridError(f"--vary {key}: a value is listed twice ({', '.join(values)})")
     for ref in vary.get("model", ()):
-        if providers.find_model(ref) is None:
+        # at a base_url (an OpenAI-compatible server) any provider/model is that server's model
+        if providers.find_model(ref) is None and not (base_url and "/" in ref):
             raise GridError(f"--vary model: unknown model {ref!r} (%pi models or pi-jupyter info --models lists them)")
     for level in vary.get("thinking", ()):
         if level not in THINKING_LEVELS:

@@ -10,6 +10,12 @@ nbconvert, on GitHub).
 
 The cells below continue from the first combination's first repeat when it finished (else the
 first branch that did); ``%pi checkout LEAF`` (a leaf from the table) continues from another.
+
+Each branch's agent is configured as the notebook's own: its tools get the notebook's namespace,
+confirm policy, tool timeout and display capture, its extensions are the notebook agent's, and
+``PiMagics.base_url`` serves its model.
+``--background`` returns a :class:`~pi_jupyter.notebook.runner.BackgroundRun` whose result is
+the :class:`~pi_jupyter.experiment.ExperimentResult`.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from IPython.display import display
 from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
 from .cells import CellRun, record_run, start_for
 from .prompt_text import fill_prompt
-from .runner import PendingRun
+from .runner import BackgroundRun, PendingRun, RunStopped
 
 GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
 
@@ -40,8 +46,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     text = cell.strip()
     if not text:
         raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-    if args.background or args.continue_:
-        raise UsageError("%%pi: --background and --continue do not apply to a grid (--vary/--repeat)")
+    if args.continue_:
+        raise UsageError("%%pi: --continue does not apply to a grid (--vary/--repeat): its branches are siblings from the cell's start")
     vary = parse_vary(args.vary or [])
     state = magics.state
     agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
@@ -56,6 +62,10 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         return fill_prompt(text, ChainMap(variant.bindings, namespace))
 
     tools = args.tools.replace(",", " ").split() if args.tools is not None else list(magics.tools)
+    # each branch's tools are built as the plain cell's agent builds them: the notebook's namespace,
+    # its confirm policy, tool_timeout and display capture (the builtin tools redact their results);
+    # its extensions too (their tools and guards), each set up again for the branch's agent
+    agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
     exp = Experiment(
         session,
         text,
@@ -72,6 +82,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         start=start,
         render=render,
         cwd=agent.cwd,
+        base_url=magics.base_url or None,
+        agent_options=agent_options,
     )
     view = None
     if magics.widget:
@@ -117,10 +129,43 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
             magics.shell.user_ns[args.name] = result
         return result
 
+    future = state.runner.submit(go())
+    if args.background:  # as a --background cell: a handle at once; a plain cell on this session waits for it
+        label = f"grid [{count}]" if count else "background grid"
+        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped)
+        state.background[session.path or f"memory:{session.id}"] = bg
+        if args.name:
+            magics.shell.user_ns[args.name] = bg
+        return bg
+
+    def stopped_error(result: Any, reason: str) -> RunStopped:
+        if args.name and exp.result is not None:
+            magics.shell.user_ns[args.name] = exp.result
+        return RunStopped(reason=reason, where=stopped_summary(exp, args.name))
+
     # as every blocking %%pi cell: awaited on the kernel's loop where it can (Stop is heard), else waited for;
     # Stop or the interrupt ends the cell in RunStopped (Run All stops), the table stays in the session
-    pending = PendingRun(state.runner, state.runner.submit(go()), exp.abort, finish, stopped=lambda: exp.stopped)
+    pending = PendingRun(state.runner, future, exp.abort, finish, stopped=lambda: exp.stopped, stopped_error=stopped_error)
     return pending if getattr(magics, "_awaited", False) else pending.wait()
+
+
+def stopped_summary(exp: Experiment, name: str | None = None) -> str:
+    """How a stopped grid ended, in one line: finished, stopped, failed and not started branches, and where they are."""
+    states = [s.state for s in exp.statuses]
+    count = states.count
+    parts = [f"grid stopped: {count('done')} of {len(states)} branches finished"]
+    if count("aborted"):
+        parts.append(f"{count('aborted')} stopped (partial answers kept as aborted)")
+    if count("failed"):
+        parts.append(f"{count('failed')} failed")
+    if count("running"):
+        parts.append(f"{count('running')} still winding down")
+    budget = sum(1 for s in exp.statuses if s.state == "skipped" and s.error == "budget")
+    parts.append(f"{count('queued') + count('skipped') - budget} not started")
+    if budget:
+        parts.append(f"{budget} skipped for the budget")
+    where = f"the result is in {name}" if name and exp.result is not None else "pi_jupyter.experiment.load_experiment rebuilds its table"
+    return ", ".join(parts) + f"; every branch is a row of experiment {exp.grid.id} in the session ({where})"
 
 
 def score_command(magics: Any, rest: list[str]) -> ExperimentResult:

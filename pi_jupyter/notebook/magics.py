@@ -157,7 +157,8 @@ class PiMagics(Magics, PiConfig):
 
         ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
         ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
-        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``).
+        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``), or with
+        ``--background`` a handle whose result it is.
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
@@ -505,7 +506,10 @@ class PiMagics(Magics, PiConfig):
         if busy is None and not agent.is_running:
             print("nothing is running on the current session")
             return None
-        agent.abort()
+        if busy is not None:
+            busy.abort()  # the run's own abort: a background grid stops all its branches
+        else:
+            agent.abort()
         print("aborting; the partial answer is kept as 'aborted'")
         return None
 

@@ -34,10 +34,12 @@ class RunStopped(Exception):
     IPython shows :meth:`_render_traceback_` instead of a traceback.
     """
 
-    def __init__(self, entry_id: str | None = None, reason: str = "interrupted") -> None:
+    def __init__(self, entry_id: str | None = None, reason: str = "interrupted", where: str | None = None) -> None:
         self.entry_id = entry_id
         self.reason = reason
-        where = f"the partial answer is kept as entry {entry_id} (stopReason aborted)" if entry_id else "nothing was answered yet"
+        # ``where``: what became of the run when it is not one answer (a grid says how its branches ended)
+        if where is None:
+            where = f"the partial answer is kept as entry {entry_id} (stopReason aborted)" if entry_id else "nothing was answered yet"
         super().__init__(f"Run stopped ({reason}): {where}.")
 
     @classmethod
@@ -123,8 +125,17 @@ class KernelRunner:
         self.loop.call_soon_threadsafe(run)
         return future.result()
 
-    def wait(self, future: concurrent.futures.Future[T], on_interrupt: Callable[[], None], grace_s: float = 30.0) -> T:
-        """Wait for ``future``; on ``KeyboardInterrupt`` call ``on_interrupt``, let the run wind down, raise :class:`RunStopped`."""
+    def wait(
+        self,
+        future: concurrent.futures.Future[T],
+        on_interrupt: Callable[[], None],
+        grace_s: float = 30.0,
+        stopped_error: Callable[[Any, str], RunStopped] = RunStopped.of,
+    ) -> T:
+        """Wait for ``future``; on ``KeyboardInterrupt`` call ``on_interrupt``, let the run wind down, raise :class:`RunStopped`.
+
+        ``stopped_error(result, reason)`` makes that error from the wound-down run's result.
+        """
         self._waiting += 1
         try:
             while True:
@@ -134,11 +145,17 @@ class KernelRunner:
                     self._serve_main_calls()
         except KeyboardInterrupt:
             on_interrupt()
-            raise RunStopped.of(_settle(future, grace_s)) from None
+            raise stopped_error(_settle(future, grace_s), "interrupted") from None
         finally:
             self._waiting -= 1
 
-    async def wait_async(self, future: concurrent.futures.Future[T], on_interrupt: Callable[[], None], grace_s: float = 30.0) -> T:
+    async def wait_async(
+        self,
+        future: concurrent.futures.Future[T],
+        on_interrupt: Callable[[], None],
+        grace_s: float = 30.0,
+        stopped_error: Callable[[Any, str], RunStopped] = RunStopped.of,
+    ) -> T:
         """:meth:`wait` for a coroutine on the kernel's loop: the loop keeps serving the kernel (widget messages) meanwhile.
 
         The kernel turns an interrupt of an awaiting cell into cancellation; either way the
@@ -163,7 +180,7 @@ class KernelRunner:
                     self._serve_main_calls()
         except (asyncio.CancelledError, KeyboardInterrupt):
             on_interrupt()
-            raise RunStopped.of(_settle(future, grace_s)) from None
+            raise stopped_error(_settle(future, grace_s), "interrupted") from None
         finally:
             self._waiting -= 1
         return future.result()
@@ -186,7 +203,8 @@ class PendingRun:
     """A blocking run its cell has yet to wait for: synchronously (:meth:`wait`) or on the kernel's loop (:meth:`wait_async`).
 
     ``finish(result)`` gives the cell's value; ``stopped()`` says whether the user pressed
-    Stop, in which case the cell ends in :class:`RunStopped` as an interrupted cell does.
+    Stop, in which case the cell ends in :class:`RunStopped` as an interrupted cell does
+    (``stopped_error(result, reason)`` makes that error; default :meth:`RunStopped.of`).
     """
 
     def __init__(
@@ -196,7 +214,9 @@ class PendingRun:
         abort: Callable[[], None],
         finish: Callable[[Any], Any],
         stopped: Callable[[], bool] = lambda: False,
+        stopped_error: Callable[[Any, str], RunStopped] = RunStopped.of,
     ) -> None:
+        self._error = stopped_error
         self._runner = runner
         self._future = future
         self._abort = abort
@@ -205,25 +225,28 @@ class PendingRun:
 
     def wait(self) -> Any:
         """Block the calling thread until the run ends; returns the cell's value."""
-        return self._done(self._runner.wait(self._future, on_interrupt=self._abort))
+        return self._done(self._runner.wait(self._future, on_interrupt=self._abort, stopped_error=self._error))
 
     async def wait_async(self) -> Any:
         """Await the run on the running loop (the kernel keeps handling messages); returns the cell's value."""
-        return self._done(await self._runner.wait_async(self._future, on_interrupt=self._abort))
+        return self._done(await self._runner.wait_async(self._future, on_interrupt=self._abort, stopped_error=self._error))
 
     def _done(self, result: Any) -> Any:
         if self._stopped():
-            raise RunStopped.of(result, reason="Stop was pressed")
+            raise self._error(result, "Stop was pressed")
         return self._finish(result)
 
 
 class BackgroundRun:
     """A run started with ``--background``: ``await run``, ``run.result()``, ``run.abort()``, ``run.done``."""
 
-    def __init__(self, future: concurrent.futures.Future[Any], abort: Callable[[], None], label: str) -> None:
+    def __init__(
+        self, future: concurrent.futures.Future[Any], abort: Callable[[], None], label: str, stopped: Callable[[], bool] | None = None
+    ) -> None:
         self._future = future
         self._abort = abort
         self.label = label
+        self._was_stopped = stopped  # for a run whose result does not say (a grid's result has no stop reason)
 
     @property
     def done(self) -> bool:
@@ -254,7 +277,11 @@ class BackgroundRun:
             self.add_done_callback(lambda run: handle.update({"text/plain": repr(run)}, raw=True))
 
     def __repr__(self) -> str:
-        state = "running" if not self.done else "stopped" if _stopped(self._future) else "done"
+        if not self.done:
+            state = "running"
+        else:  # only once done: _stopped waits for the future
+            stopped = self._was_stopped() if self._was_stopped is not None else _stopped(self._future)
+            state = "stopped" if stopped else "done"
         return f"<BackgroundRun {self.label} ({state}); await it, or .result(), .abort()>"
 
 

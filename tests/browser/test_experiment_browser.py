@@ -72,5 +72,8 @@ def test_stop_all_while_the_cell_blocks(lab):
     view.locator("button.pi-exp-stop").click()
     out = lab.wait_for_output(1, "RunStopped", timeout=120)
     assert "12 branches:" in out and "skipped" in out
+    # the error says how the grid ended (not "nothing was answered yet")
+    assert "Run stopped (Stop was pressed): grid stopped:" in out and "of 12 branches finished" in out and "not started" in out, out
+    assert "nothing was answered" not in out
     assert "queued" not in out.split("12 branches:")[1].split("·")[0] or "0 queued" in out
     lab.screenshot("experiment_stopped.png", lab.cell(1))

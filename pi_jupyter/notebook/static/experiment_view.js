@@ -12,7 +12,9 @@ function fmtCost(v) {
 
 function progressText(p) {
   if (!p || !p.total) return "starting…";
-  const parts = STATES.map((k) => `${p[k] || 0} ${k}`).join(" · ");
+  // "stopped" (aborted by Stop, partial answers kept) only once some are, as the Python progress line
+  const keys = p.stopped ? ["done", "running", "queued", "failed", "stopped", "skipped"] : STATES;
+  const parts = keys.map((k) => `${p[k] || 0} ${k}`).join(" · ");
   const budget = p.budget === null || p.budget === undefined ? "" : ` of $${Number(p.budget).toFixed(2)}`;
   return `${p.total} branches: ${parts} · ${fmtCost(p.cost)}${budget} · ${(p.elapsed || 0).toFixed(1)}s`;
 }
