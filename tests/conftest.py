@@ -3,17 +3,15 @@ for the tests that compare with it, and the rule that CI never skips a real-syst
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["wire.fixtures"]
 
-PI_VERSION = os.environ.get("PI_JUPYTER_PI_VERSION", "0.73.1")
+from pi_npm import PI16_PACKAGE, PI16_VERSION, PI_PACKAGE, PI_VERSION, cache_dir, install_pi  # noqa: E402
+
 STRICT_MARKERS = ("browser", "kernel", "interop")
 """Tests that drive a real system (Chromium, a Jupyter kernel, pi under node): under ``CI=true`` a skip is a failure."""
 STRICT_FOLDERS = ("/browser/", "/interop/")
@@ -63,38 +61,6 @@ def pytest_make_collect_report(collector):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true, which must run every browser, kernel and interop test: {reason}"
-
-
-PI_PACKAGE = "@mariozechner/pi-coding-agent"
-PI16_VERSION = os.environ.get("PI_JUPYTER_PI16_VERSION", "1.6.0")
-PI16_PACKAGE = "@earendil-works/pi-coding-agent"
-
-
-def cache_dir(env: str, name: str) -> Path:
-    base = os.environ.get(env)
-    return Path(base) if base else Path.home() / ".cache" / "pi-jupyter" / name
-
-
-def install_pi(package: str, version: str, prefix: Path) -> Path:
-    """The node_modules folder under ``prefix`` holding ``package@version``; installs it from npm on first use."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        pytest.skip("needs node and npm on PATH (pi is a node program); install nodejs to run it")
-    pkg = prefix / "node_modules" / package / "package.json"
-    if not pkg.exists() or json.loads(pkg.read_text()).get("version") != version:
-        prefix.mkdir(parents=True, exist_ok=True)
-        if not (prefix / "package.json").exists():
-            (prefix / "package.json").write_text('{"name": "pi-jupyter-interop", "private": true}\n')
-        proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", f"{package}@{version}"],
-            cwd=prefix,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if proc.returncode != 0:
-            pytest.skip(f"could not install {package}@{version} from npm: {proc.stderr.strip()[-400:]}")
-    return prefix / "node_modules"
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cache_dir, install_pi
+from pi_npm import cache_dir, install_pi
 from test_rpc import rpc  # noqa: F401 - the fixture
 from wire.server import openai_reply
 

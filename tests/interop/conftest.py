@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PI16_PACKAGE, PI_PACKAGE
+from pi_npm import PI16_PACKAGE, PI_PACKAGE
 
 HERE = Path(__file__).parent
 
