@@ -117,3 +117,18 @@ def test_summaries_come_from_recorded_compactions(tmp_path):
 def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="replay: no session file"):
         ReplayProvider(tmp_path / "nope.jsonl")
+
+
+def test_unknown_recorded_stop_reason_is_a_clear_error(tmp_path):
+    path = tmp_path / "edited.jsonl"
+    s = Session.create(path=path, cwd=str(tmp_path))
+    question = UserMessage.text("Hello?")
+    s.append_message(question)
+    s.append_message(reply(TextContent(text="Hi.")))
+    s.close()
+    text = path.read_text()
+    assert text.count('"stopReason":"stop"') == 1
+    path.write_text(text.replace('"stopReason":"stop"', '"stopReason":"finished"'))  # edited by hand
+    _, final = collect(replay_model(path), LlmRequest(messages=[question]))
+    assert final.stop_reason == "error"
+    assert final.error_message == "replay: the recorded reply has an unknown stopReason 'finished'"

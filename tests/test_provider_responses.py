@@ -253,3 +253,21 @@ def test_builtin_openai_models_speak_responses(wire):
     _, final = collect(model, user_request(), opts(reasoning="low"))
     assert final.text == "from gpt-5-mini" and final.model == "gpt-5-mini"
     assert wire.requests[0].path == "/v1/responses" and wire.requests[0].body["reasoning"]["effort"] == "low"
+
+
+def test_404_from_openais_own_api_keeps_the_servers_message(wire, monkeypatch):
+    # A model without base_url talks to OpenAI's API (here the wire server through the SDK's OPENAI_BASE_URL):
+    # its 404 is an unknown model, reported as the server said, not a crash nor "no Responses API".
+    monkeypatch.setenv("OPENAI_BASE_URL", wire.openai_url)
+    text = "The model `gpt-nope` does not exist or you do not have access to it."
+    wire.queue("responses", http_error(404, text))
+    _, final = collect(model_of(wire).model_copy(update={"base_url": None}), user_request(), opts())
+    assert final.stop_reason == "error" and final.error_message == f"404 {text}"
+    assert len(wire.requests) == 1
+
+
+def test_404_from_a_custom_server_says_it_has_no_responses_api(wire):
+    wire.queue("responses", http_error(404, "Not Found"))
+    _, final = collect(model_of(wire), user_request(), opts())
+    assert final.stop_reason == "error" and final.error_message.startswith("404 Not Found (POST ")
+    assert "/responses: this server has no OpenAI Responses API" in final.error_message

@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict
 
-from ..messages import AssistantMessage, ToolResultMessage
+from ..messages import AssistantMessage, ToolCall, ToolResultMessage
 from ..providers.base import (
     AssistantEvent,
     camel_case,  # one snake_case -> camelCase rule for every event
@@ -110,7 +110,7 @@ class MessageUpdateEvent(AgentEvent):
                 index = ev.get("contentIndex")
                 content = self.message.content
                 block = content[index] if isinstance(index, int) and 0 <= index < len(content) else None
-                if getattr(block, "type", None) == "toolCall":
+                if isinstance(block, ToolCall):
                     ev["id"], ev["toolName"] = block.id, block.name
             return {"type": self.type, "usage": self.message.usage.to_dict(), "assistantMessageEvent": ev}
         return {"type": self.type, "message": self.message.to_dict(), "assistantMessageEvent": ev}

@@ -389,8 +389,8 @@ async def _await_tools(outcomes: list[_Outcome], emit: Callable[[Event], None], 
                 if abort_wait in done:
                     if pending:
                         _, still = await asyncio.wait(pending, timeout=0.5)
-                        for task in still:
-                            task.cancel()
+                        for late in still:
+                            late.cancel()
                         await asyncio.gather(*still, return_exceptions=True)
                     break
         finally:

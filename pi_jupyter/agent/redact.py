@@ -152,8 +152,8 @@ def _literals(extra_secrets: Iterable[str | SecretStr], env: Mapping[str, str] |
     literal: dict[str, str] = {}
     for value in _registered:
         literal[value] = "[REDACTED]"
-    for value in extra_secrets:
-        raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    for secret in extra_secrets:
+        raw = secret.get_secret_value() if isinstance(secret, SecretStr) else str(secret)
         if len(raw) >= _MIN_EXTRA_SECRET:
             literal[raw] = "[REDACTED]"
     for name, value in secret_env_values(env).items():

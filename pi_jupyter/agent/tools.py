@@ -188,7 +188,7 @@ def tool(
             ann = param.annotation if param.annotation is not inspect.Parameter.empty else Any
             default = param.default if param.default is not inspect.Parameter.empty else ...
             fields[pname] = (ann, default)
-        params = create_model(f"{f.__name__}_params", **fields)  # type: ignore[call-overload]
+        params = create_model(f"{f.__name__}_params", **fields)
         doc = inspect.getdoc(f) or ""
         return FunctionTool(f, name or f.__name__, description or doc, params, mutating)
 

@@ -48,7 +48,7 @@ def _cut(text: str, limit: int = NAME_SHOWN) -> str:
     return f"{text[:limit]}… ({len(text)} characters; --json has it all)"
 
 
-def _version_text(session: Session, version: Any) -> str:
+def _version_text(session: Session | ScannedSession, version: Any) -> str:
     migrated = next((p for p in session.load_report.problems if p.kind == "migrated"), None)
     if migrated is None:
         return str(version)
@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     The file is read as stubs and totalled on the way (flat memory); files the stubs cannot
     stand for (old versions, repeated ids) are opened whole.
     """
+    session: Session | ScannedSession
     scanned = _scanned_summary(args.file)
     if scanned is not None:
         session, summary = scanned

@@ -180,7 +180,7 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
         text = content_text(replacement.get("content")) if isinstance(replacement, dict) else ""
         return f"context edit: {entry.get('targetId')} reads {one_line(text, width // 2)!r}"
     if kind == "usage":
-        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+        usage = raw if isinstance(raw := entry.get("usage"), dict) else {}
         cost = usage.get("cost", {}).get("total") if isinstance(usage.get("cost"), dict) else None
         dollars = f", ${cost:.4f}" if isinstance(cost, (int, float)) else ""
         return f"usage {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}: {usage.get('totalTokens', '?')} tokens{dollars}"

@@ -120,9 +120,9 @@ def run(args: argparse.Namespace) -> int:
     except CliError as exc:
         return _refuse_all(str(exc), exc.code)
     try:
-        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)  # type: ignore[arg-type]
+        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)
     except ValueError as exc:
-        session.close()  # type: ignore[attr-defined]
+        session.close()
         raise CliError(str(exc)) from None
     if model is None and agent.model.provider == "offline":
         print(f"pi-jupyter: using {agent.model.ref}, the built-in offline model (no --model given)", file=sys.stderr)

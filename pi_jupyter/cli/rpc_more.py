@@ -74,8 +74,8 @@ class MoreCommands:
             else:
                 from ..compaction import CompactionSettings
 
-                current = agent.settings.compaction or CompactionSettings()
-                agent.settings.compaction = current.model_copy(update={"enabled": command.enabled})
+                compaction = agent.settings.compaction or CompactionSettings()
+                agent.settings.compaction = compaction.model_copy(update={"enabled": command.enabled})
             return success(cid, kind)
         if kind == "abort_retry":
             agent.abort_retry()

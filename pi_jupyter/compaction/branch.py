@@ -17,7 +17,7 @@ from ..session.index import EntryIndex
 from ..session.usage import response_usage
 from .entries import RawEntry, RawMessage, as_dicts, message_for_branch_summary
 from .errors import SummaryAborted, SummaryError
-from .fileops import FileOps, extract_file_ops, format_file_operations
+from .fileops import FileOps, extract_file_ops, format_file_operations, no_file_details
 from .prompts import (
     ADDITIONAL_FOCUS,
     BRANCH_SUMMARY_MAX_TOKENS,
@@ -179,7 +179,7 @@ class BranchSummaryResult(BaseModel):
     """A finished branch summary: the ``branch_summary`` entry's ``summary`` and ``details``."""
 
     summary: str
-    details: dict[str, list[str]] = Field(default_factory=lambda: {"readFiles": [], "modifiedFiles": []})
+    details: dict[str, list[str]] = Field(default_factory=no_file_details)
     deviations: tuple[str, ...] = ()
     usage: dict[str, Any] | None = None
     """What the summary request cost (pi 1.x stores it on the ``branch_summary`` entry)."""

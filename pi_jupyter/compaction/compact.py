@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from ..session.usage import combine_usage, response_usage
 from .errors import NothingToCompact
-from .fileops import format_file_operations, strip_file_operations
+from .fileops import format_file_operations, no_file_details, strip_file_operations
 from .prepare import FIX_NOTHING_TO_SUMMARIZE, NOTHING_TO_COMPACT, CompactionPreparation, prepare_compaction
 from .prompts import (
     ADDITIONAL_FOCUS,
@@ -58,7 +58,7 @@ class CompactionResult(BaseModel):
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: dict[str, list[str]] = Field(default_factory=lambda: {"readFiles": [], "modifiedFiles": []})
+    details: dict[str, list[str]] = Field(default_factory=no_file_details)
     deviations: tuple[str, ...] = ()
     usage: dict[str, Any] | None = None
     """What the summary requests cost (pi 1.x stores it on the entry); not part of :meth:`to_pi`."""
@@ -190,7 +190,7 @@ async def compact(preparation: CompactionPreparation, summarize: Summarize, *, c
     if plan.prefix is not None:
         jobs.append(_ask(summarize, plan.prefix, "Turn prefix summarization", strict, spent))
     texts = await _gather(jobs)
-    history = plan.history_text if plan.history is None else texts.pop(0)
+    history = (plan.history_text or "") if plan.history is None else texts.pop(0)  # a plan has one or the other
     summary = history if plan.prefix is None else f"{history}{SPLIT_TURN_SEPARATOR}{texts[0]}"
     read, modified = preparation.file_ops.lists()
     summary += format_file_operations(read, modified)

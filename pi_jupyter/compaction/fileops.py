@@ -73,6 +73,11 @@ class FileOps(BaseModel):
         return {"readFiles": read, "modifiedFiles": modified}
 
 
+def no_file_details() -> dict[str, list[str]]:
+    """The ``details`` of a summary that names no file (``{readFiles: [], modifiedFiles: []}``)."""
+    return {"readFiles": [], "modifiedFiles": []}
+
+
 def _js_order(path: str) -> bytes:
     # JavaScript's default sort compares UTF-16 code units
     return path.encode("utf-16-be", "surrogatepass")

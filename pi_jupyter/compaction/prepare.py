@@ -144,7 +144,7 @@ def prepare_compaction(
 
 def _messages(entries: list[RawEntry], start: int, end: int, ops: FileOps, pi_compatible: bool, cwd: str | None) -> list[RawMessage]:
     # one pass over the range: the messages, and the file operations of their tool calls
-    out = []
+    out: list[RawMessage] = []
     add = out.append
     for i in range(start, end):
         entry = entries[i]

@@ -20,7 +20,10 @@ class Job(Protocol):
 
     specs: list[BranchSpec]
     concurrency: int
-    session_path: str | None
+
+    @property
+    def session_path(self) -> str | None:
+        """The session file the branches append to (``None`` for a session held in memory)."""
 
     def skip_reason(self, spec: BranchSpec) -> str | None:
         """Why ``spec`` must not be launched now (budget spent, stopped), or ``None`` to launch it."""

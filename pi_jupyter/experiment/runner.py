@@ -122,7 +122,7 @@ async def run_branch(
             stream = branch_replay_stream(session, spec.replay_start, spec.replay_leaf, spec.start)
         settings = AgentSettings(retry=RetrySettings(max_retries=spec.max_retries, base_delay_ms=spec.retry_delay_ms))
         agent = Agent(
-            view,  # type: ignore[arg-type]  # a session view with its own leaf
+            view,  # a session view with its own leaf
             model=spec.model,
             thinking=spec.thinking,
             tools=spec.tools,

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .base import WireModel
-from .content import ImageContent, TextContent
+from .content import ImageContent, TextContent, UserContent
 from .lenient import readable_message, time_ms, wrapped_text
 from .system import lenient_system_message
 from .types import (
@@ -15,6 +15,7 @@ from .types import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    Message,
     OpaqueMessage,
     SystemMessage,
     ToolResultMessage,
@@ -37,7 +38,7 @@ def bash_execution_to_text(message: BashExecutionMessage) -> str:
     return text
 
 
-def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[UserMessage | AssistantMessage | ToolResultMessage]:
+def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> list[Message]:
     """Translate agent messages into model messages, keeping their order.
 
     ``bashExecution``, ``custom``, ``branchSummary`` and ``compactionSummary`` become user
@@ -72,7 +73,7 @@ def convert_to_llm(messages: Iterable[Any], *, block_images: bool = False) -> li
             if text is not None:
                 out.append(UserMessage(content=[TextContent(text=text)], timestamp=m.timestamp))
         elif isinstance(m, CustomMessage):
-            content = [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
+            content: list[UserContent] = [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
             msg = UserMessage(content=content, timestamp=m.timestamp)
             out.append(_block_images(msg) if block_images else msg)
     return out

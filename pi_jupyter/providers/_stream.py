@@ -448,7 +448,7 @@ class HttpAdapter:
             if unsubscribe is not None:
                 unsubscribe()
             for reader in (events, sse):  # the adapter's reader, then the SSE parser (which closes the body's iterator)
-                if reader is not None:
+                if isinstance(reader, AsyncGenerator):  # every adapter's consume is an async generator
                     try:
                         await reader.aclose()
                     except Exception:  # noqa: BLE001

@@ -233,6 +233,7 @@ class AnthropicMessagesProvider(HttpAdapter):
             elif kind == "content_block_start":
                 block = ev.get("content_block") or {}
                 btype = block.get("type")
+                out: AssistantEvent
                 if btype == "text":
                     index, out = b.text_start()
                 elif btype == "thinking":

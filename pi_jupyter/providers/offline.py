@@ -296,7 +296,10 @@ def write_summary(prompt: str) -> str:
         # the previous summary may itself hold a turn-prefix summary; only the instructions say what is asked
         instructions = instructions.replace(previous, "")
     parts = _PART_SPLIT.split(conversation) if conversation else []
-    users, calls, results, answers = [], [], [], []
+    users: list[str] = []
+    calls: list[str] = []
+    results: list[str] = []
+    answers: list[str] = []
     for part in parts:
         for label in _LABELS:
             if part.startswith(label):
@@ -467,6 +470,7 @@ class OfflineProvider:
                     await asyncio.sleep(delay)
                 return signal is not None and signal.aborted
 
+            ev: AssistantEvent
             if level:
                 thought = f"{PREFIX} Thinking level {level!r}. I follow fixed rules, I do not reason. Rule applied: {rule}."
                 index, ev = b.thinking_start()

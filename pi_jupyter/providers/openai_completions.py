@@ -255,6 +255,7 @@ class OpenAICompletionsProvider(HttpAdapter):
         thinking_index = -1
         calls: dict[Any, int] = {}  # stream index (or id) -> content index
         open_blocks: list[int] = []
+        ev: AssistantEvent
         finished = False
         done_marker = False
         loads = orjson.loads

@@ -99,14 +99,14 @@ def _assistant_items(msg: AssistantMessage, model: Model, index: int) -> list[di
     skipped_reasoning = False
     for block in msg.content:
         if isinstance(block, ThinkingContent):
-            item = None
+            reasoning = None
             if block.thinking_signature and not foreign:
                 try:
-                    item = orjson.loads(block.thinking_signature)
+                    reasoning = orjson.loads(block.thinking_signature)
                 except orjson.JSONDecodeError:
-                    item = None
-            if isinstance(item, dict) and item.get("type") == "reasoning":
-                items.append(item)
+                    reasoning = None
+            if isinstance(reasoning, dict) and reasoning.get("type") == "reasoning":
+                items.append(reasoning)
             else:
                 skipped_reasoning = True
         elif isinstance(block, TextContent):
@@ -219,8 +219,8 @@ class OpenAIResponsesProvider(HttpAdapter):
 
     def explain(self, model: Model, exc: BaseException, message: str) -> str:
         """A 404 from an OpenAI-compatible server: it has no Responses API; say how to use chat completions."""
-        if getattr(exc, "status_code", None) != 404:
-            return message
+        if getattr(exc, "status_code", None) != 404 or model.base_url is None:
+            return message  # no base URL is OpenAI's own API, which has the Responses API: the 404 is about the model
         return (
             f"{message} (POST {model.base_url.rstrip('/')}/responses: this server has no OpenAI Responses API, which "
             f"{model.provider}/{model.id} uses as a model of the built-in table; for an OpenAI-compatible server use chat "
@@ -265,6 +265,7 @@ class OpenAIResponsesProvider(HttpAdapter):
             elif kind == "response.output_item.added":
                 item = ev.get("item") or {}
                 itype = item.get("type")
+                out: AssistantEvent
                 if itype == "reasoning":
                     index, out = b.thinking_start(None)
                 elif itype == "message":

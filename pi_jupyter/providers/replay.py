@@ -36,9 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage, message_from_dict, text_of
+from ..messages.types import StopReason
 from ._stream import MessageBuilder
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .offline import is_summary_request, json_pieces, text_pieces
+
+_FINISHED: dict[str, StopReason] = {"stop": "stop", "length": "length", "toolUse": "toolUse"}
+"""The stop reasons of a reply that ended normally, as a recording may hold them."""
 
 REPLAY_API = "replay"
 _SPLIT_TURN = "\n\n---\n\n**Turn Context (split turn):**\n\n"
@@ -240,6 +244,7 @@ class ReplayProvider:
             u = recorded.get("usage") or {}
             b.set_usage(u.get("input", 0), u.get("output", 0), u.get("cacheRead", 0), u.get("cacheWrite", 0), u.get("totalTokens"))
             msg.usage.cost.__dict__.update(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0, total=0.0)
+            ev: AssistantEvent
             for block in AssistantMessage.from_wire({"role": "assistant", "content": recorded.get("content") or []}).content:
                 if signal is not None and signal.aborted:
                     yield b.fail("aborted", "Request was aborted")
@@ -274,7 +279,11 @@ class ReplayProvider:
             if stop in ("error", "aborted"):
                 yield b.fail(stop, recorded.get("errorMessage") or f"replay: the recorded reply ended with {stop}")
                 return
-            msg.stop_reason = stop
+            reason = _FINISHED.get(stop) if isinstance(stop, str) else None
+            if reason is None:  # a recording edited by hand: say so rather than pass it on
+                yield b.fail("error", f"replay: the recorded reply has an unknown stopReason {stop!r}")
+                return
+            msg.stop_reason = reason
             yield b.done()
         except Exception as exc:  # noqa: BLE001 - never raise into the loop
             yield b.fail("error", f"replay failed: {type(exc).__name__}: {exc}")

@@ -133,10 +133,11 @@ class InfoBuilder:
         else:
             modified = datetime.now(timezone.utc)
         parent = header.get("parentSession")
+        cwd = header.get("cwd")
         return SessionInfo(
             path=os.path.abspath(path),
             id=header["id"],
-            cwd=header.get("cwd") if isinstance(header.get("cwd"), str) else "",
+            cwd=cwd if isinstance(cwd, str) else "",
             name=self.name,
             parent_session_path=parent if isinstance(parent, str) else None,
             created=_dt(created_ms) if created_ms is not None else None,

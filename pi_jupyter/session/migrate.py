@@ -99,7 +99,7 @@ def migrate(header: dict[str, Any], entries: list[dict[str, Any]], new_id: Calla
 
 
 def _reordered(entry: dict[str, Any]) -> dict[str, Any]:
-    head = {k: entry[k] for k in ("type", "id", "parentId", "timestamp") if k in entry}
+    head: dict[str, Any] = {k: entry[k] for k in ("type", "id", "parentId", "timestamp") if k in entry}
     head.update((k, v) for k, v in entry.items() if k not in head)
     return head
 

@@ -114,7 +114,8 @@ def project_positions(order: list[RawEntry], kinds: bytes | bytearray, positions
     for n, i in enumerate(positions):
         entry = order[i]
         messages = entry_messages(entry, kinds[i], compaction_head and n == 0)
-        edit = edits.get(entry.get("id"))
+        entry_id = entry.get("id")
+        edit = edits.get(entry_id) if type(entry_id) is str else None
         out.extend(apply_edit(messages, edit) if edit is not None else messages)
     return out
 

@@ -130,7 +130,7 @@ def context_from_path(path: list[RawEntry]) -> dict[str, Any]:
             model = _model_ref(entry, "provider", "modelId")
         elif kind == "compaction":
             compaction, compaction_at = entry, i
-    kinds = bytes(KINDS.get(e.get("type"), K_OTHER) if type(e.get("type")) is str else K_OTHER for e in path)
+    kinds = bytes(KINDS.get(etype, K_OTHER) if type(etype := e.get("type")) is str else K_OTHER for e in path)
     messages = project_positions(path, kinds, context_positions(path, list(range(len(path))), compaction_at), compaction is not None)
     ctx: dict[str, Any] = {"messages": messages}
     if thinking is not None:

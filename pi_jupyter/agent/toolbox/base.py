@@ -71,7 +71,7 @@ class BuiltinTool(Tool[P]):
             exc.filename = real  # the path that was checked, for the tool's message
             raise
 
-    async def execute(self, args: P, ctx: ToolContext) -> ToolResult:  # type: ignore[override]
+    async def execute(self, args: P, ctx: ToolContext) -> ToolResult:
         """Run :meth:`run`; errors become error results."""
         try:
             if ctx.signal is not None and ctx.signal.aborted:

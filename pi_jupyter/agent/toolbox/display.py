@@ -158,7 +158,8 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
         if isinstance(data, (bytes, bytearray)):
             bundle[key] = base64.b64encode(bytes(data)).decode("ascii")
     try:
-        plain = bundle.get("text/plain") if isinstance(bundle.get("text/plain"), str) else repr(value)
+        given = bundle.get("text/plain")
+        plain = given if isinstance(given, str) else repr(value)
     except Exception as exc:  # noqa: BLE001 - a broken __repr__ is still information
         plain = f"<{type(value).__name__} object (repr failed: {type(exc).__name__}: {exc})>"
     bundle["text/plain"] = plain

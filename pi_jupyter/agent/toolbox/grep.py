@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -21,7 +22,7 @@ from ...resources.ignore import compile_glob
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError
 from .truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, NO_LINE_LIMIT, format_size, truncate_head, truncate_line
-from .walk import walk
+from .walk import Entry, walk
 
 __all__ = ["GrepParams", "GrepTool"]
 
@@ -171,6 +172,7 @@ class GrepTool(BuiltinTool[GrepParams]):
         self, search: str, regex: re.Pattern[str], glob: _GlobFilter | None, context: int, limit: int, stop: Any, ctx: ToolContext
     ) -> ToolResult:
         is_dir = os.path.isdir(search)
+        candidates: Iterator[tuple[str, str, Entry | None]]
         if is_dir:
             files = (
                 e

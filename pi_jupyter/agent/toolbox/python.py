@@ -223,10 +223,14 @@ class PythonTool(BuiltinTool[PythonParams]):
             loop = asyncio.get_running_loop()
             finished = loop.create_future()
 
+            def finish() -> None:
+                if not finished.done():
+                    finished.set_result(None)
+
             def work() -> None:
                 _execute(body, expr, ns, state, capture)
                 try:
-                    loop.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
+                    loop.call_soon_threadsafe(finish)
                 except RuntimeError:  # the loop is gone: nobody waits any more
                     pass
 

@@ -8,7 +8,7 @@ line. Lines are split on ``"\\n"`` only, as pi splits them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -54,6 +54,15 @@ class TruncationResult(BaseModel):
         return self.model_dump(by_alias=True)
 
 
+class _Totals(TypedDict):
+    """The fields every :class:`TruncationResult` of one content shares."""
+
+    total_lines: int
+    total_bytes: int
+    max_lines: int
+    max_bytes: int
+
+
 def _nbytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
@@ -76,7 +85,7 @@ def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
     total_bytes = _nbytes(content)
     lines = content.split("\n")
     total_lines = len(lines)
-    common = dict(total_lines=total_lines, total_bytes=total_bytes, max_lines=max_lines, max_bytes=max_bytes)
+    common = _Totals(total_lines=total_lines, total_bytes=total_bytes, max_lines=max_lines, max_bytes=max_bytes)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return TruncationResult(
             content=content, truncated=False, truncated_by=None, output_lines=total_lines, output_bytes=total_bytes, **common
@@ -119,7 +128,7 @@ def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: i
     total_bytes = _nbytes(content)
     lines = content.split("\n")
     total_lines = len(lines)
-    common = dict(total_lines=total_lines, total_bytes=total_bytes, max_lines=max_lines, max_bytes=max_bytes)
+    common = _Totals(total_lines=total_lines, total_bytes=total_bytes, max_lines=max_lines, max_bytes=max_bytes)
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return TruncationResult(
             content=content, truncated=False, truncated_by=None, output_lines=total_lines, output_bytes=total_bytes, **common
