@@ -54,7 +54,7 @@ from types import ModuleType
 from typing import Any
 
 from ..messages import CustomMessage
-from .events import ExtensionErrorEvent, MessageEndEvent, MessageStartEvent
+from .events import EntryAppendedEvent, ExtensionErrorEvent, MessageEndEvent, MessageStartEvent
 from .run_context import RunContext
 
 ENTRY_POINT_GROUP = "pi_jupyter.extensions"
@@ -119,7 +119,7 @@ class ExtensionContext:
         entries it is a tree node, so prefer few, meaningful entries.
         """
         entry_id = self.session.append_custom(custom_type, data)
-        self._manager.agent.announce_entry(entry_id)
+        self._manager.run.emit(EntryAppendedEvent(entry=self.session.raw_entry(entry_id)))  # pi 1.6's event
         return entry_id
 
     def entries(self, custom_type: str | None = None, *, branch: bool = True) -> list[Any]:

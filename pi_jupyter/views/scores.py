@@ -44,7 +44,7 @@ def scores_by_leaf(entries: Iterable[RawEntry]) -> dict[str, Scores]:
 
 def leaf_scores(session: Any, leaf_id: str) -> Scores:
     """The scores recorded on ``leaf_id`` (its ``pi_jupyter.score`` children), in the order they were written."""
-    kids = [session.raw_entry(c) for c in session.child_ids(leaf_id)]
+    kids = [session.raw_entry(c) for c in session.child_ids(leaf_id) if c]  # an id "" names no entry (as in pi)
     return scores_by_leaf(kids).get(leaf_id, {})
 
 
