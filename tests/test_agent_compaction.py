@@ -58,7 +58,7 @@ def test_200_turns_in_a_small_window_always_fit_and_keep_the_first_fact(tmp_path
     context = Session.open(agent.session.path).context()
     text = json.dumps(context.raw_messages)
     assert "PINEAPPLE-42" in text  # stated in turn 1, still there at turn 200
-    assert context.raw_messages[0]["role"] == "compactionSummary"
+    assert [m["role"] for m in context.raw_messages[:2]] == ["system", "compactionSummary"]  # the prompt snapshot leads
     entries = Session.open(agent.session.path).raw_entries()
     users = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
     assert len(users) == 200  # every original entry is still in the file
@@ -84,8 +84,8 @@ def test_overflow_error_compacts_and_retries_once(tmp_path):
     stops = [m.stop_reason for m in result.messages if m.role == "assistant"]
     assert stops == ["error", "stop"]  # the refused attempt, then the retried answer
     context = Session.open(session.path).context()
-    assert context.raw_messages[0]["role"] == "compactionSummary"
-    assert "Question 0" in context.raw_messages[0]["summary"]
+    assert [m["role"] for m in context.raw_messages[:2]] == ["system", "compactionSummary"]  # the prompt snapshot leads
+    assert "Question 0" in context.raw_messages[1]["summary"]
 
 
 def _last_user_text(body: dict) -> str:
@@ -202,8 +202,8 @@ def test_200_turns_over_the_real_sdk_with_a_small_window(wire, tmp_path):
         assert result.ok, (turn, result.error_message)
     assert max(sizes) <= window, f"a request of {max(sizes)} tokens was sent to a {window}-token window"
     context = Session.open(agent.session.path).context()
-    assert context.raw_messages[0]["role"] == "compactionSummary"
-    assert "PINEAPPLE-42" in context.raw_messages[0]["summary"]
+    assert [m["role"] for m in context.raw_messages[:2]] == ["system", "compactionSummary"]  # the prompt snapshot leads
+    assert "PINEAPPLE-42" in context.raw_messages[1]["summary"]
     compactions = [e for e in Session.open(agent.session.path).raw_entries() if e["type"] == "compaction"]
     assert len(compactions) >= 10
 

@@ -83,11 +83,20 @@ def test_text_answer_events_entries_and_next_request(wire, tmp_path, api):
 
     assert result.text == "Hello Ada!" and result.stop_reason == "stop"
     assert collapse_updates(types(events)) == [
-        "agent_start", "turn_start", "message_start", "message_end",
-        "message_start", "message_update", "message_end", "turn_end", "agent_end",
-    ]  # fmt: skip
+        "agent_start",
+        "turn_start",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]  # fmt: skip  (the recorded system message is announced too, as pi 1.6 does)
     roles = [e["message"]["role"] for e in Session.open(agent.session.path).raw_entries() if e["type"] == "message"]
-    assert roles == ["user", "assistant"]
+    assert roles == ["system", "user", "assistant"]  # the prompt is recorded first, as pi 1.x does
     assert KEY not in open(agent.session.path).read()
 
     # the next request carries the whole conversation
@@ -122,13 +131,15 @@ def test_tool_loop_over_several_turns_runs_tools_and_feeds_results_back(wire, tm
     agent.subscribe(events.append)
     result = asyncio.run(agent.prompt("Echo twice."))
     assert result.text == "All done."
-    assert [m.role for m in result.messages] == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
+    assert [m.role for m in result.messages] == [
+        "system", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"
+    ]  # fmt: skip
     assert types(events).count("turn_start") == 3
     tool_msgs = [m for m in wire.requests[2].body["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_msgs] == ["echo: one", "echo: two"]
     persisted = Session.open(agent.session.path).context().messages
-    assert [m.role for m in persisted] == ["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
-    assert persisted[2].details == {"len": 3}
+    assert [m.role for m in persisted] == ["system", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]
+    assert persisted[3].details == {"len": 3}
 
 
 def test_parallel_results_in_source_order_even_when_early_ones_fail(wire, tmp_path):
@@ -184,10 +195,11 @@ def test_retry_after_429_and_500_then_success_is_a_sibling_of_the_failures(wire,
     assert retry[-1].success is True
     s = Session.open(agent.session.path)
     msgs = [e for e in s.raw_entries() if e["type"] == "message"]
-    user, *assistants = msgs
+    system, user, *assistants = msgs
+    assert system["message"]["role"] == "system" and user["parentId"] == system["id"]
     assert [a["message"]["stopReason"] for a in assistants] == ["error", "error", "stop"]
     assert all(a["parentId"] == user["id"] for a in assistants)  # siblings, not a chain
-    assert [m.role for m in s.context().messages] == ["user", "assistant"]
+    assert [m.role for m in s.context().messages] == ["system", "user", "assistant"]
     assert s.context().messages[-1].text == "finally"
 
 
@@ -262,7 +274,7 @@ def test_abort_mid_tool_leaves_no_task_and_an_aborted_answer(wire, tmp_path):
     tool_results = [m for m in result.messages if m.role == "toolResult"]
     assert tool_results[0].is_error and "aborted" in tool_results[0].text
     roles = [m.role for m in Session.open(agent.session.path).context().messages]
-    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]
 
 
 def test_steering_is_injected_before_the_next_model_call(wire, tmp_path):
@@ -289,7 +301,7 @@ def test_follow_up_runs_after_the_agent_would_stop(wire, tmp_path):
     agent = make_agent(wire, tmp_path)
     agent.follow_up("and then?")
     result = asyncio.run(agent.prompt("go"))
-    assert [m.role for m in result.messages] == ["user", "assistant", "user", "assistant"]
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "user", "assistant"]
     assert result.text == "second"
 
 
@@ -351,7 +363,7 @@ def test_no_key_becomes_an_error_message_not_an_exception(wire, tmp_path, monkey
     agent = Agent(session, model=wire_model(wire), settings=AgentSettings(retry=RetrySettings(enabled=False)))
     result = asyncio.run(agent.prompt("hi"))
     assert result.stop_reason == "error" and "key" in result.error_message.lower()
-    assert [m.role for m in Session.open(session.path).context().messages] == ["user", "assistant"]
+    assert [m.role for m in Session.open(session.path).context().messages] == ["system", "user", "assistant"]
 
 
 def test_a_recorded_session_replays_without_a_key_and_divergence_is_named(wire, tmp_path, monkeypatch):
@@ -488,7 +500,9 @@ def test_anthropic_tool_loop_retry_and_malformed_stream_through_the_agent(wire, 
     results = [b for b in sent[4]["content"] if b["type"] == "tool_result"]
     assert [(b["tool_use_id"], b["content"]) for b in results] == [("toolu_2", "echo: two"), ("toolu_3", "echo: three")]
     context = Session.open(agent.session.path).context().messages
-    assert [m.role for m in context] == ["user", "assistant", "toolResult", "assistant", "toolResult", "toolResult", "assistant"]
+    assert [m.role for m in context] == [
+        "system", "user", "assistant", "toolResult", "assistant", "toolResult", "toolResult", "assistant"
+    ]  # fmt: skip
 
     wire.queue("anthropic", raw_reply(b"event: message_start\ndata: {not json\n\n"))
     broken = asyncio.run(
@@ -506,8 +520,10 @@ def test_continue_after_a_failed_reply_asks_again_from_before_it(wire, tmp_path)
     assert result.text == "recovered" and result.ok
     assert [m["role"] for m in wire.requests[-1].body["messages"]] == ["system", "user"]
     s = Session.open(agent.session.path)
-    user, failed, answer = [e for e in s.raw_entries() if e["type"] == "message"]
+    system, user, failed, answer = [e for e in s.raw_entries() if e["type"] == "message"]
+    assert system["message"]["role"] == "system" and user["parentId"] == system["id"]
     assert failed["parentId"] == user["id"] == answer["parentId"]  # a sibling of the failure, as a retry is
-    assert [m.role for m in s.context().messages] == ["user", "assistant"] and s.context().messages[-1].text == "recovered"
+    assert [m.role for m in s.context().messages] == ["system", "user", "assistant"]
+    assert s.context().messages[-1].text == "recovered"
     with pytest.raises(RuntimeError, match="nothing to continue from"):
         asyncio.run(agent.continue_())  # the last reply is a complete answer: prompt instead

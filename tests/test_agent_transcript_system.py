@@ -133,6 +133,6 @@ def test_context_edits_and_extension_entries_are_announced_as_pi16_does(tmp_path
     edit_id = agent.edit_context(user_id, None)
     [announced] = [e.to_dict() for e in events if e.type == "entry_appended"]
     assert announced["entry"]["id"] == edit_id and announced["entry"]["targetId"] == user_id
-    assert [m.role for m in agent.messages] == ["assistant"]  # the agent's own messages were rebuilt
+    assert [m.role for m in agent.messages] == ["system", "assistant"]  # the agent's own messages were rebuilt
     with pytest.raises(ContextEditError, match="does not contribute editable model content"):
         agent.edit_context(agent.session.branch_ids()[0], None)  # the model_change entry

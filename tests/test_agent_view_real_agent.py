@@ -35,9 +35,12 @@ def test_the_widget_shows_a_real_agents_turn_with_its_tool_call(recorded, tmp_pa
     agent, view, result = run_agent(tmp_path, "offline/echo")
     assert result.ok
     kinds = [item["kind"] for item in view.transcript]
-    assert kinds == ["user", "assistant", "assistant"]
-    assert view.transcript[0]["text"] == "use read on `data.csv`"
-    call = next(b for b in view.transcript[1]["blocks"] if b["type"] == "toolCall")
+    assert kinds == ["notice", "user", "assistant", "assistant"]
+    # the recorded system prompt is a one-line notice, not the prompt's text
+    notice = view.transcript[0]["text"]
+    assert "\n" not in notice and len(notice) < 200 and agent.system_prompt.splitlines()[0] not in notice
+    assert view.transcript[1]["text"] == "use read on `data.csv`"
+    call = next(b for b in view.transcript[2]["blocks"] if b["type"] == "toolCall")
     assert call["name"] == "read" and json.loads(call["text"]) == {"path": "data.csv"}
     assert call["x"]["status"] == "done" and call["x"]["output"] == "city,temp\nOslo,-3\nLima,19\n"
     # the tool call's id in the widget is the one the session recorded
@@ -49,7 +52,7 @@ def test_the_widget_shows_a_real_agents_turn_with_its_tool_call(recorded, tmp_pa
         if block["type"] == "toolCall"
     ]
     assert recorded_calls == [call["id"]]
-    final = view.transcript[2]["blocks"][-1]
+    final = view.transcript[3]["blocks"][-1]
     assert final["type"] == "text" and "Oslo,-3" in final["text"] and final["text"] == result.text
     assert view.status["state"] == "done" and not view.status["running"]
     assert view.status["tokens"]["input"] == result.usage.input

@@ -29,7 +29,7 @@ def test_offline_answer_saved_in_pis_folder(tmp_path):
     files = list((tmp_path / "agent" / "sessions").glob("*/*.jsonl"))
     assert len(files) == 1
     roles = [m.role for m in Session.open(files[0]).context().messages]
-    assert roles == ["user", "assistant", "toolResult", "assistant"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant"]  # the prompt recorded as pi 1.x does
 
 
 def test_json_mode_prints_the_header_then_pis_events(tmp_path):
@@ -75,8 +75,8 @@ def test_an_openai_reasoning_model_keeps_its_reasoning_across_a_tool_call(wire, 
     assert second[2]["encrypted_content"] == "enc-wire" and second[3]["id"] == "fc_0"
     assert second[4]["call_id"] == "call_7" and "a,b" in second[4]["output"]
     messages = Session.open(path).context().messages
-    assert [m.role for m in messages] == ["user", "assistant", "toolResult", "assistant"]
-    assert messages[1].api == "openai-responses" and messages[1].tool_calls[0].id == "call_7|fc_0"
+    assert [m.role for m in messages] == ["system", "user", "assistant", "toolResult", "assistant"]
+    assert messages[2].api == "openai-responses" and messages[2].tool_calls[0].id == "call_7|fc_0"
     assert "sk-cli-responses" not in path.read_text()
 
 
@@ -125,7 +125,9 @@ def test_without_model_the_offline_model_answers_even_in_a_session_recorded_with
     assert len(wire.requests) == 1
     context = Session.open(path).context()
     assert (context.model.provider, context.model.model_id) == ("offline", "echo")
-    assert [m.role for m in context.messages] == ["user", "assistant", "user", "assistant"]
+    # --no-tools on the second run is recorded as a delta that removes the first run's tools
+    assert [m.role for m in context.messages] == ["system", "user", "assistant", "system", "user", "assistant"]
+    assert context.messages[3].tools_removed and not context.messages[3].tools_added
 
 
 def test_retries_are_reported_on_stderr_while_they_wait(wire, tmp_path):

@@ -81,8 +81,9 @@ def test_manual_compaction_in_a_small_window_fits_pis_defaults_to_it() -> None:
     result = asyncio.run(agent.compact())
     assert "Question 0" in result.summary
     messages = agent.session.context().raw_messages
-    assert messages[0]["role"] == "compactionSummary"
-    assert "Question 9" in conversation_text(messages[1:])  # the recent turns are kept as they were
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]  # the prompt snapshot leads
+    assert sum(m["role"] == "system" for m in messages) == 1  # kept entries skip it: not repeated
+    assert "Question 9" in conversation_text(messages[2:])  # the recent turns are kept as they were
 
 
 def test_a_summarized_checkout_on_a_small_model_fits_its_window() -> None:

@@ -108,7 +108,7 @@ def test_a_failing_hook_is_an_extension_error_event_and_the_run_goes_on(wire, tm
     errors = [(e.extension_path, e.event, e.error) for e in events if e.type == "extension_error"]
     assert ("broken", "before_prompt", "RuntimeError: boom") in errors
     assert ("broken", "on_event", "ValueError: bad turn") in errors
-    assert [m.role for m in Session.open(agent.session.path).context().messages] == ["user", "assistant"]
+    assert [m.role for m in Session.open(agent.session.path).context().messages] == ["system", "user", "assistant"]
 
 
 def test_input_context_and_tool_hooks(wire, tmp_path):
@@ -124,8 +124,10 @@ def test_input_context_and_tool_hooks(wire, tmp_path):
 
         def transform_context(self, messages, ctx):
             seen_contexts.append(len(messages))
-            note = type(messages[0])(content="(pruned)") if messages[0].role == "user" else messages[0]
-            return [note, *messages[1:]] if len(messages) > 2 else messages
+            head = 1 if messages and messages[0].role == "system" else 0  # the recorded prompt leads the context
+            rest = messages[head:]
+            note = type(rest[0])(content="(pruned)") if rest[0].role == "user" else rest[0]
+            return [*messages[:head], note, *rest[1:]] if len(rest) > 2 else messages
 
         def before_tool_call(self, call, ctx):
             if call.args.get("path", "").endswith(".env"):
@@ -193,7 +195,8 @@ def test_send_message_and_entry_point_registration(tmp_path, monkeypatch):
     assert agent.extensions.load_entry_points() == ["greeter"]
     asyncio.run(agent.prompt("hi"))
     ctx = Session.open(agent.session.path).context()
-    assert [m.role for m in ctx.messages] == ["custom", "user", "assistant"]
+    # the extension's message was sent before the run recorded the prompt; providers fold system messages wherever they are
+    assert [m.role for m in ctx.messages] == ["custom", "system", "user", "assistant"]
     assert ctx.messages[0].display is False and "short answers" in ctx.llm()[0].content[0].text
     sys.modules.pop("runs_ext", None)
 
@@ -303,7 +306,8 @@ def test_the_dataframe_note_comes_before_the_prompt_so_the_prompt_is_answered(tm
         extensions=[DataFramesExtension()],
     )
     result = asyncio.run(agent.prompt("Hello, my name is Ada."))
-    assert [m.role for m in result.messages] == ["user", "assistant"]  # no tool call
+    assert [m.role for m in result.messages] == ["system", "user", "assistant"]  # no tool call
     assert "You said: Hello, my name is Ada." in result.text
     kinds = [(e["type"], e.get("customType") or e.get("message", {}).get("role")) for e in Session.open(agent.session.path).raw_entries()]
-    assert kinds[-3:] == [("custom_message", "dataframes"), ("message", "user"), ("message", "assistant")]
+    # the note is sent before the run records the prompt (providers fold system messages wherever they are)
+    assert kinds[-4:] == [("custom_message", "dataframes"), ("message", "system"), ("message", "user"), ("message", "assistant")]

@@ -56,8 +56,8 @@ def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
 
     s = session_of(tmp_path)
     roles = [m.role for m in s.context().messages]
-    assert roles == ["user", "assistant", "user", "assistant", "toolResult", "assistant"]
-    assert s.context().messages[2].content[0].text.endswith("print(x + 42)\n```")
+    assert roles == ["system", "user", "assistant", "user", "assistant", "toolResult", "assistant"]  # prompt recorded first
+    assert s.context().messages[3].content[0].text.endswith("print(x + 42)\n```")
     assert s.name == "notebook"
     # each cell record carries the In [n] the notebook shows for that cell
     counts = {e["data"]["cellId"]: e["data"]["executionCount"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.cell"}
@@ -86,12 +86,13 @@ def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_
     rerun = kernel.run("%%pi\nFirst question, again.", cell_id="a")
     assert rerun.status == "ok", rerun.error
     s = Session.open(s.path, readonly=True)
-    roots = [
-        e
-        for e in s.raw_entries()
-        if e["type"] == "message" and e["message"]["role"] == "user" and e["parentId"] == users["First question."]["parentId"]
-    ]
-    assert len(roots) == 2
+    # the first cell's run began by recording the system prompt, so its re-run records it again beside the first
+    system = s.raw_entry(users["First question."]["parentId"])
+    assert system["message"]["role"] == "system"
+    roots = [e for e in s.raw_entries() if e["type"] == "message" and e["parentId"] == system["parentId"]]
+    assert [e["message"]["role"] for e in roots] == ["system", "system"]
+    assert roots[0]["message"]["sections"] == roots[1]["message"]["sections"]
+    assert [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(roots[1]["id"])] == ["First question, again."]
 
 
 def test_interrupt_aborts_cleanly_and_the_kernel_keeps_working(kernel, tmp_path):
@@ -194,7 +195,10 @@ def test_nbclient_runs_the_quickstart_in_order_and_a_rerun_forks(tmp_path):
     users = [e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "user"]
     first, rerun = users[0], users[-1]  # the first %%pi cell, and its re-run (the last prompt sent)
     assert rerun["message"]["content"] == first["message"]["content"]
-    assert rerun["parentId"] == first["parentId"]
+    # the first cell began by recording the system prompt: its re-run records it again, as a sibling
+    first_system, rerun_system = s.raw_entry(first["parentId"]), s.raw_entry(rerun["parentId"])
+    assert first_system["message"]["role"] == rerun_system["message"]["role"] == "system"
+    assert rerun_system["id"] != first_system["id"] and rerun_system["parentId"] == first_system["parentId"]
     assert s.name == "quickstart"
 
 
@@ -257,7 +261,7 @@ def test_mutating_tools_ask_on_the_input_line_and_a_no_is_reported(kernel, tmp_p
     assert refused.status == "ok", refused.error
     assert prompts and "pi wants to run python" in prompts[0] and "Allow? [y/N]" in prompts[0]
     assert not (tmp_path / "made-1.txt").exists()
-    out = kernel.run("print(r1.messages[2].is_error, r1.messages[2].content[0].text)").stdout
+    out = kernel.run("print(r1.messages[3].is_error, r1.messages[3].content[0].text)").stdout  # after system, user, assistant
     assert out.startswith("True") and "refused" in out.lower()
     allowed, _ = kernel.run_answering(cell.format(n=2), ["y"], cell_id="q2")
     assert allowed.status == "ok" and (tmp_path / "made-2.txt").exists()

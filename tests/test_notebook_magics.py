@@ -90,13 +90,14 @@ def test_a_cell_returns_a_result_and_fills_the_prompt(ip, capsys):
     assert result.prompt == "The table has 42 rows."
     assert result.ok and result.stop_reason == "stop"
     assert "The table has 42 rows." in result.text  # the offline model repeats the prompt
-    assert len(result.entry_ids) == 2 and result.usage.input > 0
+    assert len(result.entry_ids) == 3 and result.usage.input > 0  # the recorded system prompt, the prompt, the answer
+    assert result.session.raw_entry(result.entry_ids[0])["message"]["role"] == "system"
     assert str(result) == result.text
-    assert result.summary().startswith("pi: stop · 2 new entries")
+    assert result.summary().startswith("pi: stop · 3 new entries")
     assert result._repr_mimebundle_() == {"text/plain": result.summary()}
     assert result.text in capsys.readouterr().out  # widget off: the answer is printed
     stored = Session.open(result.session.path, readonly=True)
-    assert [m.role for m in stored.context().messages] == ["user", "assistant"]
+    assert [m.role for m in stored.context().messages] == ["system", "user", "assistant"]
 
 
 def test_options_change_model_thinking_and_tools(ip):
@@ -191,7 +192,7 @@ def test_line_commands_act_on_the_current_session(ip, capsys):
 
 def test_forget_and_edit_change_what_the_model_sees_not_the_file(ip, capsys):
     first = ip.run_cell_magic("pi", "", "my token is sk-notebook-123")
-    user_id, answer_id = first.entry_ids[0], first.entry_ids[-1]
+    system_id, user_id, answer_id = first.entry_ids  # the first cell records the system prompt first
     ip.run_line_magic("pi", f"forget {user_id}")
     ip.run_line_magic("pi", f"edit {answer_id} I saw a token.")
     out = capsys.readouterr().out

@@ -184,8 +184,8 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     # the run was persisted before the process exited
     reopened = Session.open(session_file)
     roles = [m.role for m in reopened.context().messages]
-    assert roles == ["user", "assistant"]
-    assert "Hello from the client" in reopened.context().messages[1].text
+    assert roles == ["system", "user", "assistant"]  # the prompt recorded first, as pi 1.x does
+    assert "Hello from the client" in reopened.context().messages[2].text
     assert b"offline" in b"".join(server.stderr)  # the note that the offline model answers
 
 
@@ -194,7 +194,7 @@ def test_delta_only_leaves_the_partial_message_out_of_message_update(rpc, tmp_pa
     image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     server.send({"id": "p", "type": "prompt", "message": "short", "images": [image]})
     assert server.finish() == 0
-    user = next(o for o in server.seen if o["type"] == "message_start")["message"]
+    user = next(o for o in server.seen if o["type"] == "message_start" and o["message"]["role"] == "user")["message"]
     assert user["content"] == [{"type": "text", "text": "short"}, image]  # pi's order: text first, then images
     updates = [o for o in server.seen if o["type"] == "message_update"]
     assert updates and all("message" not in o and "partial" not in o["assistantMessageEvent"] for o in updates)
@@ -285,11 +285,11 @@ def test_state_messages_stats_name_model_and_thinking(rpc, tmp_path):
     server.send({"id": "p", "type": "prompt", "message": 'call ls with {"path": "."}'})
     server.until("agent_end")
     messages = server.data({"id": "m", "type": "get_messages"})["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "toolResult", "assistant"]
     stats = server.data({"id": "st", "type": "get_session_stats"})
     assert stats["sessionFile"] == str(session_file) and stats["sessionId"] == state["sessionId"]
     counts = [stats[k] for k in ("userMessages", "assistantMessages", "toolCalls", "toolResults", "totalMessages")]
-    assert counts == [1, 2, 1, 1, 4]
+    assert counts == [1, 2, 1, 1, 5]  # the total counts the recorded system message
     usage = [m["usage"] for m in messages if m["role"] == "assistant"]
     assert stats["tokens"]["input"] == sum(u["input"] for u in usage) > 0
     assert stats["tokens"]["total"] == sum(stats["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite"))
@@ -305,7 +305,7 @@ def test_state_messages_stats_name_model_and_thinking(rpc, tmp_path):
     assert model["id"] == "echo" and model["provider"] == "offline"
     state = server.data({"id": "s1", "type": "get_state"})
     assert state["sessionName"] == "experiment one" and state["thinkingLevel"] == "high" and state["steeringMode"] == "all"
-    assert state["messageCount"] == 4
+    assert state["messageCount"] == 5  # with the recorded system message
     assert server.finish() == 0
     reopened = Session.open(session_file)
     assert reopened.name == "experiment one" and reopened.context().thinking_level == "high"
@@ -326,7 +326,7 @@ def test_compact_summarizes_history_and_its_failure_keeps_the_id(rpc, tmp_path):
     state = server.data({"id": "s", "type": "get_state"})
     assert state["isCompacting"] is False and state["messageCount"] < before
     messages = server.data({"id": "m", "type": "get_messages"})["messages"]
-    assert messages[0]["role"] == "compactionSummary"
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]  # the prompt snapshot leads
     # pi's rule: the context size is unknown after a compaction until a reply reports usage
     assert server.data({"id": "st", "type": "get_session_stats"})["contextUsage"]["tokens"] is None
     assert server.finish() == 0
@@ -363,8 +363,8 @@ def test_abort_stops_a_running_prompt_and_the_aborted_answer_is_saved(rpc, tmp_p
     server.until("agent_end")
     assert server.finish() == 0
     saved = [e["message"] for e in entries(session_file) if e["type"] == "message"]
-    assert [m["role"] for m in saved] == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
-    assert saved[3]["stopReason"] == "aborted" and texts(saved)[4] == "after the abort"
+    assert [m["role"] for m in saved] == ["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert saved[4]["stopReason"] == "aborted" and texts(saved[1:])[4] == "after the abort"
     assert [o["type"] for o in server.seen].count("agent_start") == 2
     assert not (tmp_path / "release").exists()
 
@@ -391,7 +391,8 @@ def test_a_second_prompt_during_a_run_needs_streaming_behavior_and_queues_like_p
     }
     release(tmp_path)
     end = server.until("agent_end")
-    users = [t for m, t in zip(end["messages"], texts(end["messages"]), strict=True) if m["role"] == "user"]
+    said = [m for m in end["messages"] if m["role"] != "system"]  # the recorded prompt's content is a string
+    users = [t for m, t in zip(said, texts(said), strict=True) if m["role"] == "user"]
     # steering goes in before the next model call; follow-ups when the agent would stop, in order
     assert users == [WAIT, "steering note", "queued follow-up", "second follow-up"]
     assert server.data({"id": "st2", "type": "get_state"})["pendingMessageCount"] == 0
@@ -428,7 +429,7 @@ def test_sigterm_aborts_the_run_saves_it_and_exits_143(rpc, tmp_path):
     assert end["messages"][-1]["stopReason"] == "aborted"
     assert server.proc.wait(timeout=TIMEOUT) == 143
     saved = [e["message"]["role"] for e in entries(session_file) if e["type"] == "message"]
-    assert saved == ["user", "assistant", "toolResult", "assistant"]
+    assert saved == ["system", "user", "assistant", "toolResult", "assistant"]
 
 
 # ---------------------------------------------------------------------------- the tree
@@ -454,7 +455,7 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     # as in pi, the label entry is appended under the target, so the leaf is that label entry
     label_node = {n["id"]: n for n in server.data({"id": "t1", "type": "get_tree"})["nodes"]}[moved["leafId"]]
     assert label_node["type"] == "label" and label_node["parentId"] == first_answer["id"]
-    assert server.data({"id": "s", "type": "get_state"})["messageCount"] == 2
+    assert server.data({"id": "s", "type": "get_state"})["messageCount"] == 3  # system, question, answer
     server.send({"id": "p2", "type": "prompt", "message": "another second question"})
     server.until("agent_end")
     tree = server.data({"id": "t2", "type": "get_tree"})
@@ -482,7 +483,7 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     assert server.finish() == 0
     reopened = Session.open(session_file)
     assert reopened.leaf_id == first_answer["id"]
-    assert [m.role for m in reopened.context().messages] == ["user", "assistant"]
+    assert [m.role for m in reopened.context().messages] == ["system", "user", "assistant"]
 
 
 def test_fork_new_session_and_switch_session(rpc, tmp_path):
@@ -505,7 +506,7 @@ def test_fork_new_session_and_switch_session(rpc, tmp_path):
     state = server.data({"id": "s", "type": "get_state"})
     forked = Path(state["sessionFile"])
     assert forked != original and forked.parent == original.parent and forked.exists()
-    assert state["messageCount"] == 2
+    assert state["messageCount"] == 3  # system, question, answer
     assert texts(server.data({"id": "m", "type": "get_messages"})["messages"])[0] == "question one"
     assert json.loads(forked.read_text().splitlines()[0])["parentSession"] == str(original)
     assert original.read_bytes() == before  # forking never touches the source
@@ -523,9 +524,9 @@ def test_fork_new_session_and_switch_session(rpc, tmp_path):
     # switch_session: back to the original, with its messages and name
     assert server.data({"id": "sw", "type": "switch_session", "sessionPath": str(original)}) == {"cancelled": False}
     state = server.data({"id": "s3", "type": "get_state"})
-    assert state["sessionFile"] == str(original) and state["sessionName"] == "the original" and state["messageCount"] == 4
+    assert state["sessionFile"] == str(original) and state["sessionName"] == "the original" and state["messageCount"] == 5
     assert server.finish() == 0
-    assert [m.role for m in Session.open(fresh).context().messages] == ["user", "assistant"]
+    assert [m.role for m in Session.open(fresh).context().messages] == ["system", "user", "assistant"]
 
 
 def test_new_session_during_a_run_aborts_it_first_and_keeps_the_aborted_answer(rpc, tmp_path):
@@ -582,8 +583,8 @@ def test_wire_server_openai_model_streams_aborts_and_keeps_the_key_out(rpc, tmp_
     assert KEY.encode() not in b"".join(server.raw) + b"".join(server.stderr)  # ...and never shown
     assert KEY not in session_file.read_text()
     saved = [e["message"] for e in entries(session_file) if e["type"] == "message"]
-    assert [m["role"] for m in saved] == ["user", "assistant", "user", "assistant"]
-    assert saved[1]["stopReason"] == "aborted" and saved[3]["model"] == "gpt-test"
+    assert [m["role"] for m in saved] == ["system", "user", "assistant", "user", "assistant"]
+    assert saved[2]["stopReason"] == "aborted" and saved[4]["model"] == "gpt-test"
 
 
 def test_a_model_without_its_key_is_refused_before_serving(tmp_path):
@@ -629,7 +630,7 @@ def test_abort_during_compact_leaves_the_session_file_as_it_was(rpc, tmp_path, w
     assert replies["x"]["success"] is True
     assert session_file.read_bytes() == before
     state = server.data({"id": "s", "type": "get_state"})
-    assert state["isCompacting"] is False and state["messageCount"] == 8
+    assert state["isCompacting"] is False and state["messageCount"] == 9  # with the recorded system message
     assert server.finish() == 0
     assert session_file.read_bytes() == before
     assert b"Traceback" not in b"".join(server.stderr)  # an expected failure is one line, not a crash report

@@ -123,3 +123,18 @@ def test_helpers_and_bad_input():
     assert transcript_markdown([]) == "" and transcript_text([]) == ""
     with pytest.raises(TypeError, match="message 1"):
         transcript_markdown([UserMessage.text("ok"), 42])
+
+
+def test_a_recorded_system_prompt_is_one_line_not_its_text():
+    prompt = "You are a careful assistant.\n" + "Rule. " * 300
+    system = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": prompt},
+        "toolsAdded": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+    }
+    user = {"role": "user", "content": "hi", "timestamp": 1}
+    md, text = transcript_markdown([system, user]), transcript_text([system, user])
+    assert "Rule. Rule." not in md and "Rule. Rule." not in text  # a notice, not a wall of prompt text
+    assert md.startswith("*[system prompt: sections preamble; tools +read]*")
+    assert text.splitlines()[0] == "[system prompt: sections preamble; tools +read]"

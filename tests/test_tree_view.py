@@ -194,7 +194,7 @@ def test_with_an_agent_checkout_goes_through_the_agent_and_its_runner(agent):
     assert view.wait_idle(10)
     assert leaf == agent.session.leaf_id == view.graph.nodes[first].target_id
     assert view.leaf == first and view.status["kind"] == "ok"
-    assert len(agent.messages) == len(agent.session.context().messages) == 2  # the agent rebuilt its context
+    assert len(agent.messages) == len(agent.session.context().messages) == 3  # rebuilt: system, question, answer
     assert "session_event" in events
 
 
@@ -222,7 +222,7 @@ def test_compact_up_to_here_with_an_agent(tmp_path):
     (compaction,) = [n for n in view.graph.nodes.values() if n.kind == "compaction"]
     assert compaction.parent == third and view.leaf == compaction.key  # compacted where it was asked
     assert compaction.tokens_before > 0
-    assert a.messages[0].role == "compactionSummary"  # the agent's context was rebuilt
+    assert [m.role for m in a.messages[:2]] == ["system", "compactionSummary"]  # rebuilt; the prompt snapshot leads
 
 
 def test_check_out_with_a_branch_summary(agent):

@@ -27,6 +27,8 @@ class AgentSettings(BaseModel):
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     default_thinking_level: str = "medium"
     block_images: bool = False
-    record_system_prompt: bool | None = None
-    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`);
-    ``None``: only on a branch that already records them (a pi 1.x session), so its prompt and tools become ours."""
+    record_system_prompt: bool | None = True
+    """Record the system prompt and tools in the transcript as pi 1.x does (see :mod:`.transcript_system`):
+    a leading system message on each branch, then a delta when the prompt or tools change between runs, so
+    pi 1.6 resumes the session with the same prompt, tools and context. ``False`` opts out (the prompt is sent,
+    not saved; on a branch pi 1.x wrote, its recorded prompt is sent). ``None``: only on a branch that already records them."""

@@ -28,6 +28,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.system import system_message_summary
 
 DEFAULT_MAX_OUTPUT = 2000
 """Characters of one tool output kept in a transcript (the middle is cut)."""
@@ -220,6 +221,8 @@ def transcript_markdown(
             parts.append(f"**Compaction summary** ({m.tokens_before:,} tokens before)\n\n" + _quote(escape_markdown_html(m.summary)))
         elif isinstance(m, BranchSummaryMessage):
             parts.append("**Branch summary**\n\n" + _quote(escape_markdown_html(m.summary)))
+        elif getattr(m, "role", None) == "system":  # the recorded prompt: one line, not its text
+            parts.append(f"*[{escape_markdown_html(system_message_summary(m))}]*")
         else:
             parts.append(f"*[{escape_markdown_html(getattr(m, 'role', '') or 'unknown')} message]*")
     return "\n\n".join(parts) + ("\n" if parts else "")
@@ -283,6 +286,8 @@ def transcript_text(
             lines.append(f"[compaction summary, {m.tokens_before} tokens before]\n" + _indent(m.summary, "  "))
         elif isinstance(m, BranchSummaryMessage):
             lines.append("[branch summary]\n" + _indent(m.summary, "  "))
+        elif getattr(m, "role", None) == "system":
+            lines.append(f"[{system_message_summary(m)}]")
         else:
             lines.append(f"[{getattr(m, 'role', '') or 'unknown'} message]")
     return "\n".join(lines)
