@@ -337,3 +337,12 @@ def test_a_key_pasted_into_a_prompt_is_redacted_before_sending_and_the_user_is_t
     assert "(PASTED_API_KEY)" in err and "still in this cell" not in err
     ip.run_cell_magic("pi", "", "No secret here.")
     assert "secret" not in capsys.readouterr().err
+
+
+def test_cell_magic_without_a_shell_says_how_to_load_it():
+    # PiMagics built by hand (not by %load_ext) has no shell, so no namespace to fill the prompt from
+    from pi_jupyter.notebook.magics import PiMagics
+
+    with pytest.raises(UsageError) as info:
+        PiMagics(shell=None).pi("", "hello {x}")
+    assert "no IPython shell" in str(info.value) and "%load_ext pi_jupyter" in str(info.value)

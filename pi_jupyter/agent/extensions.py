@@ -156,7 +156,7 @@ class ExtensionManager:
 
     def __init__(self, run: RunContext, agent: Any = None) -> None:
         self.run = run
-        self.agent = agent if agent is not None else run
+        self.agent: Any = agent if agent is not None else run  # the Agent itself in practice: hooks see all of it
         self._items: list[tuple[str, Any, ExtensionContext]] = []
 
     def __iter__(self) -> Iterator[Any]:

@@ -53,6 +53,17 @@ from ..messages import (
     text_of,
 )
 from ..messages.system import system_message_summary
+from ..providers.base import (
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
 from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
@@ -89,7 +100,7 @@ class AgentView(Transport, anywidget.AnyWidget):
 
     title = traitlets.Unicode("").tag(sync=True)
     """Shown in the header."""
-    transcript = traitlets.List().tag(sync=True)
+    transcript: traitlets.List[Any] = traitlets.List().tag(sync=True)
     """Snapshot of every item (compact dicts the frontend renders), written at message boundaries."""
     transcript_seq = traitlets.Int(0).tag(sync=True)
     """Sequence number of the last op folded into ``transcript``."""
@@ -273,7 +284,7 @@ class AgentView(Transport, anywidget.AnyWidget):
         self.flush()
         return self.static_bundle()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         result = super()._repr_mimebundle_(**kwargs)
         if result is None:
             return None
@@ -321,22 +332,25 @@ class AgentView(Transport, anywidget.AnyWidget):
         if item is None:
             item = self._current = self._add({"kind": "assistant", "model": event.message.model, "blocks": []})
             self._set_state("streaming")
-        index = getattr(ev, "content_index", None)
-        if kind.endswith("_delta"):
+        if isinstance(ev, (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)):
+            index = ev.content_index
             block = self._block_at(item, index, kind)
             self._append_delta(item, index, block, ev.delta)
-        elif kind in ("text_start", "thinking_start", "toolcall_start"):
+        elif isinstance(ev, (TextStartEvent, ThinkingStartEvent, ToolCallStartEvent)):
+            index = ev.content_index
             block = self._block_at(item, index, kind)
-            if kind == "toolcall_start":
+            if isinstance(ev, ToolCallStartEvent):
                 partial = ev.partial.content[index] if index < len(ev.partial.content) else None
                 if isinstance(partial, ToolCall):
                     block.update(id=partial.id, name=partial.name)
                     self._calls[partial.id] = block
             self._op("blk", i=item["id"], b=index, block=dict(block))
-        elif kind in ("text_end", "thinking_end"):
+        elif isinstance(ev, (TextEndEvent, ThinkingEndEvent)):
+            index = ev.content_index
             block = self._block_at(item, index, kind)
             self._finish_block(item, index, block, ev.content)
-        elif kind == "toolcall_end":
+        elif isinstance(ev, ToolCallEndEvent):
+            index = ev.content_index
             block = self._block_at(item, index, kind)
             self._close_block(block)
             final = block_item(ev.tool_call)

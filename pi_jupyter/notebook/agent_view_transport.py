@@ -19,8 +19,9 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -67,6 +68,37 @@ FLUSHER = _Flusher()
 
 class Transport:
     """The op log, the flush scheduling and the snapshot of an AgentView (a mixin: the view owns the state)."""
+
+    # The state AgentView.__init__ creates and this mixin reads and writes (annotations only).
+    _lock: threading.RLock
+    _interval: float
+    _snapshot_interval: float
+    _seq: int
+    _ids: Iterator[int]
+    _items: list[dict[str, Any]]
+    _by_id: dict[str, dict[str, Any]]
+    _chunks: dict[int, list[str]]
+    _open_blocks: dict[int, dict[str, Any]]
+    _sequence: list[Any]
+    _pending: list[dict[str, Any]]
+    _notices: dict[str, dict[str, Any]]
+    _last_flush: float
+    _last_snapshot: float
+    _scheduled_due: float | None
+    _snapshot_dirty: bool
+    _status_dirty: bool
+    _force: bool
+    transcript: list[Any]  # the synced traits
+    transcript_seq: int
+    status: dict[str, Any]
+
+    if TYPE_CHECKING:  # provided by AgentView (and its widget base) at run time
+
+        def _status_dict(self) -> dict[str, Any]: ...
+
+        def send(self, content: Any, buffers: Any = None) -> None: ...
+
+        def hold_sync(self) -> AbstractContextManager[None]: ...
 
     def _op(self, name: str, **fields: Any) -> None:
         self._seq += 1

@@ -60,7 +60,7 @@ def _report_blocks(agent: Any) -> dict[str, Any]:
     request = preview_request(agent.messages, llm, agent.system_prompt, specs, agent.settings.record_system_prompt)
     llm, system = request.messages, request.system_prompt or ""
     estimate = estimate_context_tokens(agent.messages)
-    tokens = getattr(estimate, "tokens", estimate)
+    tokens = estimate.tokens
     window = agent.model.context_window
     summary = (
         f"{len(llm)} messages, about {tokens:,} tokens of a {window:,}-token context window "

@@ -40,7 +40,7 @@ class _RoutingPublisher(DisplayPublisher):
             raise AttributeError(name)
         return getattr(original, name)
 
-    def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
         transform = _transforms.get(threading.get_ident())
         if transform is not None:
             out = transform(data, metadata or {})

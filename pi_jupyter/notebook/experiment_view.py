@@ -48,7 +48,7 @@ class ExperimentView(anywidget.AnyWidget):
     _css = _STATIC / "experiment_view.css"
 
     title = traitlets.Unicode("").tag(sync=True)
-    snapshot = traitlets.List().tag(sync=True)
+    snapshot: traitlets.List[Any] = traitlets.List().tag(sync=True)
     """Every row, as of the last snapshot."""
     progress = traitlets.Dict().tag(sync=True)
 

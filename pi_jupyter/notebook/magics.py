@@ -74,7 +74,7 @@ def _cell_id(shell: Any, source: str) -> str:
     info = getattr(shell, "_pi_cell_id", None)
     if info:
         return str(info)
-    parent = {}
+    parent: dict[str, Any] = {}
     kernel = getattr(shell, "kernel", None)
     if kernel is not None:
         try:
@@ -181,7 +181,7 @@ class PiMagics(Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt, warning = guard_prompt(fill_prompt(text, self.shell.user_ns), text)
+        prompt, warning = guard_prompt(fill_prompt(text, self._user_ns()), text)
         if warning:
             print(warning, file=sys.stderr)
         state = self.state
@@ -238,7 +238,7 @@ class PiMagics(Magics, PiConfig):
             if view is not None:
                 view.on_stop(agent.abort)
             if args.name:
-                self.shell.user_ns[args.name] = bg
+                self._user_ns()[args.name] = bg
             return bg
         stopped = lambda: bool(view and view.stop_requested)  # noqa: E731
         pending = PendingRun(state.runner, future, agent.abort, lambda r: self._finish_cell(args, view, r), stopped)
@@ -246,7 +246,7 @@ class PiMagics(Magics, PiConfig):
 
     def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult) -> CellResult:
         if args.name:
-            self.shell.user_ns[args.name] = result
+            self._user_ns()[args.name] = result
         if view is None:
             print(result.text)
         return result
@@ -306,7 +306,9 @@ class PiMagics(Magics, PiConfig):
 
     # ---------------------------------------------------------------- %pi
 
-    @line_magic("pi")
+    # IPython types line_magic("name") as returning ``_F | Callable[[_F], _F]`` with _F unbound,
+    # so mypy sees the decorated method as Never; the decorator returns the function unchanged.
+    @line_magic("pi")  # type: ignore[arg-type]
     def pi_line(self, line: str) -> Any:
         """``%pi COMMAND [ARGS]``: everything else a notebook user does with the agent and its sessions.
 
@@ -333,7 +335,13 @@ class PiMagics(Magics, PiConfig):
             raise UsageError(f"%pi {command}: {exc}") from None
 
     # dedented like the docstring above, so ``%pi?`` lines the commands up under their heading
-    pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS
+    pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS  # type: ignore[assignment]  # Never: see @line_magic
+
+    def _user_ns(self) -> dict[str, Any]:
+        """The notebook's namespace: where prompts read ``{names}`` and ``--name`` binds its result."""
+        if self.shell is None:  # a PiMagics built by hand, not registered with a shell
+            raise UsageError("%%pi: no IPython shell; load the extension in a notebook with %load_ext pi_jupyter")
+        return self.shell.user_ns
 
     def _agent(self) -> Agent:
         return self.state.agent_for()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -12,7 +12,7 @@ class PromptFormatError(ValueError):
 
 
 _LITERAL_HINT = "write {{ and }} for literal braces"
-_CONVERSIONS = {"r": repr, "s": str, "a": ascii}
+_CONVERSIONS: dict[str, Callable[[object], str]] = {"r": repr, "s": str, "a": ascii}
 
 
 def _evaluate(expr: str, namespace: Mapping[str, Any], shown: str) -> Any:

@@ -6,7 +6,7 @@ import collections
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeGuard, get_args
 
 from ..agent.agent import Agent
 from ..agent.events import Event
@@ -16,6 +16,13 @@ from .live_settings import apply_settings
 from .runner import BackgroundRun, KernelRunner
 
 LOG_LIMIT = 5000
+
+
+ConfirmMode = Literal["none", "mutating", "all"]
+
+
+def _is_confirm_mode(value: str) -> TypeGuard[ConfirmMode]:
+    return value in get_args(ConfirmMode)
 
 
 class NotebookState:
@@ -103,6 +110,9 @@ class NotebookState:
     def _policy(self, confirm: str) -> Any:
         from ..agent.policy import Policy
 
+        # PiMagics.confirm is an Enum trait of these three, so a bad value never gets this far
+        if not _is_confirm_mode(confirm):
+            raise ValueError(f"confirm: {confirm!r} is not one of 'none', 'mutating', 'all'")
         return Policy(root=os.getcwd(), confirm=confirm, confirm_callback=self._confirm)
 
     def _new_agent(self, session: Session) -> Agent:
@@ -119,7 +129,7 @@ class NotebookState:
             policy=policy,
         )
         agent.extensions.load_entry_points()
-        log = collections.deque(maxlen=LOG_LIMIT)
+        log: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOG_LIMIT)
         self.logs[session.path or f"memory:{session.id}"] = log
 
         def record(event: Event) -> None:

@@ -130,7 +130,7 @@ def _durable_tree_view_class() -> Any:
         class DurableTreeView(TreeView):
             """The live tree, with its picture in the bundle for readers without the kernel."""
 
-            def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+            def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
                 result = super()._repr_mimebundle_(**kwargs)
                 if result is None:
                     return None

@@ -119,7 +119,8 @@ def _images(content: Any) -> str:
 
 def _assistant_html(msg: dict[str, Any], eid: str) -> str:
     parts: list[str] = []
-    content = msg.get("content") if isinstance(msg.get("content"), list) else []
+    raw = msg.get("content")
+    content = raw if isinstance(raw, list) else []
     for block in content:
         if not isinstance(block, dict):
             continue

@@ -86,7 +86,7 @@ class TreeView(anywidget.AnyWidget):
     nodes = traitlets.Dict().tag(sync=True)
     """Key -> a small summary of each drawn node (title, labels, flags, search text)."""
     leaf = traitlets.Unicode("").tag(sync=True)
-    path = traitlets.List().tag(sync=True)
+    path: traitlets.List[Any] = traitlets.List().tag(sync=True)
     header = traitlets.Unicode("").tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     details = traitlets.Dict().tag(sync=True)
@@ -555,7 +555,7 @@ class TreeView(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ display
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:  # type: ignore[override]
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         result = super()._repr_mimebundle_(**kwargs)
         if result is None:
             return None

@@ -394,7 +394,9 @@ def _resolve(session: Session, ref: Any, records: list[CellRecord]) -> str:
     entry = session.raw_entry(eid)
     while digest.is_transparent(entry):
         parent = entry.get("parentId")
-        above = digest.lookup(session, parent) if isinstance(parent, str) and parent else None
+        if not isinstance(parent, str) or not parent:
+            break
+        above = digest.lookup(session, parent)
         if above is None:
             break
         eid, entry = parent, above

@@ -228,7 +228,7 @@ def compare_cells(session: Session, names: list[str], paths: list[list[RawEntry]
         after = {e["id"]: i for i, e in enumerate(path) if i >= ancestor_at}
         runs: list[CellRunStats] = []
         seen: dict[str, int] = {}
-        ordered = sorted((r for r in records if r.end in after), key=lambda r: after[r.end])  # type: ignore[index]
+        ordered = sorted((r for r in records if r.end in after), key=lambda r: after[r.end])
         for rec in ordered:
             seen[rec.cell_id] = seen.get(rec.cell_id, 0) + 1
             runs.append(_run_stats(session, rec, seen[rec.cell_id]))

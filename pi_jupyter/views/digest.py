@@ -200,7 +200,8 @@ def error_summary(text: str) -> str:
         return text
     if not isinstance(body, dict):
         return text
-    inner = body.get("error") if isinstance(body.get("error"), dict) else body
+    error = body.get("error")
+    inner = error if isinstance(error, dict) else body
     msg = inner.get("message")
     if not isinstance(msg, str) or not msg.strip():
         return text

@@ -148,7 +148,7 @@ def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any]
             return f"{labels[eid]} ({leaf})"
     for eid in reversed(ids):
         m = msgs.get(eid)
-        if getattr(m, "role", None) == "user":
+        if m is not None and getattr(m, "role", None) == "user":
             text = " ".join(text_of(m.content, " ").split())
             return (text[:60] + "…" if len(text) > 60 else text) + f" ({leaf})"
     return leaf

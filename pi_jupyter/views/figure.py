@@ -74,7 +74,7 @@ def per_turn_chart(
     return SvgFigure(svg="\n".join(out))
 
 
-def _panel(title, names, series, fmt, top: int, width: int, height: int, unit: str = "turn", ticks=None) -> list[str]:  # type: ignore[no-untyped-def]
+def _panel(title, names, series, fmt, top: int, width: int, height: int, unit: str = "turn", ticks=None) -> list[str]:
     left, right = 58, 12
     plot_w = width - left - right
     y0 = top + 18

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from .digest import RawEntry
 
@@ -112,7 +112,7 @@ def scores_range_text(many: list[Scores]) -> str:
     return " · ".join(parts)
 
 
-def _is_score(value: Any) -> bool:
+def _is_score(value: Any) -> TypeGuard[float | int | bool]:
     if isinstance(value, bool) or isinstance(value, int):
         return True
     return isinstance(value, float) and math.isfinite(value)
