@@ -105,6 +105,8 @@ def is_meta(entry: RawEntry) -> bool:
     kind = entry.get("type")
     if kind in META_TYPES:
         return True
+    if kind == "message" and role(entry) == "system":  # pi 1.x's record of the prompt and tools: a setting
+        return True
     # unknown entry types add nothing to the context; treat them like settings
     return not isinstance(kind, str) or kind not in ("message", "custom_message", "compaction", "branch_summary")
 

@@ -110,7 +110,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     assert "checked out" in root.locator(".pitv-note").inner_text()
     assert "pitv-selected" in (_node(root, "Plot the second column").get_attribute("class") or "")  # selection survives the redraw
     lab.append_and_run(CHECK_CHECKOUT)
-    assert "LEAF True 4 4" in lab.wait_for_output(1, "LEAF")
+    assert "LEAF True 5 5" in lab.wait_for_output(1, "LEAF")  # the system prompt, then two turns
     lab.screenshot("tree_view.png", root)
 
     # search by label, then zoom with the keyboard

@@ -93,7 +93,9 @@ Object.assign(View.prototype, {
   drawViewRect() {
     if (!this.mini || !this.naturalW) return;
     const v = this.viewSize();
-    const big = this.naturalW * this.scale > v.w + 2 || this.naturalH * this.scale > v.h + 2;
+    // only for a tree well beyond the view: over a tree that nearly fits, the overview would
+    // cover nodes a pan reaches just as well
+    const big = this.naturalW * this.scale > 1.5 * v.w || this.naturalH * this.scale > 1.5 * v.h;
     this.mini.style.display = big && this.svgEl && this.stage.style.display !== "none" ? "" : "none";
     if (!big) return;
     const m = this.miniScale || 1;
