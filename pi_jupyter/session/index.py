@@ -32,7 +32,7 @@ from typing import Any
 from ..messages.text import ms_from_iso
 from .entries import ENTRY_TYPES
 from .jsonl import paused_gc
-from .report import SAMPLE_PER_KIND, CycleError, LoadReport
+from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
 RawEntry = dict[str, Any]
 
@@ -374,6 +374,26 @@ class EntryIndex:
             report.count_more("orphan", counted)
 
     # -- queries -------------------------------------------------------------------------
+
+    def resolve(self, ref: str, path: str | None = None) -> str:
+        """An entry id, a unique id prefix (4+ characters) or a label -> the entry id (``path`` names the file in errors)."""
+        if not isinstance(ref, str) or not ref:
+            raise EntryNotFoundError(str(ref), path)
+        by_id = self.by_id
+        if ref in by_id:
+            return ref
+        labelled = [eid for eid, (label, _) in self.labels.items() if label == ref]
+        if len(labelled) == 1:
+            return labelled[0]
+        if len(labelled) > 1:
+            raise SessionError(f"label {ref!r} is on several entries: {', '.join(labelled)}; use an id")
+        if len(ref) >= 4:
+            matches = [eid for eid in by_id if eid.startswith(ref)]
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                raise SessionError(f"id prefix {ref!r} matches {len(matches)} entries ({', '.join(matches[:5])}); give more characters")
+        raise EntryNotFoundError(ref, path)
 
     def path_positions(self, leaf_id: str | None) -> list[int]:
         """Positions (in :attr:`order`) from the root to ``leaf_id``, root first. Raises :class:`CycleError`."""

@@ -17,7 +17,7 @@ from .entries import Entry, SessionHeader, entry_from_dict
 from .index import EntryIndex, RawEntry, TreeNode
 from .listing import SessionInfo
 from .rebuild import build_context
-from .report import EntryNotFoundError, LoadReport, SessionError
+from .report import LoadReport
 from .viewers import viewer
 
 Durability = Literal["entry", "turn", "never"]
@@ -152,23 +152,7 @@ class SessionReading:
 
     def resolve(self, ref: str) -> str:
         """Turn an entry id, a unique id prefix (4+ characters) or a label into an entry id."""
-        if not isinstance(ref, str) or not ref:
-            raise EntryNotFoundError(str(ref), self._path)
-        by_id = self._index.by_id
-        if ref in by_id:
-            return ref
-        labelled = [eid for eid, (label, _) in self._index.labels.items() if label == ref]
-        if len(labelled) == 1:
-            return labelled[0]
-        if len(labelled) > 1:
-            raise SessionError(f"label {ref!r} is on several entries: {', '.join(labelled)}; use an id")
-        if len(ref) >= 4:
-            matches = [eid for eid in by_id if eid.startswith(ref)]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise SessionError(f"id prefix {ref!r} matches {len(matches)} entries ({', '.join(matches[:5])}); give more characters")
-        raise EntryNotFoundError(ref, self._path)
+        return self._index.resolve(ref, self._path)
 
     def branch(self, leaf: str | None = CURRENT_LEAF) -> list[Entry]:
         """The entries from the root to ``leaf`` (default: the current leaf), root first, as models."""

@@ -29,7 +29,7 @@ from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
 from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
-from .report import CycleError, EntryNotFoundError, LoadReport, SessionError, SessionFileError
+from .report import CycleError, LoadReport, SessionFileError
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -121,23 +121,7 @@ class ScannedSession:
 
     def resolve(self, ref: str) -> str:
         """An entry id, a unique id prefix (4+ characters) or a label, as :meth:`Session.resolve`."""
-        if not isinstance(ref, str) or not ref:
-            raise EntryNotFoundError(str(ref), self.path)
-        by_id = self._index.by_id
-        if ref in by_id:
-            return ref
-        labelled = [eid for eid, (label, _) in self._index.labels.items() if label == ref]
-        if len(labelled) == 1:
-            return labelled[0]
-        if len(labelled) > 1:
-            raise SessionError(f"label {ref!r} is on several entries: {', '.join(labelled)}; use an id")
-        if len(ref) >= 4:
-            matches = [eid for eid in by_id if eid.startswith(ref)]
-            if len(matches) == 1:
-                return matches[0]
-            if len(matches) > 1:
-                raise SessionError(f"id prefix {ref!r} matches {len(matches)} entries ({', '.join(matches[:5])}); give more characters")
-        raise EntryNotFoundError(ref, self.path)
+        return self._index.resolve(ref, self.path)
 
     def tree(self) -> list[TreeNode]:
         """The tree of stubs, as :meth:`Session.tree`."""
