@@ -47,4 +47,4 @@ def test_dask_workers_run_the_grid_and_the_table_matches_the_local_one(tmp_path,
     # each branch is a sibling below the same start, with its own tool call and result
     for row in remote.rows:
         ctx = reopened.context(row.leaf)
-        assert [m.role for m in ctx.messages] == ["user", "assistant", "toolResult", "assistant"]
+        assert [m.role for m in ctx.messages] == ["system", "user", "assistant", "toolResult", "assistant"]  # the prompt is recorded

@@ -63,7 +63,7 @@ def test_grid_cell_runs_siblings_and_leaves_durable_outputs(kernel):
     assert [r.state for r in result.rows] == ["done"] * 8
     assert {r.values["tone"] for r in result.rows} == {"very terse", "warm"}
     assert all(r.scores["length"] > 0 for r in result.rows)
-    intro_leaf = [e for e in s.raw_entries() if e.get("type") == "message"][1]["id"]
+    intro_leaf = [e for e in s.raw_entries() if e.get("type") == "message" and e["message"]["role"] == "assistant"][0]["id"]
     starts = {s.raw_entry(r.variant_entry)["parentId"] for r in result.rows}
     assert starts == {intro_leaf}  # all siblings from where the cell started
     # the cell below continues from the first branch

@@ -255,4 +255,4 @@ def test_an_agent_prompts_on_a_session_with_odd_values(tmp_path, monkeypatch, ki
     assert prompt["content"] == [{"type": "text", "text": "hi"}]
     assert [(m["role"], text_of(m["content"])[: len(start)]) for m, (_, start) in zip(history, SENT[kind], strict=True)] == SENT[kind]
     added = Session.open(path, readonly=True).raw_entries()[len(Session.open(original, readonly=True)) :]
-    assert [e["message"]["role"] for e in added if e["type"] == "message"] == ["user", "assistant"]
+    assert [e["message"]["role"] for e in added if e["type"] == "message"] == ["system", "user", "assistant"]  # our prompt recorded first
