@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -172,19 +172,6 @@ class GetEntriesCommand(Command):
     since: str | None = None
 
 
-_MORE_SIMPLE = (
-    "abort_bash",
-    "abort_retry",
-    "clear_queue",
-    "clone",
-    "cycle_model",
-    "cycle_thinking_level",
-    "get_available_models",
-    "get_available_thinking_levels",
-    "get_commands",
-)
-
-
 class _Simple(Command):
     type: Literal[
         "get_session_stats",
@@ -258,7 +245,7 @@ COMMAND_TYPES: tuple[str, ...] = (
     "set_auto_retry",
     "export_html",
     "get_entries",
-    *_MORE_SIMPLE,
+    *get_args(_Simple.model_fields["type"].annotation),  # the simple commands, as their model lists them
 )
 """The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
 

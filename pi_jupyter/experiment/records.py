@@ -23,10 +23,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..session import Session
+from ..views.scores import SCORE_TYPE, VARIANT_TYPE  # the views read these records too: one name each
 
-VARIANT_TYPE = "pi_jupyter.variant"
 END_TYPE = "pi_jupyter.branch_end"
-SCORE_TYPE = "pi_jupyter.score"
 EXPERIMENT_TYPE = "pi_jupyter.experiment"
 PREVIEW_CHARS = 160
 
