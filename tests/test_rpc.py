@@ -173,7 +173,7 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     assert kinds[0] == "agent_start" and kinds[-2:] == ["agent_end", "agent_settled"]  # pi 1.6 ends with agent_settled
     assert {"turn_start", "message_start", "message_update", "message_end", "turn_end"} <= set(kinds)
     update = next(o for o in server.seen if o["type"] == "message_update")
-    assert update["message"]["role"] == "assistant" and "assistantMessageEvent" in update  # pi's shape by default
+    assert set(update) == {"type", "usage", "assistantMessageEvent"}  # pi 1.6's shape by default (its toJsonEvent)
     end = server.seen[-2]
     assert server.seen[-1] == {"type": "agent_settled", "aborted": False}
     assert texts(end["messages"])[0] == "Hello from the client"
@@ -189,8 +189,8 @@ def test_prompt_streams_pi_events_and_end_of_input_waits_for_the_run_to_be_saved
     assert b"offline" in b"".join(server.stderr)  # the note that the offline model answers
 
 
-def test_delta_only_leaves_the_partial_message_out_of_message_update(rpc, tmp_path):
-    server = rpc("--no-session", "--delta-only")
+def test_message_update_leaves_the_partial_message_out_unless_full_updates_is_asked(rpc, tmp_path):
+    server = rpc("--no-session", "--delta-only")  # --delta-only: the default now, still accepted
     image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     server.send({"id": "p", "type": "prompt", "message": "short", "images": [image]})
     assert server.finish() == 0
@@ -202,6 +202,13 @@ def test_delta_only_leaves_the_partial_message_out_of_message_update(rpc, tmp_pa
     deltas = "".join(o["assistantMessageEvent"].get("delta", "") for o in updates if o["assistantMessageEvent"]["type"] == "text_delta")
     final = next(o for o in server.seen if o["type"] == "message_end" and o["message"]["role"] == "assistant")
     assert deltas == texts([final["message"]])[0]
+    full = rpc("--no-session", "--full-updates")  # pi 0.73's shape: the whole partial message in every update
+    full.send({"id": "p", "type": "prompt", "message": "short"})
+    assert full.finish() == 0
+    updates = [o for o in full.seen if o["type"] == "message_update"]
+    assert updates and all(set(o) == {"type", "message", "assistantMessageEvent"} for o in updates)
+    final = next(o for o in full.seen if o["type"] == "message_end" and o["message"]["role"] == "assistant")
+    assert texts([updates[-1]["message"]]) == texts([final["message"]])
 
 
 def test_malformed_lines_and_failing_commands_are_answered_with_their_id_and_the_server_goes_on(rpc, tmp_path):
@@ -441,7 +448,7 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     for i, text in enumerate(["first question", "second question"]):
         server.send({"id": f"p{i}", "type": "prompt", "message": text})
         server.until("agent_end")
-    tree = server.data({"id": "t", "type": "get_tree"})
+    tree = server.data({"id": "t", "type": "get_tree", "flat": True})
     nodes = {n["id"]: n for n in tree["nodes"]}
     assert tree["leafId"] == tree["path"][-1] and len(tree["roots"]) == 1
     user_nodes = [n for n in tree["nodes"] if n.get("role") == "user"]
@@ -453,12 +460,12 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     first_answer = next(n for n in tree["nodes"] if n.get("role") == "assistant")
     moved = server.data({"id": "c", "type": "checkout", "entryId": first_answer["id"], "label": "after-first"})
     # as in pi, the label entry is appended under the target, so the leaf is that label entry
-    label_node = {n["id"]: n for n in server.data({"id": "t1", "type": "get_tree"})["nodes"]}[moved["leafId"]]
+    label_node = {n["id"]: n for n in server.data({"id": "t1", "type": "get_tree", "flat": True})["nodes"]}[moved["leafId"]]
     assert label_node["type"] == "label" and label_node["parentId"] == first_answer["id"]
     assert server.data({"id": "s", "type": "get_state"})["messageCount"] == 3  # system, question, answer
     server.send({"id": "p2", "type": "prompt", "message": "another second question"})
     server.until("agent_end")
-    tree = server.data({"id": "t2", "type": "get_tree"})
+    tree = server.data({"id": "t2", "type": "get_tree", "flat": True})
     nodes = {n["id"]: n for n in tree["nodes"]}
     branch_point = nodes[first_answer["id"]]
     assert branch_point.get("label") == "after-first"
@@ -473,7 +480,7 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     assert not any(n.get("customType") == "pi_jupyter.checkout" for n in tree["nodes"])  # markers are hidden
     # with a summary of the branch being left (the offline model writes it)
     summarized = server.data({"id": "cs", "type": "checkout", "entryId": first_answer["id"], "summarize": True})
-    tree = server.data({"id": "t3", "type": "get_tree"})
+    tree = server.data({"id": "t3", "type": "get_tree", "flat": True})
     nodes = {n["id"]: n for n in tree["nodes"]}
     assert tree["leafId"] == summarized["leafId"]
     summary = [nodes[i] for i in tree["path"] if nodes[i]["type"] == "branch_summary"]
@@ -494,7 +501,7 @@ def test_fork_new_session_and_switch_session(rpc, tmp_path):
         server.until("agent_end")
     server.data({"id": "n", "type": "set_session_name", "name": "the original"})
     before = original.read_bytes()
-    tree = server.data({"id": "t", "type": "get_tree"})
+    tree = server.data({"id": "t", "type": "get_tree", "flat": True})
     second_user = [n for n in tree["nodes"] if n.get("role") == "user"][1]
     an_assistant = next(n for n in tree["nodes"] if n.get("role") == "assistant")
 

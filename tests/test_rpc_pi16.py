@@ -128,9 +128,11 @@ def _model_keys(response: dict[str, Any]) -> list[str]:
 def test_bash_records_a_bash_execution_and_clear_queue_clone_export_and_entries(rpc, tmp_path):  # noqa: F811
     server = rpc("--session", str(tmp_path / "s.jsonl"))
     result = server.data({"id": 1, "type": "bash", "command": "echo hello; exit 3"})
-    assert result == {"output": "hello", "exitCode": 3, "cancelled": False, "truncated": False}
+    assert result == {"output": "hello\n", "exitCode": 3, "cancelled": False, "truncated": False}  # pi keeps the last newline
+    streamed = [o for o in server.seen if o["type"] == "bash_execution_update"]
+    assert streamed == [{"type": "bash_execution_update", "id": 1, "delta": "hello\n"}]  # as it came, with the command's id
     hidden = server.data({"id": 2, "type": "bash", "command": "echo secret-ish", "excludeFromContext": True})
-    assert hidden["output"] == "secret-ish"
+    assert hidden["output"] == "secret-ish\n"
     entries = server.data({"id": 3, "type": "get_entries"})
     messages = [e["message"] for e in entries["entries"] if e["type"] == "message"]
     assert [m["role"] for m in messages] == ["bashExecution", "bashExecution"]

@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"pi-jupyter: using {agent.model.ref} (from $PI_JUPYTER_MODEL)", file=sys.stderr)
     if args.json:
         print(json.dumps(session.header.to_dict(), ensure_ascii=False, separators=(",", ":")), flush=True)
-        agent.log_events(sys.stdout, delta_only=True)  # pi 1.6 prints message_update without the partial message
+        from .json_events import write_pi_events
+
+        write_pi_events(agent, sys.stdout)  # pi 1.6's --mode json events (its toJsonEvent)
     else:
         if session.path:
             print(f"pi-jupyter: session {session.path}", file=sys.stderr)

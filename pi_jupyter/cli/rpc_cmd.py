@@ -25,9 +25,14 @@ Commands: prompt{message, images?, streamingBehavior?}, steer{message}, follow_u
 abort, new_session{parentSession?}, get_state, get_messages, set_model{provider, modelId},
 set_thinking_level{level}, set_steering_mode{mode}, set_follow_up_mode{mode},
 compact{customInstructions?}, fork{entryId}, switch_session{sessionPath}, get_session_stats,
-set_session_name{name}, get_last_assistant_text, get_fork_messages; and, beyond pi,
-get_tree (the session tree as flat JSON) and checkout{entryId, summarize?,
-customInstructions?, replaceInstructions?, label?} -> {leafId}.
+set_session_name{name}, get_last_assistant_text, get_fork_messages, get_tree,
+get_entries{since?}, bash{command, excludeFromContext?}, abort_bash, abort_retry,
+clear_queue, clone, cycle_model, cycle_thinking_level, export_html{outputPath?},
+get_available_models, get_available_thinking_levels, get_commands,
+set_auto_compaction{enabled}, set_auto_retry{enabled} (pi 1.6's commands, in its shapes:
+get_tree answers pi's nested {tree: [{entry, children, label?, labelTimestamp?}], leafId});
+and, beyond pi, get_tree{flat: true} (the tree as flat JSON: {leafId, path, roots, nodes})
+and checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?} -> {leafId}.
 
 Every command is answered once, with its own id and command name; a failure is
 {"id", "type":"response", "command", "success":false, "error"}. (One exception: should a
@@ -56,8 +61,13 @@ session goes to pi's folder for this project; without --model the built-in offli
 answers (a note on stderr says so). --base-url applies to every model of --model's
 provider (set_model included).
 
---delta-only leaves the whole partial message out of "message_update" lines (pi repeats it
-in every line, so a long answer costs O(n^2) output); the default keeps pi's shape.
+Events are pi 1.6's (its toJsonEvent, the same as `--mode json`): "message_update" is
+{type, usage, assistantMessageEvent} without the partial message; compaction is
+compaction_start{reason} / compaction_end{reason, result, aborted, willRetry, errorMessage?};
+agent_end has willRetry; agent_settled ends each prompt; entry_appended{entry},
+session_info_changed{name}, thinking_level_changed{level}, bash_execution_update{id, delta}
+and queue_update{steering, followUp} as pi sends them. --full-updates puts the whole partial
+message back into "message_update" (pi 0.73's shape; a long answer then costs O(n^2) output).
 
 exit status: 0 end of input, 2 bad arguments (unknown model, missing key, unusable file),
 129/130/143 stopped by SIGHUP/SIGINT/SIGTERM."""
@@ -66,7 +76,9 @@ exit status: 0 end of input, 2 bad arguments (unknown model, missing key, unusab
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``rpc``."""
     add_agent_arguments(parser)
-    parser.add_argument("--delta-only", action="store_true", help="message_update lines without the whole partial message")
+    parser.add_argument("--full-updates", action="store_true", help="message_update lines with the whole partial message (pi 0.73's shape)")
+    # the default since pi 1.6 made it its shape; still accepted so older command lines work
+    parser.add_argument("--delta-only", action="store_true", help=argparse.SUPPRESS)
 
 
 def _take_stdout() -> object:
@@ -130,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pi-jupyter: session {agent.session.path}", file=sys.stderr)
     stream = _take_stdout()
     output = Output(stream)  # type: ignore[arg-type]
-    server = RpcServer(agent, factory, output, delta_only=args.delta_only)
+    server = RpcServer(agent, factory, output, full_updates=args.full_updates)
     output.on_broken = lambda: server.terminate(0)
     try:
         return asyncio.run(server.serve(sys.stdin.fileno()))

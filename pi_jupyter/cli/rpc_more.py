@@ -16,8 +16,10 @@ the run); ``export_html`` writes a plain, self-contained transcript page, not pi
 from __future__ import annotations
 
 import asyncio
+import codecs
 import html
 import os
+import re
 import tempfile
 from typing import Any
 
@@ -29,10 +31,25 @@ from ..providers import Model, api_key_for, list_models
 from . import rpc_views as views
 from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
 
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
-def available_models() -> list[Model]:
-    """Models a request could be sent to now (a key is set, or none is needed): pi's available snapshot."""
-    return [m for m in list_models() if api_key_for(m) is not None]
+
+def _clean(text: str) -> str:
+    """pi's bash output cleaning: terminal escape sequences and carriage returns removed."""
+    return _ANSI.sub("", text).replace("\r", "")
+
+
+def available_models(current: Model | None = None) -> list[Model]:
+    """Models a request could be sent to now (a key is set, or none is needed): pi's available snapshot.
+
+    ``current``, the model in use, is listed first when the catalog does not hold it (a
+    ``--model`` at a ``--base-url``, which pi would have in its ``models.json``), so cycling
+    comes back to it.
+    """
+    models = [m for m in list_models() if api_key_for(m) is not None]
+    if current is not None and not any((m.provider, m.id) == (current.provider, current.id) for m in models):
+        models.insert(0, current)
+    return models
 
 
 def thinking_levels(model: Model) -> list[str]:
@@ -47,6 +64,7 @@ class MoreCommands:
 
     agent: Any
     factory: Any
+    out: Any
     _pending: dict[str, list[str]]
     _bash: asyncio.subprocess.Process | None = None
     _bash_cancelled: bool = False
@@ -56,9 +74,11 @@ class MoreCommands:
         if kind == "clear_queue":
             return success(cid, kind, self._clear_queue())
         if kind == "get_available_models":
-            return success(cid, kind, {"models": [views.model_to_pi(m) for m in available_models()]})
+            return success(cid, kind, {"models": [views.model_to_pi(m) for m in available_models(agent.model)]})
         if kind == "cycle_model":
-            return success(cid, kind, self._cycle_model(), with_data=True)
+            with self.level_watch():  # type: ignore[attr-defined]
+                cycled = self._cycle_model()
+            return success(cid, kind, cycled, with_data=True)
         if kind == "get_available_thinking_levels":
             return success(cid, kind, {"levels": thinking_levels(agent.model)})
         if kind == "cycle_thinking_level":
@@ -66,7 +86,8 @@ class MoreCommands:
             if not agent.model.reasoning:
                 return success(cid, kind, None, with_data=True)
             current = levels.index(agent.thinking_level) if agent.thinking_level in levels else -1
-            agent.set_thinking_level(levels[(current + 1) % len(levels)])
+            with self.level_watch():  # type: ignore[attr-defined]
+                agent.set_thinking_level(levels[(current + 1) % len(levels)])
             return success(cid, kind, {"level": agent.thinking_level})
         if isinstance(command, EnabledCommand):
             if kind == "set_auto_retry":
@@ -103,7 +124,7 @@ class MoreCommands:
         return cleared
 
     def _cycle_model(self) -> dict[str, Any] | None:
-        models = available_models()
+        models = available_models(self.agent.model)
         if len(models) < 2:
             return None
         current = next((i for i, m in enumerate(models) if (m.provider, m.id) == (self.agent.model.provider, self.agent.model.id)), -1)
@@ -136,11 +157,25 @@ class MoreCommands:
             *shell_command(), command.command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )
         self._bash = proc
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pieces: list[str] = []
+        held = ""  # the unfinished last line: a key cut between two reads must still be redacted whole
         try:
-            raw, _ = await proc.communicate()
+            assert proc.stdout is not None
+            while True:
+                chunk = await proc.stdout.read(1 << 16)
+                text = held + _clean(decoder.decode(chunk, final=not chunk))
+                cut = text.rfind("\n") + 1 if chunk else len(text)
+                delta, held = text[:cut], text[cut:]
+                if delta:
+                    pieces.append(delta)
+                    self._bash_update(command.id, delta)
+                if not chunk:
+                    break
+            await proc.wait()
         finally:
             self._bash = None
-        text = redact(raw.decode("utf-8", errors="replace").replace("\r\n", "\n").rstrip("\n"))
+        text = redact("".join(pieces))  # as pi: the whole output, its last newline included
         cut = truncate_tail(text)
         result: dict[str, Any] = {
             "output": cut.content,
@@ -161,6 +196,14 @@ class MoreCommands:
         self.agent.session.append_message(message)
         self.agent.reload()
         return result
+
+    def _bash_update(self, cid: Any, delta: str) -> None:
+        """pi 1.6's ``bash_execution_update``: output as it comes, tagged with the command's id."""
+        update: dict[str, Any] = {"type": "bash_execution_update"}
+        if cid is not None:
+            update["id"] = cid
+        update["delta"] = redact(delta)
+        self.out.write(update)
 
     def _export_html(self, output_path: str | None) -> str:
         session = self.agent.session

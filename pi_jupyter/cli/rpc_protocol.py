@@ -172,11 +172,17 @@ class GetEntriesCommand(Command):
     since: str | None = None
 
 
+class GetTreeCommand(Command):
+    """pi's ``get_tree`` -> ``{tree, leafId}``; ``flat: true`` (pi-jupyter's own) gives the flat view instead."""
+
+    type: Literal["get_tree"]
+    flat: bool = False
+
+
 class _Simple(Command):
     type: Literal[
         "get_session_stats",
         "get_last_assistant_text",
-        "get_tree",
         "get_fork_messages",
         "abort_bash",
         "abort_retry",
@@ -211,6 +217,7 @@ AnyCommand = Annotated[
         EnabledCommand,
         ExportHtmlCommand,
         GetEntriesCommand,
+        GetTreeCommand,
         _Simple,
     ],
     Field(discriminator="type"),
@@ -248,6 +255,10 @@ COMMAND_TYPES: tuple[str, ...] = (
     *get_args(_Simple.model_fields["type"].annotation),  # the simple commands, as their model lists them
 )
 """The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
+
+
+class EncodedLine(str):
+    """A response already encoded as one JSON line (written as is, after redaction)."""
 
 
 class CommandError(Exception):

@@ -24,12 +24,15 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from ..agent.agent import Agent, AgentBusyError, AgentSettings
+from ..agent.compaction_runner import CompactionCancelled
 from ..agent.redact import redact
+from ..compaction import SummaryAborted, estimate_tokens_pi
 from ..messages import UserMessage
 from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
 from ..providers.keys import env_key_names
 from ..session import Session, SessionError
 from . import rpc_views as views
+from .json_events import PiEventStream, compaction_end, compaction_result, compaction_start
 from .rpc_more import MoreCommands
 from .rpc_protocol import (
     BadCommand,
@@ -37,8 +40,10 @@ from .rpc_protocol import (
     Command,
     CommandError,
     CompactCommand,
+    EncodedLine,
     FollowUpCommand,
     ForkCommand,
+    GetTreeCommand,
     LineSplitter,
     NewSessionCommand,
     PromptCommand,
@@ -73,7 +78,8 @@ class Output:
 
     def write(self, obj: Any) -> None:
         """Write ``obj`` as one line; a reader that went away stops the output (and asks for shutdown)."""
-        line = redact(encode_line(obj)).encode("utf-8", "surrogatepass") + b"\n"
+        text = obj if isinstance(obj, EncodedLine) else encode_line(obj)
+        line = redact(text).encode("utf-8", "surrogatepass") + b"\n"
         with self._lock:
             if self.closed:
                 return
@@ -126,11 +132,12 @@ class AgentFactory:
 class RpcServer(MoreCommands):
     """Serve one agent over JSON lines (see the module docstring); :meth:`serve` returns the exit status."""
 
-    def __init__(self, agent: Agent, factory: AgentFactory, output: Output, *, delta_only: bool = False) -> None:
+    def __init__(self, agent: Agent, factory: AgentFactory, output: Output, *, full_updates: bool = False) -> None:
         self.agent = agent
         self.factory = factory
         self.out = output
-        self.delta_only = delta_only
+        self.events = PiEventStream(full_updates=full_updates)
+        """Our events as pi 1.6's JSON events (``full_updates``: pi 0.73's ``message_update`` with the partial message)."""
         self._unsubscribe: Callable[[], None] | None = None
         self._run_task: asyncio.Task[Any] | None = None
         self._side_tasks: set[asyncio.Task[Any]] = set()
@@ -279,7 +286,9 @@ class RpcServer(MoreCommands):
             self._auto_compacting = True
         elif kind == "auto_compaction_end":
             self._auto_compacting = False
-        self.out.write(event.to_dict(delta_only=self.delta_only))
+        line = self.events(event)
+        if line is not None:
+            self.out.write(line)
 
     def _delivered(self, text: str) -> None:
         """A queued message reached the model: take it off the pending lists (pi matches by text too)."""
@@ -380,10 +389,12 @@ class RpcServer(MoreCommands):
             if api_key_for(model) is None:
                 names = " or ".join(env_key_names(model.provider)) or "the provider's key variable"
                 raise CommandError(f"No API key found for {model.provider}: set {names}")
-            agent.set_model(model)
+            with self.level_watch():
+                agent.set_model(model)
             return success(cid, kind, views.model_to_pi(agent.model))
         if isinstance(command, SetThinkingLevelCommand):
-            agent.set_thinking_level(command.level)
+            with self.level_watch():
+                agent.set_thinking_level(command.level)
             return success(cid, kind)
         if isinstance(command, SetQueueModeCommand):
             if kind == "set_steering_mode":
@@ -408,13 +419,16 @@ class RpcServer(MoreCommands):
             if not name:
                 raise CommandError("Session name cannot be empty")
             agent.session.set_name(name)
+            self.out.write({"type": "session_info_changed", "name": agent.session.name})  # pi 1.6's event
             return success(cid, kind)
         if kind == "get_last_assistant_text":
             return success(cid, kind, {"text": views.last_assistant_text(agent.messages)})
         if kind == "get_fork_messages":
             return success(cid, kind, {"messages": views.fork_messages(agent.session)})
-        if kind == "get_tree":
-            return success(cid, kind, views.tree_view(agent.session))
+        if isinstance(command, GetTreeCommand):
+            if command.flat:
+                return success(cid, kind, views.tree_view(agent.session))
+            return self._tree_response(command)
         if isinstance(command, CheckoutCommand):
             return success(cid, kind, {"leafId": await self._checkout(command)})
         more = await self._handle_more(command)
@@ -444,18 +458,45 @@ class RpcServer(MoreCommands):
         state["pendingMessageCount"] = len(self._pending["steering"]) + len(self._pending["followUp"])
         return state
 
+    @contextlib.contextmanager
+    def level_watch(self) -> Any:
+        """Write pi's ``thinking_level_changed`` when the block changed the thinking level (set, cycled or clamped)."""
+        before = self.agent.thinking_level
+        yield
+        if self.agent.thinking_level != before:
+            self.out.write({"type": "thinking_level_changed", "level": self.agent.thinking_level})
+
+    def _tree_response(self, command: GetTreeCommand) -> EncodedLine:
+        """pi's ``{tree, leafId}``, encoded here: the nested tree is too deep for a recursive encoder."""
+        session = self.agent.session
+        marker = f"\u0000tree-{id(command)}\u0000"
+        line = encode_line(success(command.id, command.type, {"tree": marker, "leafId": session.leaf_id}))
+        return EncodedLine(line.replace(encode_line(marker), views.tree_json(session), 1))
+
     async def _compact(self, command: CompactCommand) -> Any:
         await self._stop_run()
         self._compacting = True
+        self.out.write(compaction_start("manual"))
         try:
             result = await self.agent.compact(command.custom_instructions)
+        except BaseException as exc:
+            aborted = isinstance(exc, (asyncio.CancelledError, SummaryAborted, CompactionCancelled))
+            error = None if aborted else f"Compaction failed: {_message(exc)}"
+            self.out.write(compaction_end("manual", None, aborted=aborted, error=error))
+            raise
         finally:
             self._compacting = False
-        for name in ("to_pi", "to_dict"):
-            method = getattr(result, name, None)
-            if method is not None:
-                return method()
-        return result
+        data = compaction_result(result)
+        if isinstance(data, dict):
+            # pi 1.6's CompactionResult: the estimate of the context now, and what the summary cost
+            after = sum(estimate_tokens_pi(m) for m in views.messages_to_pi(self.agent.messages))
+            data = {**data, "estimatedTokensAfter": after}
+            usage = getattr(result, "usage", None)
+            if usage is not None:
+                data["usage"] = usage
+            data["details"] = data.pop("details", None)
+        self.out.write(compaction_end("manual", data))
+        return data
 
     async def _checkout(self, command: CheckoutCommand) -> str | None:
         if self._running():

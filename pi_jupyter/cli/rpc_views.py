@@ -6,6 +6,7 @@ returns plain JSON-ready dicts; nothing here changes state.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..compaction import calculate_context_tokens, estimate_context_tokens, estimate_tokens_pi
@@ -150,8 +151,49 @@ def fork_messages(session: Session) -> list[dict[str, str]]:
     return out
 
 
+def tree_json(session: Session) -> str:
+    """pi 1.6's ``get_tree`` tree as JSON text: ``[{entry, children: [...], label?, labelTimestamp?}]``.
+
+    pi's ``SessionManager.getTree``: every entry of the file (roots in file order, children
+    oldest first, orphans as roots), labels resolved. Written iteratively, not with a
+    recursive encoder: a linear session of n entries nests 2n deep, more than Python's
+    ``json`` can encode.
+    """
+    parts: list[str] = ["["]
+    # a stack of nodes still to write and text to write between them, popped from the end
+    stack: list[TreeNode | str] = []
+    for i, root in enumerate(reversed(session.tree())):
+        if i:
+            stack.append(",")
+        stack.append(root)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            continue
+        parts.append('{"entry":' + _dumps(item.entry) + ',"children":[')
+        tail = "]"
+        if item.label is not None:
+            tail += ',"label":' + _dumps(item.label)
+        if item.label_timestamp is not None:
+            tail += ',"labelTimestamp":' + _dumps(item.label_timestamp)
+        stack.append(tail + "}")
+        for i, child in enumerate(reversed(item.children)):
+            if i:
+                stack.append(",")
+            stack.append(child)
+    parts.append("]")
+    return "".join(parts)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def tree_view(session: Session) -> dict[str, Any]:
-    """The session tree as flat JSON: ``{leafId, path, roots, nodes: [{id, type, parentId, children, ...}]}``.
+    """``get_tree{flat: true}``, pi-jupyter's own: the session tree as flat JSON.
+
+    ``{leafId, path, roots, nodes: [{id, type, parentId, children, ...}]}``.
 
     Flat (ids, not nesting) so a 100k-deep branch is no problem for any JSON parser. Nodes
     are in pi's tree order (roots in file order, children oldest first). pi-jupyter's
