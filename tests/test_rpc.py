@@ -35,13 +35,14 @@ WAIT = "use bash `while [ ! -f release ]; do sleep 0.02; done; echo released`"
 class Rpc:
     """A running ``python -m pi_jupyter rpc`` with line readers on stdout and stderr."""
 
-    def __init__(self, cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, cwd: Path, *args: str, env: dict[str, str] | None = None, program: list[str] | None = None) -> None:
+        """``program`` replaces ``python -m pi_jupyter rpc`` (pi's own RPC mode through node, for comparisons)."""
         full_env = {k: v for k, v in os.environ.items() if k != "PI_JUPYTER_MODEL"}
         full_env["PI_CODING_AGENT_DIR"] = str(cwd / "agent-dir")
         full_env.update(env or {})
         self.cwd = cwd
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pi_jupyter", "rpc", *args],
+            [*(program or [sys.executable, "-m", "pi_jupyter", "rpc"]), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -132,8 +133,8 @@ def rpc(tmp_path: Path):
     """Start servers in ``tmp_path`` with ``rpc(*args)``; each is killed at the end if still alive."""
     started: list[Rpc] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> Rpc:
-        server = Rpc(tmp_path, *args, env=env)
+    def start(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, program: list[str] | None = None) -> Rpc:
+        server = Rpc(cwd or tmp_path, *args, env=env, program=program)
         started.append(server)
         return server
 

