@@ -24,6 +24,8 @@ PI_ONLY = {
     "thinkingLevel@message",
     # pi-ai 1.6's flag on a tool declaration (system message ``toolsAdded``)
     "constrainedSampling",
+    # pi 1.6's bash tool result carries {output, truncated, exit_code, wall_time_seconds} for MCP-style clients
+    "structuredContent@result",
     "reasoning@usage",
     "totalFromProvider@cost",
     # pi's catalog fields on model objects (its compat flags, prompt-cache and input limits)
@@ -34,6 +36,7 @@ PI_ONLY = {
 
 OURS_ONLY = {
     "retryAfterMs",  # auto_retry_start: the wait the server asked for, beside pi's delayMs
+    "details",  # a tool result's details (pi's ToolResult has the optional field; its bash leaves it out when nothing was cut)
 }
 """Keys we send that pi 1.6 does not (clients ignore unknown keys)."""
 

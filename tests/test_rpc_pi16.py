@@ -16,7 +16,7 @@ import pytest
 from pi_npm import cache_dir, install_pi
 from rpc_shapes import diff_shapes, event_names
 from test_rpc import rpc  # noqa: F401 - the fixture
-from wire.server import openai_reply
+from wire.server import openai_reply, tool_call
 
 from pi_jupyter.session import Session
 
@@ -57,6 +57,10 @@ def _reply(request: Any) -> Any:
     messages = (request.body or {}).get("messages") or []
     last = json.dumps(messages[-1]) if messages else ""
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if messages and messages[-1].get("role") == "tool":
+        return openai_reply("The command said hi.", usage=usage)
+    if "run a command" in last:
+        return openai_reply(tool_calls=[tool_call("bash", {"command": "echo hi"}, id="call_parity")], usage=usage)
     if "summar" in last.lower():
         return openai_reply("## Goal\nSay hello.\n\n## Progress\nDone.", usage=usage)
     if "please write long" in last:
@@ -100,6 +104,7 @@ SCRIPT: list[tuple[str, Any]] = [
     ("prompt-long", {"type": "prompt", "message": "please write long"}),
     ("prompt-long-2", {"type": "prompt", "message": "please write long again"}),
     ("prompt-after", {"type": "prompt", "message": "hello again"}),
+    ("prompt-tool", {"type": "prompt", "message": "run a command"}),
     ("compact", {"type": "compact", "customInstructions": "keep it short"}),
     ("stats-after", {"type": "get_session_stats"}),
     ("forks", {"type": "get_fork_messages"}),
@@ -182,9 +187,11 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
             provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire", "models": models}
             (home / "agent-dir" / "models.json").write_text(json.dumps({"providers": {"wire": provider}}))
             program = [_node22(), str(cli), "--mode", "rpc"]
-            server = rpc("--model", "wire/gpt-test", "--session", session, env={**env, "HOME": str(home)}, cwd=home, program=program)
+            args = ("--model", "wire/gpt-test", "--session", session, "--tools", "read,bash")
+            server = rpc(*args, env={**env, "HOME": str(home)}, cwd=home, program=program)
         else:
-            server = rpc("--model", "wire/gpt-test", "--base-url", wire.openai_url, "--session", session, env=env, cwd=home)
+            args = ("--model", "wire/gpt-test", "--base-url", wire.openai_url, "--session", session, "--tools", "read,bash")
+            server = rpc(*args, env=env, cwd=home)
         sides[side] = _run_script(server)
         assert server.finish() == 0
     pi, ours = sides["pi"], sides["ours"]
@@ -262,47 +269,41 @@ def test_delta_only_events_have_pi16s_message_update_shape(rpc, tmp_path):  # no
 
 @pytest.mark.interop
 def test_json_event_stream_matches_pi16s_mode_json(wire, tmp_path):
-    """The same prompt to the same wire-server model, through pi 1.6's ``--mode json`` and our ``prompt --json``."""
+    """The same prompt (a tool call, then an answer) to the same wire-server model, through pi 1.6's
+    ``--mode json`` and our ``prompt --json``: the same events in the same order, of the same shapes."""
     if not shutil.which("npm"):
         pytest.skip("comparing with pi 1.6 needs npm (to install pi and node 22)")
     modules = install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
     home = tmp_path / "home"
     (home / ".pi" / "agent").mkdir(parents=True)
-    model = {"id": "gpt-test", "name": "gpt-test", "reasoning": False, "input": ["text"], "contextWindow": 128000, "maxTokens": 4096}
-    model["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-    provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire-json", "models": [model]}
+    provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire-json", "models": [{"id": "gpt-test", **MODEL}]}
     (home / ".pi" / "agent" / "models.json").write_text(json.dumps({"providers": {"wire": provider}}))
-    wire.queue("openai", openai_reply("Hello there, friend."), openai_reply("Hello there, friend."))
+    wire.respond_with("openai", _reply)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "PI_JUPYTER_MODEL"}
     cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
-    pi_run = [_node22(), str(cli), "--mode", "json", "-p", "hello", "--model", "wire/gpt-test", "--no-session"]
+    prompt = "run a command"
+    pi_run = [_node22(), str(cli), "--mode", "json", "-p", prompt, "--model", "wire/gpt-test", "--no-session", "--tools", "bash"]
     theirs = subprocess.run(pi_run, capture_output=True, text=True, env={**env, "HOME": str(home)}, cwd=tmp_path, timeout=120)
-    ours_run = [sys.executable, "-m", "pi_jupyter", "prompt", "--json", "--no-session", "--model", "openai/gpt-test"]
-    ours_run += ["--base-url", wire.openai_url, "--no-tools", "hello"]
-    env["OPENAI_API_KEY"] = "sk-wire-json"
+    ours_run = [sys.executable, "-m", "pi_jupyter", "prompt", "--json", "--no-session", "--model", "wire/gpt-test"]
+    ours_run += ["--base-url", wire.openai_url, "--tools", "bash", prompt]
     ours = subprocess.run(ours_run, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert theirs.returncode == 0 and ours.returncode == 0, (theirs.stderr[-500:], ours.stderr[-500:])
     pi_events = [json.loads(line) for line in theirs.stdout.splitlines()]
     our_events = [json.loads(line) for line in ours.stdout.splitlines()]
-
-    def sequence(events: list[dict[str, Any]]) -> list[str]:
-        # the one difference: pi 1.6 always records its system prompt (message events); we only on pi's branches
-        out = []
-        for e in events:
-            role = (e.get("message") or {}).get("role") if isinstance(e.get("message"), dict) else None
-            if role == "system":
-                continue
-            name = e["type"] + (f":{role}" if role else "")
-            if e["type"] == "message_update":
-                name += ":" + e["assistantMessageEvent"]["type"]
-            if not out or out[-1] != name or e["type"] != "message_update":
-                out.append(name)
-        return out
-
-    assert sequence(our_events) == sequence(pi_events)
+    assert our_events[0]["type"] == pi_events[0]["type"] == "session"  # the header first, as pi
+    assert event_names(our_events) == event_names(pi_events)
+    assert "tool_execution_end" in event_names(our_events) and "message_update:toolcall_start" in event_names(our_events)
+    assert not diff_shapes(our_events, pi_events), diff_shapes(our_events, pi_events)
     assert our_events[-1] == pi_events[-1] == {"type": "agent_settled", "aborted": False}
     pi_updates = [e for e in pi_events if e["type"] == "message_update"]
     our_updates = [e for e in our_events if e["type"] == "message_update"]
     assert {tuple(sorted(e)) for e in our_updates} == {tuple(sorted(e)) for e in pi_updates} == {("assistantMessageEvent", "type", "usage")}
-    delta = "".join(e["assistantMessageEvent"].get("delta", "") for e in our_updates)
-    assert delta == "".join(e["assistantMessageEvent"].get("delta", "") for e in pi_updates) == "Hello there, friend."
+
+    def text(updates: list[dict[str, Any]]) -> str:
+        return "".join(e["assistantMessageEvent"].get("delta", "") for e in updates if e["assistantMessageEvent"]["type"] == "text_delta")
+
+    delta = text(our_updates)
+    assert delta == text(pi_updates)
+    assert delta == "The command said hi."
+    start = [e["assistantMessageEvent"] for e in our_updates if e["assistantMessageEvent"]["type"] == "toolcall_start"]
+    assert start[0]["id"] == "call_parity" and start[0]["toolName"] == "bash"  # toJsonEvent's additions
