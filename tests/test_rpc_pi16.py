@@ -133,6 +133,11 @@ SCRIPT: list[tuple[str, Any]] = [
     ("empty-name", {"type": "set_session_name", "name": "  "}),
     ("bad-fork", {"type": "fork", "entryId": "no-such-entry"}),
     ("not-json", "this is not json"),
+    ("not-an-object", "[1, 2]"),
+    ("enabled-not-bool", {"type": "set_auto_retry", "enabled": "yes"}),
+    ("mode-unknown", {"type": "set_steering_mode", "mode": "sometimes"}),
+    ("since-not-string", {"type": "get_entries", "since": 5}),
+    ("tree-end", {"type": "get_tree"}),
     ("state-last", {"type": "get_state"}),
 ]
 """The same commands, in the same order, to pi 1.6's RPC mode and ours (a callable builds a command from earlier answers)."""
@@ -140,8 +145,9 @@ SCRIPT: list[tuple[str, Any]] = [
 RACY = {"prompt-slow", "busy-prompt", "steer", "follow-up", "queued-prompt", "state-busy", "clear-busy", "abort"}
 """Steps during a run: their responses are compared, their events (timing-dependent) only at the end."""
 
-STRICTER = {"wrong-type"}
-"""Bad input pi 1.6 half-accepts (``name.trim is not a function``) that we refuse by name: same shape, our message names the field."""
+STRICTER = {"wrong-type", "not-an-object", "enabled-not-bool", "mode-unknown", "since-not-string"}
+"""Bad input pi 1.6 accepts or half-accepts (``name.trim is not a function``, ``enabled: "yes"`` taken as true, a
+JSON array answered without ``command``) that we refuse, in the same error shape, naming the field."""
 
 
 def _run_script(server: Any) -> dict[str, dict[str, Any]]:
@@ -219,7 +225,19 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
     assert {e["type"] for e in racy["ours"]} == {e["type"] for e in racy["pi"]}, racy
     assert racy["ours"][-1] == racy["pi"][-1] == {"type": "agent_settled", "aborted": True}
     assert ours["entries-unknown"]["response"]["error"] == pi["entries-unknown"]["response"]["error"]
+    for name in STRICTER:
+        refused = ours[name]["response"]
+        assert set(refused) <= {"id", "type", "command", "success", "error"} and refused["success"] is False, refused
+        assert "\n" not in refused["error"] and refused.get("id") == (None if name == "not-an-object" else name)
     assert ours["wrong-type"]["response"]["error"] == "set_session_name: 'name': Input should be a valid string"
+    assert ours["enabled-not-bool"]["response"]["error"] == "set_auto_retry: 'enabled': Input should be a valid boolean"
+    assert ours["not-an-object"]["response"]["command"] == "parse"
+    assert ours["state-last"]["response"]["success"]  # the server went on after all of it
+    # pi's own file, read by us: get_tree answers pi's value, entry for entry (labels, order, nesting)
+    copy = tmp_path / "pi-file.jsonl"
+    shutil.copy(pi["state-last"]["response"]["data"]["sessionFile"], copy)
+    reader = rpc("--model", "wire/gpt-test", "--base-url", wire.openai_url, "--session", str(copy), env=env, cwd=tmp_path / "ours")
+    assert reader.data({"id": "t", "type": "get_tree"}) == pi["tree-end"]["response"]["data"]
 
 
 def test_bash_records_a_bash_execution_and_clear_queue_clone_export_and_entries(rpc, tmp_path):  # noqa: F811
@@ -307,3 +325,35 @@ def test_json_event_stream_matches_pi16s_mode_json(wire, tmp_path):
     assert delta == "The command said hi."
     start = [e["assistantMessageEvent"] for e in our_updates if e["assistantMessageEvent"]["type"] == "toolcall_start"]
     assert start[0]["id"] == "call_parity" and start[0]["toolName"] == "bash"  # toJsonEvent's additions
+
+
+def test_get_tree_nests_a_long_linear_session_and_resolves_labels(rpc, tmp_path):  # noqa: F811
+    """pi's nested shape nests two levels per entry: a long session must still be answered (and parse)."""
+    path = tmp_path / "long.jsonl"
+    session = Session.create(str(tmp_path), path=str(path))
+    ids = [session.append_message({"role": "user", "content": f"message {i}", "timestamp": i}) for i in range(1500)]
+    session.label(ids[10], "tenth")
+    session.close()
+    server = rpc("--session", str(path))
+    server.send({"id": "t", "type": "get_tree"})
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # the client's parser, not the server, needs the depth here
+    try:
+        data = server.response("t")["data"]
+        node, depth, labelled = data["tree"][0], 1, None
+        while node["children"]:
+            if node["entry"]["id"] == ids[10]:
+                labelled = node
+            assert len(node["children"]) <= 1
+            node, depth = node["children"][0], depth + 1
+    finally:
+        sys.setrecursionlimit(limit)
+    assert depth == len(Session.open(str(path)).raw_entries()) and node["entry"]["id"] == data["leafId"]
+    assert labelled is not None and labelled["label"] == "tenth" and isinstance(labelled["labelTimestamp"], str)
+    assert set(labelled) == {"entry", "children", "label", "labelTimestamp"}
+    flat = server.data({"id": "f", "type": "get_tree", "flat": True})  # ours: flat, for parsers without the depth
+    assert len(flat["nodes"]) == len(flat["path"]) and flat["leafId"] == data["leafId"]
+    bad = server.call({"id": "b", "type": "get_tree", "flat": "yes"})
+    error = "get_tree: 'flat': Input should be a valid boolean"
+    assert bad == {"id": "b", "type": "response", "command": "get_tree", "success": False, "error": error}
+    assert server.finish() == 0
