@@ -314,6 +314,11 @@ def test_state_messages_stats_name_model_and_thinking(rpc, tmp_path):
     state = server.data({"id": "s1", "type": "get_state"})
     assert state["sessionName"] == "experiment one" and state["thinkingLevel"] == "high" and state["steeringMode"] == "all"
     assert state["messageCount"] == 5  # with the recorded system message
+    # pi 1.6's notes of what changed: the name as stored, the level once (set_model kept it, so no second line)
+    assert [o for o in server.seen if o["type"] in ("session_info_changed", "thinking_level_changed")] == [
+        {"type": "session_info_changed", "name": "experiment one"},
+        {"type": "thinking_level_changed", "level": "high"},
+    ]
     assert server.finish() == 0
     reopened = Session.open(session_file)
     assert reopened.name == "experiment one" and reopened.context().thinking_level == "high"

@@ -357,3 +357,52 @@ def test_get_tree_nests_a_long_linear_session_and_resolves_labels(rpc, tmp_path)
     error = "get_tree: 'flat': Input should be a valid boolean"
     assert bad == {"id": "b", "type": "response", "command": "get_tree", "success": False, "error": error}
     assert server.finish() == 0
+
+
+def test_automatic_compaction_events_use_pi16s_names_and_repeat_the_reason():
+    """Our agent's auto_compaction_* events become pi's compaction_start/compaction_end (reason repeated at the end)."""
+    from pi_jupyter.agent.events import AgentEndEvent, AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
+    from pi_jupyter.cli.json_events import PiEventStream
+
+    stream = PiEventStream()
+    result = {"summary": "s", "firstKeptEntryId": "e1", "tokensBefore": 900, "details": {"readFiles": [], "modifiedFiles": []}}
+    lines = [
+        stream(AutoCompactionStartEvent(reason="overflow")),
+        stream(AutoCompactionEndEvent(result=result, will_retry=True)),
+        stream(AutoCompactionStartEvent(reason="threshold")),
+        stream(AutoCompactionEndEvent(error_message="failed")),
+        stream(SessionEvent(action="set_model", data={"model": "x/y"})),
+        stream(AgentEndEvent(messages=[])),
+    ]
+    assert lines == [
+        {"type": "compaction_start", "reason": "overflow"},
+        {"type": "compaction_end", "reason": "overflow", "result": result, "aborted": False, "willRetry": True},
+        {"type": "compaction_start", "reason": "threshold"},
+        {"type": "compaction_end", "reason": "threshold", "aborted": False, "willRetry": False, "errorMessage": "failed"},
+        None,  # pi has no line for it
+        {"type": "agent_end", "messages": [], "willRetry": False},
+    ]
+
+
+def test_bash_during_a_run_is_recorded_after_it_and_abort_bash_stops_a_command_at_once(rpc, tmp_path):  # noqa: F811
+    from test_rpc import WAIT, release
+
+    server = rpc("--session", str(tmp_path / "s.jsonl"), "--tools", "bash")
+    server.send({"id": "p", "type": "prompt", "message": WAIT})
+    server.until("tool_execution_start")  # the run is waiting on its own bash call
+    assert server.data({"id": "b1", "type": "bash", "command": "echo during"})["output"] == "during\n"
+    server.send({"id": "b2", "type": "bash", "command": "echo started; sleep 60; echo never"})
+    server.until(lambda o: o.get("type") == "bash_execution_update" and o.get("id") == "b2")
+    server.send({"id": "ab", "type": "abort_bash"})  # read while b2 still runs: not queued behind it
+    assert server.response("ab")["success"] is True
+    stopped = server.response("b2")["data"]
+    assert stopped == {"output": "started\n", "cancelled": True, "truncated": False}  # no exitCode, as pi's undefined
+    roles = [e["message"]["role"] for e in server.data({"id": "e1", "type": "get_entries"})["entries"] if e["type"] == "message"]
+    assert "bashExecution" not in roles  # not in the middle of the run
+    release(tmp_path)
+    server.until("agent_settled")
+    entries = server.data({"id": "e2", "type": "get_entries"})["entries"]
+    roles = [e["message"]["role"] for e in entries if e["type"] == "message"]
+    assert roles[-3:] == ["assistant", "bashExecution", "bashExecution"]  # after the run's last answer
+    assert [e["message"].get("exitCode") for e in entries[-2:]] == [0, None]
+    assert server.finish() == 0

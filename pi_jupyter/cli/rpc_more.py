@@ -9,8 +9,10 @@ cancelled, truncated, fullOutputPath?}``, ``export_html`` -> ``{path}``, ``clone
 ``{cancelled}``, ``get_commands`` -> ``{commands: [{name, description, source, sourceInfo}]}``;
 the setters and aborts answer without data.
 
-Deviations: ``bash`` is refused while the agent runs (pi defers recording it to the end of
-the run); ``export_html`` writes a plain, self-contained transcript page, not pi's themed one.
+As in pi, ``bash`` during a run is recorded when the run ends (never between a tool call and
+its result), its output streams as ``bash_execution_update{id, delta}`` lines, and
+``abort_bash`` is handled the moment it is read. Deviation: ``export_html`` writes a plain,
+self-contained transcript page, not pi's themed one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import codecs
 import html
 import os
 import re
+import signal
 import tempfile
 from typing import Any
 
@@ -68,6 +71,7 @@ class MoreCommands:
     _pending: dict[str, list[str]]
     _bash: asyncio.subprocess.Process | None = None
     _bash_cancelled: bool = False
+    _pending_bash: list[dict[str, Any]]
 
     async def _handle_more(self, command: Any) -> dict[str, Any] | None:
         cid, kind, agent = command.id, command.type, self.agent
@@ -146,15 +150,21 @@ class MoreCommands:
         proc = self._bash
         if proc is not None and proc.returncode is None:
             self._bash_cancelled = True
-            proc.kill()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the shell and what it started (pi kills the tree too)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
 
     async def _run_bash(self, command: BashCommand) -> dict[str, Any]:
-        if self._running():  # type: ignore[attr-defined]
-            raise CommandError("cannot run bash while the agent is running: send abort first, or wait for agent_end")
         cwd = self.agent.session.cwd or self.factory.cwd
         self._bash_cancelled = False
         proc = await asyncio.create_subprocess_exec(
-            *shell_command(), command.command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            *shell_command(),
+            command.command,
+            cwd=cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
         )
         self._bash = proc
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -177,25 +187,31 @@ class MoreCommands:
             self._bash = None
         text = redact("".join(pieces))  # as pi: the whole output, its last newline included
         cut = truncate_tail(text)
-        result: dict[str, Any] = {
-            "output": cut.content,
-            "exitCode": None if self._bash_cancelled else proc.returncode,
-            "cancelled": self._bash_cancelled,
-            "truncated": cut.truncated,
-        }
+        result: dict[str, Any] = {"output": cut.content}
+        if not self._bash_cancelled:
+            result["exitCode"] = proc.returncode  # pi leaves it out (undefined) for a cancelled command
+        result.update(cancelled=self._bash_cancelled, truncated=cut.truncated)
         if cut.truncated:
             fd, full = tempfile.mkstemp(prefix="pi-bash-", suffix=".log")
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(text)
             result["fullOutputPath"] = full
         message = {"role": "bashExecution", "command": command.command, **result, "timestamp": now_ms()}
-        if result["exitCode"] is None:
-            del message["exitCode"]  # pi's undefined
         if command.exclude_from_context:
             message["excludeFromContext"] = True
-        self.agent.session.append_message(message)
-        self.agent.reload()
+        self._pending_bash.append(message)
+        if not self._running():  # type: ignore[attr-defined]
+            self.flush_bash()
+        # else, as pi: recorded when the run ends, so it never lands between a tool call and its result
         return result
+
+    def flush_bash(self) -> None:
+        """Record the ``bashExecution`` messages of commands run during a run (pi's ``_flushPendingBashMessages``)."""
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self.agent.session.append_message(message)
+        if pending:
+            self.agent.reload()
 
     def _bash_update(self, cid: Any, delta: str) -> None:
         """pi 1.6's ``bash_execution_update``: output as it comes, tagged with the command's id."""

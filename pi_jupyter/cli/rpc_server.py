@@ -146,6 +146,7 @@ class RpcServer(MoreCommands):
         self._seq = 0
         self._abort_seq = 0
         self._pending: dict[str, list[str]] = {"steering": [], "followUp": []}
+        self._pending_bash = []
         self._compacting = False
         self._auto_compacting = False
         self._exit_code = 0
@@ -182,6 +183,7 @@ class RpcServer(MoreCommands):
             return
         self._terminating = True
         self._exit_code = code
+        self._abort_bash()  # its own process group: a signal to ours would not reach it
         self._abort_seq = self._seq + 1
         task = asyncio.ensure_future(self._stop_run())
         self._side_tasks.add(task)
@@ -233,6 +235,10 @@ class RpcServer(MoreCommands):
             command = parse_command(text)
         except BadCommand as exc:
             self._queue.put_nowait((self._seq, exc))
+            return
+        if command.type == "abort_bash":
+            self._abort_bash()  # at once, as pi: the bash command it stops is what the queue waits on
+            self.out.write(success(command.id, "abort_bash"))
             return
         if command.type == "abort":
             # decided now, as the line is read: prompts read before it and not started are dropped
@@ -331,7 +337,10 @@ class RpcServer(MoreCommands):
     async def _run(self, command: PromptCommand) -> None:
         images = list(command.images) if command.images else None
         try:
-            result = await self.agent.prompt(command.message, images=images)
+            try:
+                result = await self.agent.prompt(command.message, images=images)
+            finally:
+                self.flush_bash()
             # pi 1.6: the run, its retries and compactions are over (the last event of a prompt)
             self.out.write({"type": "agent_settled", "aborted": result.stop_reason == "aborted"})
         except Exception as exc:  # noqa: BLE001 - reported to the client, not raised into the loop
