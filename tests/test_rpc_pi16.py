@@ -115,6 +115,9 @@ SCRIPT: list[tuple[str, Any]] = [
     ("new", {"type": "new_session"}),
     ("switch", lambda r: {"type": "switch_session", "sessionPath": _by_name(r, "state-before")["sessionFile"]}),
     ("cycle-model", {"type": "cycle_model"}),
+    ("set-reasoning", lambda r: {"type": "set_model", **REASONING[r["_side"]]}),
+    ("levels-reasoning", {"type": "get_available_thinking_levels"}),
+    ("cycle-level-reasoning", {"type": "cycle_thinking_level"}),
     ("set-model", {"type": "set_model", "provider": "wire", "modelId": "gpt-test"}),
     ("state-end", {"type": "get_state"}),
     # during a run (the wire model answers slowly): queueing, state, abort
@@ -150,9 +153,13 @@ STRICTER = {"wrong-type", "not-an-object", "enabled-not-bool", "mode-unknown", "
 JSON array answered without ``command``) that we refuse, in the same error shape, naming the field."""
 
 
-def _run_script(server: Any) -> dict[str, dict[str, Any]]:
+REASONING = {"pi": {"provider": "wire", "modelId": "gpt-think"}, "ours": {"provider": "openai", "modelId": "o4-mini"}}
+"""A model with thinking levels on each side (pi's from its models.json; ours from the catalog, never called)."""
+
+
+def _run_script(server: Any, side: str) -> dict[str, Any]:
     """Each step's response and the events written while it was handled (a prompt: until ``agent_settled``)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {"_side": side}
     for name, step in SCRIPT:
         command = step(out) if callable(step) else step
         start = len(server.seen)
@@ -190,6 +197,7 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
         session = str(home / "s.jsonl")
         if side == "pi":
             models = [{"id": m, "name": m, **MODEL} for m in ("gpt-test", "gpt-two")]
+            models.append({"id": "gpt-think", "name": "gpt-think", **MODEL, "reasoning": True})
             provider = {"baseUrl": wire.openai_url, "api": "openai-completions", "apiKey": "sk-wire", "models": models}
             (home / "agent-dir" / "models.json").write_text(json.dumps({"providers": {"wire": provider}}))
             program = [_node22(), str(cli), "--mode", "rpc"]
@@ -197,8 +205,8 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
             server = rpc(*args, env={**env, "HOME": str(home)}, cwd=home, program=program)
         else:
             args = ("--model", "wire/gpt-test", "--base-url", wire.openai_url, "--session", session, "--tools", "read,bash")
-            server = rpc(*args, env=env, cwd=home)
-        sides[side] = _run_script(server)
+            server = rpc(*args, env={**env, "OPENAI_API_KEY": "sk-parity-never-sent"}, cwd=home)
+        sides[side] = _run_script(server, side)
         assert server.finish() == 0
     pi, ours = sides["pi"], sides["ours"]
     problems: list[str] = []
@@ -220,6 +228,10 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
     # what the script must have exercised on both sides, so the comparison above compared something
     assert all(ours[n]["response"]["success"] for n in ("prompt", "bash", "compact", "fork", "clone", "tree", "export"))
     assert ours["tree"]["response"]["data"]["tree"][0]["children"], "a nested tree"
+    for side in (ours, pi):  # thinking levels were compared on a model that has them, not only the null answer
+        assert isinstance(side["cycle-level-reasoning"]["response"]["data"]["level"], str)
+        assert [e["type"] for e in side["cycle-level-reasoning"]["events"]] == ["thinking_level_changed"]
+        assert len(side["levels-reasoning"]["response"]["data"]["levels"]) > 1 and side["cycle-level"]["response"]["data"] is None
     assert ours["state-busy"]["response"]["data"]["isStreaming"] is pi["state-busy"]["response"]["data"]["isStreaming"] is True
     racy = {side: [e for n, _ in SCRIPT if n in RACY for e in sides[side][n]["events"]] for side in sides}
     assert {e["type"] for e in racy["ours"]} == {e["type"] for e in racy["pi"]}, racy
