@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-FREE_FORM = {"sections", "details", "arguments", "args", "sourceInfo", "partialResult", "data", "compat", "headers", "parameters"}
+FREE_FORM = {"sections", "details", "arguments", "args", "partialResult", "data", "compat", "headers", "parameters"}
 """Keys whose value is a dict keyed by data (section names, tool arguments, a tool's JSON schema): only ``dict`` is compared.
 
 A tool's ``parameters`` schema is ours (pydantic: ``anyOf``/``default``/``title``) where pi's is

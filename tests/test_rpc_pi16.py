@@ -193,8 +193,10 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
     sides = {}
     for side in ("pi", "ours"):
         home = tmp_path / side
-        (home / "agent-dir").mkdir(parents=True)
         session = str(home / "s.jsonl")
+        skill = home / "agent-dir" / "skills" / "greet" / "SKILL.md"  # a user skill both read: get_commands lists it
+        skill.parent.mkdir(parents=True)
+        skill.write_text("---\nname: greet\ndescription: Greet the user warmly.\n---\nSay hello.\n")
         if side == "pi":
             models = [{"id": m, "name": m, **MODEL} for m in ("gpt-test", "gpt-two")]
             models.append({"id": "gpt-think", "name": "gpt-think", **MODEL, "reasoning": True})
@@ -228,6 +230,9 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
     # what the script must have exercised on both sides, so the comparison above compared something
     assert all(ours[n]["response"]["success"] for n in ("prompt", "bash", "compact", "fork", "clone", "tree", "export"))
     assert ours["tree"]["response"]["data"]["tree"][0]["children"], "a nested tree"
+    skills = {side: [c for c in sides[side]["commands"]["response"]["data"]["commands"] if c["source"] == "skill"] for side in sides}
+    assert [c["name"] for c in skills["ours"]] == [c["name"] for c in skills["pi"]] == ["skill:greet"]
+    assert not diff_shapes(skills["ours"], skills["pi"]) and skills["ours"][0]["sourceInfo"]["scope"] == "user"
     for side in (ours, pi):  # thinking levels were compared on a model that has them, not only the null answer
         assert isinstance(side["cycle-level-reasoning"]["response"]["data"]["level"], str)
         assert [e["type"] for e in side["cycle-level-reasoning"]["events"]] == ["thinking_level_changed"]

@@ -252,6 +252,14 @@ class MoreCommands:
     def _commands(self) -> list[dict[str, Any]]:
         out = []
         for skill in self.agent.resources.skills:
-            info = {"path": skill.file_path, "source": skill.source, "scope": "project" if skill.source == "project" else "user"}
+            # pi 1.6's SourceInfo: found by discovery ("auto") in the user's or the project's folder, or given by path
+            discovered = skill.source in ("user", "project")
+            info = {
+                "path": skill.file_path,
+                "source": "auto" if discovered else "local",
+                "scope": skill.source if discovered else "temporary",
+                "origin": "top-level",
+                "baseDir": skill.base_dir,
+            }
             out.append({"name": f"skill:{skill.name}", "description": skill.description, "source": "skill", "sourceInfo": info})
         return out
