@@ -423,3 +423,11 @@ def test_bash_during_a_run_is_recorded_after_it_and_abort_bash_stops_a_command_a
     assert roles[-3:] == ["assistant", "bashExecution", "bashExecution"]  # after the run's last answer
     assert [e["message"].get("exitCode") for e in entries[-2:]] == [0, None]
     assert server.finish() == 0
+
+
+def test_an_extension_ui_response_is_taken_silently_as_pi_takes_it(rpc, tmp_path):  # noqa: F811
+    server = rpc("--no-session")
+    server.send({"type": "extension_ui_response", "id": "no-such-request", "value": "x"})
+    assert server.call({"id": "s", "type": "get_state"})["success"] is True
+    assert server.finish() == 0
+    assert [o.get("id") for o in server.seen if o["type"] == "response"] == ["s"]  # nothing answered the UI response

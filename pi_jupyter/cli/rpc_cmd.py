@@ -37,12 +37,15 @@ and checkout{entryId, summarize?, customInstructions?, replaceInstructions?, lab
 Every command is answered once, with its own id and command name; a failure is
 {"id", "type":"response", "command", "success":false, "error"}. (One exception: should a
 prompt's run crash after its success was sent, a bug rather than a model failure, which
-ends as an assistant message with stopReason "error", a failure with the same id follows.) A line that is not a
-command gets an error response (command "parse" when no type could be read) and the
-server goes on. Commands are handled one at a time, in order; "prompt" is answered when its
-run starts, and the run continues in the background while its events stream. During a
-run, "prompt" needs "streamingBehavior": "steer" or "followUp" (as in pi); "abort" is
-handled at once, never behind other commands, and drops prompts still waiting in the
+ends as an assistant message with stopReason "error", a failure with the same id follows.)
+A line that is not a command gets an error response (command "parse" when no type could be
+read) and the server goes on; a missing or mistyped field is refused naming it, where pi
+sometimes goes on with it; an "extension_ui_response" line is taken silently, as pi takes
+it. Commands are handled one at a time, in order; "prompt" is answered when its run
+starts, and the run continues in the background while its events stream. During a run,
+"prompt" needs "streamingBehavior": "steer" or "followUp" (as in pi); "bash" runs and is
+recorded when the run ends; "abort" and "abort_bash" are
+handled at once, never behind other commands, and "abort" drops prompts still waiting in the
 queue. new_session, fork, switch_session and compact abort a running run first; the
 aborted answer is kept in the session file. checkout during a run is refused.
 

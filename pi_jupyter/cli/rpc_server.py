@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -230,6 +231,8 @@ class RpcServer(MoreCommands):
             return
         if not text.strip():
             return  # blank lines separate nothing and mean nothing
+        if '"extension_ui_response"' in text and _is_ui_response(text):
+            return  # pi answers nothing to these either; we never ask (no extension UI requests are sent)
         self._seq += 1
         try:
             command = parse_command(text)
@@ -577,6 +580,14 @@ class RpcServer(MoreCommands):
             session = current.fork(parent)
         self._replace(session, self.factory.model_for(session, self.agent.model), None if parent else self.agent.thinking_level)
         return text
+
+
+def _is_ui_response(text: str) -> bool:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "extension_ui_response"
 
 
 def _message(exc: BaseException) -> str:
