@@ -115,6 +115,7 @@ SCRIPT: list[tuple[str, Any]] = [
     ("new", {"type": "new_session"}),
     ("switch", lambda r: {"type": "switch_session", "sessionPath": _by_name(r, "state-before")["sessionFile"]}),
     ("cycle-model", {"type": "cycle_model"}),
+    ("models-cycled", {"type": "get_available_models"}),
     ("set-reasoning", lambda r: {"type": "set_model", **REASONING[r["_side"]]}),
     ("levels-reasoning", {"type": "get_available_thinking_levels"}),
     ("cycle-level-reasoning", {"type": "cycle_thinking_level"}),
@@ -233,6 +234,9 @@ def test_every_command_and_its_events_have_pi16s_shapes(rpc, tmp_path, wire):  #
     skills = {side: [c for c in sides[side]["commands"]["response"]["data"]["commands"] if c["source"] == "skill"] for side in sides}
     assert [c["name"] for c in skills["ours"]] == [c["name"] for c in skills["pi"]] == ["skill:greet"]
     assert not diff_shapes(skills["ours"], skills["pi"]) and skills["ours"][0]["sourceInfo"]["scope"] == "user"
+    for side in (ours, pi):  # the model it started with stays available after cycling away from it
+        listed = [(m["provider"], m["id"]) for m in side["models-cycled"]["response"]["data"]["models"]]
+        assert ("wire", "gpt-test") in listed and side["cycle-model"]["response"]["data"]["model"]["id"] != "gpt-test"
     for side in (ours, pi):  # thinking levels were compared on a model that has them, not only the null answer
         assert isinstance(side["cycle-level-reasoning"]["response"]["data"]["level"], str)
         assert [e["type"] for e in side["cycle-level-reasoning"]["events"]] == ["thinking_level_changed"]

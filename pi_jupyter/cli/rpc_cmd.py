@@ -139,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         session.close()
         raise CliError(str(exc)) from None
+    factory.start_model = agent.model
     if model is None and agent.model.provider == "offline":
         print(f"pi-jupyter: using {agent.model.ref}, the built-in offline model (no --model given)", file=sys.stderr)
     if agent.session.path:

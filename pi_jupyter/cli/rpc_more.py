@@ -42,17 +42,21 @@ def _clean(text: str) -> str:
     return _ANSI.sub("", text).replace("\r", "")
 
 
-def available_models(current: Model | None = None) -> list[Model]:
+def available_models(*extra: Model | None) -> list[Model]:
     """Models a request could be sent to now (a key is set, or none is needed): pi's available snapshot.
 
-    ``current``, the model in use, is listed first when the catalog does not hold it (a
-    ``--model`` at a ``--base-url``, which pi would have in its ``models.json``), so cycling
-    comes back to it.
+    ``extra`` models (the one in use, the one the server started with) are listed first when
+    the catalog does not hold them (a ``--model`` at a ``--base-url``, which pi would have in
+    its ``models.json``), so cycling comes back to them.
     """
     models = [m for m in list_models() if api_key_for(m) is not None]
-    if current is not None and not any((m.provider, m.id) == (current.provider, current.id) for m in models):
-        models.insert(0, current)
-    return models
+    known = {(m.provider, m.id) for m in models}
+    added: list[Model] = []
+    for model in extra:
+        if model is not None and (model.provider, model.id) not in known:
+            known.add((model.provider, model.id))
+            added.append(model)
+    return added + models
 
 
 def thinking_levels(model: Model) -> list[str]:
@@ -78,7 +82,8 @@ class MoreCommands:
         if kind == "clear_queue":
             return success(cid, kind, self._clear_queue())
         if kind == "get_available_models":
-            return success(cid, kind, {"models": [views.model_to_pi(m) for m in available_models(agent.model)]})
+            models = available_models(self.factory.start_model, agent.model)
+            return success(cid, kind, {"models": [views.model_to_pi(m) for m in models]})
         if kind == "cycle_model":
             with self.level_watch():  # type: ignore[attr-defined]
                 cycled = self._cycle_model()
@@ -128,7 +133,7 @@ class MoreCommands:
         return cleared
 
     def _cycle_model(self) -> dict[str, Any] | None:
-        models = available_models(self.agent.model)
+        models = available_models(self.factory.start_model, self.agent.model)
         if len(models) < 2:
             return None
         current = next((i for i, m in enumerate(models) if (m.provider, m.id) == (self.agent.model.provider, self.agent.model.id)), -1)

@@ -105,6 +105,8 @@ class AgentFactory:
         self.cwd = cwd
         self.base_url = base_url
         self.base_provider = base_provider
+        self.start_model: Model | None = None
+        """The model the server started with (listed as available even when the catalog does not hold it)."""
 
     def resolve(self, ref: str) -> Model:
         """The model for ``provider/id`` (raises ``ModelNotFoundError`` / ``ValueError``)."""
