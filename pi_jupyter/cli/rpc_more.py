@@ -11,15 +11,14 @@ the setters and aborts answer without data.
 
 As in pi, ``bash`` during a run is recorded when the run ends (never between a tool call and
 its result), its output streams as ``bash_execution_update{id, delta}`` lines, and
-``abort_bash`` is handled the moment it is read. Deviation: ``export_html`` writes a plain,
-self-contained transcript page, not pi's themed one.
+``abort_bash`` is handled the moment it is read. ``export_html`` writes the page of
+``pi-jupyter export`` (the tree and every branch, self-contained), not pi's themed one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import html
 import os
 import re
 import signal
@@ -31,6 +30,7 @@ from ..agent.toolbox.bash import shell_command
 from ..agent.toolbox.truncate import truncate_tail
 from ..messages import THINKING_LEVELS, now_ms
 from ..providers import Model, api_key_for, list_models
+from ..views.export import export_html
 from . import rpc_views as views
 from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
 
@@ -232,15 +232,8 @@ class MoreCommands:
             raise CommandError("Nothing to export yet - start a conversation first")
         base = os.path.splitext(os.path.basename(session.path))[0] if session.path else session.id
         path = os.path.abspath(output_path or f"pi-session-{base}.html")
-        rows = []
-        for message in views.messages_to_pi(self.agent.messages):
-            role = str(message.get("role"))
-            content = message.get("content")
-            text = views.user_text(content) if content is not None else str(message.get("summary") or message.get("output") or "")
-            rows.append(f'<section class="{html.escape(role)}"><h3>{html.escape(role)}</h3><pre>{html.escape(text)}</pre></section>')
-        title = html.escape(session.name or base)
-        head = f'<!doctype html><html><head><meta charset="utf-8"><title>{title}</title></head>'
-        page = f"{head}<body><h1>{title}</h1>{''.join(rows)}</body></html>\n"
+        # the page `pi-jupyter export` writes: the tree and every branch, no network needed
+        page = redact(export_html(session))
         with open(path, "w", encoding="utf-8") as out:
             out.write(page)
         return path
