@@ -230,3 +230,35 @@ def test_pi16_resumes_our_recorded_session_with_the_same_prompt_tools_and_contex
         assert _comparable(api, mine) == _comparable(api, request["body"]), api
         sent = json.dumps(request["body"])
         assert json.dumps(agent.system_prompt)[1:-1] in sent and "sk-ours-123" not in sent
+
+
+def test_rerun_cells_share_the_recorded_prompt_and_pi16_resumes_with_one(pi16, tmp_path):
+    """A notebook re-runs its first cell and a cell that narrows the tools: each re-run goes through the
+    system message its first run recorded (no second copy), and pi 1.6 resumes the file with one prompt."""
+    from kernel_client import Kernel
+
+    kernel = Kernel(str(tmp_path))
+    try:
+        setup = "%load_ext pi_jupyter\n%config PiMagics.session_dir = {!r}\n%config PiMagics.model = 'offline/echo'\n"
+        assert kernel.run(setup.format(str(tmp_path / "sessions"))).status == "ok"
+        narrow = "%%pi --tools read\n"
+        cells = [("%%pi\nHello.", "a"), ("%%pi\nHello again.", "a"), (narrow + "Read it.", "b"), (narrow + "Read it now.", "b")]
+        for code, cell in cells:
+            run = kernel.run(code, cell_id=cell)
+            assert run.status == "ok", run.error
+    finally:
+        kernel.close()
+    [path] = (tmp_path / "sessions").glob("*.jsonl")
+    session = Session.open(path, readonly=True)
+    recorded = [e for e in session.raw_entries() if e["type"] == "message" and e["message"]["role"] == "system"]
+    assert len(recorded) == 2  # the leading prompt, and cell b's narrowed tool set, each written once
+    lead, narrowed = recorded
+    assert len(session.child_ids(lead["id"])) == 2 and len(session.child_ids(narrowed["id"])) == 2  # the re-runs are siblings
+    [pi] = pi16("pi_session_oracle.mjs", [{"op": "context", "file": str(path)}])
+    assert_same(ours(path, pi["leafId"]), pi, "notebook with re-run cells")  # pi resumes at the last line: the cell record
+    assert [m["role"] for m in pi["messages"]] == ["system", "user", "assistant", "system", "user", "assistant"]
+    [request] = pi16("pi_request_oracle.mjs", [{"file": str(path), "api": "anthropic-messages", "model": _model("anthropic-messages")}])
+    system = request["body"]["system"]
+    prompt = lead["message"]["sections"]["preamble"]
+    assert json.dumps(system).count(json.dumps(prompt)[1:40]) == 1  # one prompt, not one per re-run
+    assert [t["name"] for t in request["body"]["tools"]] == ["read"]
