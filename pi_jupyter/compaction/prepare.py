@@ -23,8 +23,12 @@ from .cut import CutPoint, find_cut_point
 from .entries import RawEntry, RawMessage, as_dicts, latest_compaction_index, message_for_compaction
 from .errors import NothingToCompact
 from .fileops import FILE_TOOL_NAMES, FileOps, extract_file_ops
+from .projected import find_projected_cut_point, projected_context_tokens, projected_entries, summarized
 from .settings import CompactionSettings
 from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi
+
+PI_073 = "0.73.1"
+PI_16 = "1.6"
 
 FIX_NOTHING_TO_SUMMARIZE = "pi-10.13a"
 """Deviation code: an empty summary input is "nothing to compact", not a request with an empty conversation."""
@@ -64,7 +68,7 @@ def prepare_compaction(
     branch: Sequence[Any],
     settings: CompactionSettings | None = None,
     *,
-    pi_compatible: bool = False,
+    pi_compatible: bool | str = False,
     estimator: Estimator | None = None,
     cwd: str | None = None,
 ) -> CompactionPreparation:
@@ -79,13 +83,17 @@ def prepare_compaction(
     (:func:`estimate_tokens_pi`) in both modes, so the same entries are kept as pi keeps.
     ``tokens_before`` is :func:`branch_context_tokens` with our estimator (pi: the last usage
     even if it predates the previous compaction, plus chars/4). ``cwd`` (the session's
-    working directory) normalizes the file lists. ``pi_compatible=True`` reproduces pi
-    0.73.1 exactly, bugs included (see :mod:`pi_jupyter.compaction.cut`).
+    working directory) normalizes the file lists. ``pi_compatible=True`` (or ``"0.73.1"``) reproduces
+    pi 0.73.1 exactly, bugs included (see :mod:`pi_jupyter.compaction.cut`); ``"1.6"`` is pi 1.6
+    exactly. The default chooses as pi 1.6 does, on the branch's projection (context edits, system
+    messages; see :mod:`pi_jupyter.compaction.projected`), with the fix of ``pi-10.12a``.
     """
     s = settings or CompactionSettings()
     entries: list[RawEntry] = as_dicts(branch)
     if entries and entries[-1].get("type") == "compaction":
         raise NothingToCompact("already_compacted", ALREADY_COMPACTED)
+    if pi_compatible is not True and pi_compatible != PI_073:
+        return _prepare_projected(entries, s, exact=pi_compatible == PI_16, estimator=estimator or estimate_tokens_pi, cwd=cwd)
     prev_at = latest_compaction_index(entries)
     previous_summary: str | None = None
     previous_details: Any = None
@@ -162,3 +170,66 @@ def _messages(entries: list[RawEntry], start: int, end: int, ops: FileOps, pi_co
                             extract_file_ops(message, ops, pi_compatible=pi_compatible, cwd=cwd)
                             break
     return out
+
+
+def _prepare_projected(
+    entries: list[RawEntry], s: CompactionSettings, *, exact: bool, estimator: Estimator, cwd: str | None
+) -> CompactionPreparation:
+    """pi 1.6's ``prepareCompaction`` (see :mod:`.projected`); indices are mapped back to ``entries``."""
+    proj = projected_entries(entries)
+    prev_at = next((i for i, (e, msgs) in enumerate(proj) if e.get("type") == "compaction" and msgs), -1)
+    previous_summary: str | None = None
+    previous_details: Any = None
+    boundary_start = 0
+    if prev_at >= 0:
+        prev = proj[prev_at][0]
+        previous_summary = prev.get("summary")
+        if not prev.get("fromHook"):
+            previous_details = prev.get("details")
+        boundary_start = prev_at + 1
+    if exact:
+        tokens_before = projected_context_tokens(proj, entries, estimate_tokens_pi)
+    else:
+        tokens_before = context_tokens(entries, estimate_tokens).tokens
+    cut = find_projected_cut_point(proj, boundary_start, len(proj), s.keep_recent_tokens, exact=exact, estimator=estimator)
+    first = proj[cut.first_kept_index][0] if cut.first_kept_index < len(proj) else None
+    first_id = first.get("id") if first is not None else None
+    if not first_id:
+        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = summarized(proj, boundary_start, history_end)
+    prefix = summarized(proj, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
+    ops = FileOps()
+    ops.add_details(previous_details)
+    for message in (*to_summarize, *prefix):
+        if message.get("role") == "assistant":
+            extract_file_ops(message, ops, pi_compatible=exact, cwd=cwd)
+    where = {id(e): i for i, e in enumerate(entries)}
+
+    def at(index: int) -> int:
+        return where.get(id(proj[index][0]), len(entries)) if 0 <= index < len(proj) else (len(entries) if index >= 0 else -1)
+
+    branch_cut = CutPoint(
+        first_kept_index=at(cut.first_kept_index),
+        turn_start_index=at(cut.turn_start_index),
+        is_split_turn=cut.is_split_turn,
+        deviations=cut.deviations,
+    )
+    return CompactionPreparation.model_construct(
+        first_kept_entry_id=first_id,
+        first_kept_index=branch_cut.first_kept_index,
+        boundary_start=at(boundary_start),
+        cut=branch_cut,
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        previous_details=previous_details,
+        file_ops=ops,
+        settings=s,
+        pi_compatible=exact,
+        deviations=tuple(cut.deviations),
+    )

@@ -359,16 +359,16 @@ def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
     return usage if usage else None
 
 
-def estimate_context_tokens(messages: Sequence[Any], estimator: Estimator = estimate_tokens) -> ContextEstimate:
+def estimate_context_tokens(messages: Sequence[Any], estimator: Estimator = estimate_tokens, *, skip_zero: bool = False) -> ContextEstimate:
     """pi's ``estimateContextTokens``: the last trusted usage plus estimates of the messages after it.
 
     With ``estimator=estimate_tokens_pi`` the result equals pi's. Without any usage, every
-    message is estimated.
+    message is estimated. ``skip_zero``: a usage that counts no tokens is not trusted (pi 1.6).
     """
     msgs = as_dicts(messages, "message")
     for i in range(len(msgs) - 1, -1, -1):
         usage = usage_of(msgs[i])
-        if usage is not None:
+        if usage is not None and not (skip_zero and not calculate_context_tokens(usage)):
             used = calculate_context_tokens(usage)
             trailing = sum(estimator(m) for m in msgs[i + 1 :])
             return ContextEstimate(tokens=used + trailing, usage_tokens=used, trailing_tokens=trailing, last_usage_index=i)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .index import K_BRANCH_SUMMARY, K_COMPACTION, K_CONTEXT_EDIT, K_CUSTOM_MESSAGE, K_MESSAGE, RawEntry, js_date_ms
+from .index import K_BRANCH_SUMMARY, K_COMPACTION, K_CONTEXT_EDIT, K_CUSTOM_MESSAGE, K_MESSAGE, K_OTHER, KINDS, RawEntry, js_date_ms
 
 _MISSING: Any = object()
 _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
@@ -169,3 +169,26 @@ def emit_entry(entry: RawEntry, out: list[dict[str, Any]]) -> None:
             msg["fromId"] = entry["fromId"]
         msg["timestamp"] = js_date_ms(entry.get("timestamp"))
         out.append(msg)
+
+
+def projected_entries(path: list[RawEntry]) -> list[tuple[RawEntry, list[dict[str, Any]]]]:
+    """pi 1.6's ``buildSessionProjection(...).entries`` for a root-first path: each context entry and what it gives.
+
+    The latest compaction comes first (its snapshot and summary), then its kept entries (no
+    system messages), then everything after it; each entry's messages have its latest edit
+    applied, a ``null`` edit leaving it with none. Compaction cut points are chosen on this list.
+    """
+    kinds = bytes(KINDS.get(t, K_OTHER) if type(t := e.get("type")) is str else K_OTHER for e in path)
+    compaction_at = kinds.rfind(K_COMPACTION)
+    positions = context_positions(path, list(range(len(path))), compaction_at)
+    edits = {}
+    for i in positions:
+        if kinds[i] == K_CONTEXT_EDIT and type(target := path[i].get("targetId")) is str:
+            edits[target] = path[i]
+    out = []
+    for n, i in enumerate(positions):
+        entry = path[i]
+        messages = entry_messages(entry, kinds[i], compaction_at >= 0 and n == 0)
+        edit = edits.get(entry.get("id")) if type(entry.get("id")) is str else None
+        out.append((entry, apply_edit(messages, edit) if edit is not None else messages))
+    return out
