@@ -60,6 +60,8 @@ from .tokens import (
     estimate_text_tokens,
     estimate_tokens,
     estimate_tokens_pi,
+    estimate_tokens_pi073,
+    estimate_tokens_pi16,
 )
 from .trigger import CompactionTrigger, compaction_trigger, is_context_overflow
 
@@ -103,6 +105,8 @@ __all__ = [
     "estimate_text_tokens",
     "estimate_tokens",
     "estimate_tokens_pi",
+    "estimate_tokens_pi073",
+    "estimate_tokens_pi16",
     "extract_file_ops",
     "find_cut_point",
     "find_turn_start_index",

@@ -25,7 +25,7 @@ from .errors import NothingToCompact
 from .fileops import FILE_TOOL_NAMES, FileOps, extract_file_ops
 from .projected import find_projected_cut_point, projected_context_tokens, projected_entries, summarized
 from .settings import CompactionSettings
-from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi
+from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi073, estimate_tokens_pi16
 
 PI_073 = "0.73.1"
 PI_16 = "1.6"
@@ -79,8 +79,8 @@ def prepare_compaction(
     summarized (``"Nothing to compact (session too small)"``; pi sends the model an empty
     conversation then, pi-design §10 item 13).
 
-    ``estimator`` sizes messages for the cut; the default is pi's ``chars / 4``
-    (:func:`estimate_tokens_pi`) in both modes, so the same entries are kept as pi keeps.
+    ``estimator`` sizes messages for the cut; the default is pi's ``chars / 4`` in every mode
+    (:func:`estimate_tokens_pi16`; :func:`estimate_tokens_pi073` for 0.73.1), so the same entries are kept as pi keeps.
     ``tokens_before`` is :func:`branch_context_tokens` with our estimator (pi: the last usage
     even if it predates the previous compaction, plus chars/4). ``cwd`` (the session's
     working directory) normalizes the file lists. ``pi_compatible=True`` (or ``"0.73.1"``) reproduces
@@ -93,7 +93,7 @@ def prepare_compaction(
     if entries and entries[-1].get("type") == "compaction":
         raise NothingToCompact("already_compacted", ALREADY_COMPACTED)
     if pi_compatible is not True and pi_compatible != PI_073:
-        return _prepare_projected(entries, s, exact=pi_compatible == PI_16, estimator=estimator or estimate_tokens_pi, cwd=cwd)
+        return _prepare_projected(entries, s, exact=pi_compatible == PI_16, estimator=estimator or estimate_tokens_pi16, cwd=cwd)
     prev_at = latest_compaction_index(entries)
     previous_summary: str | None = None
     previous_details: Any = None
@@ -107,7 +107,7 @@ def prepare_compaction(
         boundary_start = next((i for i, e in enumerate(entries) if e.get("id") == kept_id), prev_at + 1)
     boundary_end = len(entries)
     if pi_compatible:
-        tokens_before = estimate_context_tokens(context_from_path(entries)["messages"], estimate_tokens_pi).tokens
+        tokens_before = estimate_context_tokens(context_from_path(entries)["messages"], estimate_tokens_pi073).tokens
     else:
         tokens_before = context_tokens(entries, estimate_tokens).tokens
     if boundary_start >= boundary_end:
@@ -118,7 +118,7 @@ def prepare_compaction(
         boundary_end,
         s.keep_recent_tokens,
         pi_compatible=pi_compatible,
-        estimator=estimator or estimate_tokens_pi,
+        estimator=estimator or estimate_tokens_pi073,
     )
     first = entries[cut.first_kept_index] if cut.first_kept_index < len(entries) else None
     first_id = first.get("id") if first is not None else None
@@ -188,7 +188,7 @@ def _prepare_projected(
             previous_details = prev.get("details")
         boundary_start = prev_at + 1
     if exact:
-        tokens_before = projected_context_tokens(proj, entries, estimate_tokens_pi)
+        tokens_before = projected_context_tokens(proj, entries, estimate_tokens_pi16)
     else:
         tokens_before = context_tokens(entries, estimate_tokens).tokens
     cut = find_projected_cut_point(proj, boundary_start, len(proj), s.keep_recent_tokens, exact=exact, estimator=estimator)

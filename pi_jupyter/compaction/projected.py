@@ -20,7 +20,7 @@ from typing import Any
 from ..session.index import K_OTHER, KINDS
 from ..session.projection import entry_messages, projected_entries
 from .cut import FIX_SPLIT_TURN_TEST, CutPoint
-from .tokens import Estimator, estimate_tokens_pi
+from .tokens import Estimator, estimate_tokens_pi16
 
 Projected = list[tuple[dict[str, Any], list[dict[str, Any]]]]
 
@@ -65,7 +65,7 @@ def _intrinsically_visible(entry: dict[str, Any]) -> bool:
 
 
 def find_projected_cut_point(
-    proj: Projected, start: int, end: int, keep_recent_tokens: int, *, exact: bool = False, estimator: Estimator = estimate_tokens_pi
+    proj: Projected, start: int, end: int, keep_recent_tokens: int, *, exact: bool = False, estimator: Estimator = estimate_tokens_pi16
 ) -> CutPoint:
     """pi 1.6's ``findProjectedCutPoint`` on projected entries (indices into ``proj``)."""
     points = [i for i in range(start, end) if not _is_compaction(proj[i]) and _has_role(proj[i][1], _CUT_ROLES)]
@@ -122,7 +122,7 @@ def _recovery_suffix(suffix: Projected) -> bool:
     return has_attempt and all(not _is_compaction(item) and (not _intrinsically_visible(item[0]) or omitted(item)) for item in suffix)
 
 
-def projected_context_tokens(proj: Projected, branch: list[dict[str, Any]], estimator: Estimator = estimate_tokens_pi) -> int:
+def projected_context_tokens(proj: Projected, branch: list[dict[str, Any]], estimator: Estimator = estimate_tokens_pi16) -> int:
     """pi 1.6's ``estimateProjectedContextTokens``: the last usage, unless a later edit or compaction made it stale."""
     from ..messages.system import current_system_message
     from .tokens import estimate_context_tokens

@@ -118,6 +118,28 @@ def estimate_tokens_pi(message: Any) -> int:
     return -(-chars // 4)
 
 
+def estimate_tokens_pi16(message: Any) -> int:
+    """pi 1.6's ``estimateTokens``: :func:`estimate_tokens_pi`, except that images in user messages count 4800 chars each."""
+    m = as_dict(message)
+    content = m.get("content")
+    if m.get("role") != "user" or not isinstance(content, list):
+        return estimate_tokens_pi(m)
+    chars = 0
+    for block in content:
+        if isinstance(block, dict):
+            if block.get("type") == "text" and block.get("text"):
+                chars += js_len(block["text"])
+            elif block.get("type") == "image":
+                chars += PI_IMAGE_CHARS
+    return -(-chars // 4)
+
+
+def estimate_tokens_pi073(message: Any) -> int:
+    """pi 0.73.1's ``estimateTokens``: :func:`estimate_tokens_pi`, except that it knows no system message (0)."""
+    m = as_dict(message)
+    return 0 if m.get("role") == "system" else estimate_tokens_pi(m)
+
+
 def _system_chars(m: dict[str, Any]) -> int:
     """pi 1.6's count for a system message: its content, its sections, and ``JSON.stringify`` of its added tools."""
     content = m.get("content")

@@ -54,7 +54,7 @@ def _pi16_session(path: str, seed: int) -> tuple[Session, list[str]]:
             _system(b, sections={"skills": "<skills>" + "s" * rnd.randint(10, 2000) + "</skills>"})
         elif kind < 0.22:
             _system(b, content="Extra rule.", sections={"cwd": None}, toolsRemoved=[{"name": "edit"}])
-        users.append(b.user(f"request {turn} " + "word " * rnd.randint(5, 300)))
+        users.append(b.user(f"request {turn} " + "word " * rnd.randint(5, 300), images=int(rnd.random() < 0.2)))
         if rnd.random() < 0.3:
             s.append_custom_message("note", "a note " * rnd.randint(1, 80))
         for _ in range(rnd.randint(0, 2)):
