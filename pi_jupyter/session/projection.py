@@ -55,7 +55,8 @@ def entry_messages(entry: RawEntry, kind: int, head: bool) -> list[dict[str, Any
             return []
         snapshot = entry.get("systemMessage")
         summary = compaction_summary(entry)
-        return [snapshot, summary] if snapshot else [summary]
+        # a snapshot that is not an object (a hand-edited file) gives nothing: pi's replay and convertToLlm skip it too
+        return [snapshot, summary] if snapshot and type(snapshot) is dict else [summary]
     if kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
         out: list[dict[str, Any]] = []
         emit_entry(entry, out)
