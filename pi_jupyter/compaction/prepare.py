@@ -1,11 +1,11 @@
-"""Preparing a compaction: what to summarize, what to keep (pi-design §4.4, pi 0.73.1).
+"""Preparing a compaction: what to summarize, what to keep (pi-design §4.4; pi 1.6, or pi 0.73.1 on request).
 
 :func:`prepare_compaction` takes the current branch (root-first entry dicts, as
 ``Session.raw_branch()`` returns them) and decides, without calling any model, which
 messages the summary must cover and which entry is the first one kept. Its cost is
 proportional to the branch, never to the file.
 
-Like pi 0.73.1, the range starts at the previous compaction's first kept entry, so what the
+Like pi (0.73.1 and 1.6), the range starts at the previous compaction's first kept entry, so what the
 previous compaction kept is either summarized again (with the previous summary as the
 starting point) or kept again: nothing it kept is lost (pi-design §10 item 10 was a bug of
 older pi versions).
@@ -23,7 +23,7 @@ from .cut import CutPoint, find_cut_point
 from .entries import RawEntry, RawMessage, as_dicts, latest_compaction_index, message_for_compaction
 from .errors import NothingToCompact
 from .fileops import FILE_TOOL_NAMES, FileOps, extract_file_ops
-from .projected import find_projected_cut_point, projected_context_tokens, projected_entries, summarized
+from .projected import BranchProjection, find_projected_cut_point, projected_context_tokens, summarized
 from .settings import CompactionSettings
 from .tokens import Estimator, context_tokens, estimate_context_tokens, estimate_tokens, estimate_tokens_pi073, estimate_tokens_pi16
 
@@ -176,40 +176,40 @@ def _prepare_projected(
     entries: list[RawEntry], s: CompactionSettings, *, exact: bool, estimator: Estimator, cwd: str | None
 ) -> CompactionPreparation:
     """pi 1.6's ``prepareCompaction`` (see :mod:`.projected`); indices are mapped back to ``entries``."""
-    proj = projected_entries(entries)
-    prev_at = next((i for i, (e, msgs) in enumerate(proj) if e.get("type") == "compaction" and msgs), -1)
+    proj = BranchProjection(entries)
     previous_summary: str | None = None
     previous_details: Any = None
     boundary_start = 0
-    if prev_at >= 0:
-        prev = proj[prev_at][0]
+    if proj.compaction_head and proj.messages(0):  # the latest compaction leads the projection (unless edited away)
+        prev = proj.entry(0)
         previous_summary = prev.get("summary")
         if not prev.get("fromHook"):
             previous_details = prev.get("details")
-        boundary_start = prev_at + 1
+        boundary_start = 1
     if exact:
         tokens_before = projected_context_tokens(proj, entries, estimate_tokens_pi16)
     else:
         tokens_before = context_tokens(entries, estimate_tokens).tokens
     cut = find_projected_cut_point(proj, boundary_start, len(proj), s.keep_recent_tokens, exact=exact, estimator=estimator)
-    first = proj[cut.first_kept_index][0] if cut.first_kept_index < len(proj) else None
+    first = proj.entry(cut.first_kept_index) if cut.first_kept_index < len(proj) else None
     first_id = first.get("id") if first is not None else None
     if not first_id:
         raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = summarized(proj, boundary_start, history_end)
-    prefix = summarized(proj, cut.turn_start_index, cut.first_kept_index) if cut.is_split_turn else []
-    if not to_summarize and not prefix:
-        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
     ops = FileOps()
     ops.add_details(previous_details)
-    for message in (*to_summarize, *prefix):
-        if message.get("role") == "assistant":
-            extract_file_ops(message, ops, pi_compatible=exact, cwd=cwd)
-    where = {id(e): i for i, e in enumerate(entries)}
 
-    def at(index: int) -> int:
-        return where.get(id(proj[index][0]), len(entries)) if 0 <= index < len(proj) else (len(entries) if index >= 0 else -1)
+    def file_ops(message: RawMessage) -> None:
+        if _calls_file_tool(message):
+            extract_file_ops(message, ops, pi_compatible=exact, cwd=cwd)
+
+    to_summarize = summarized(proj, boundary_start, history_end, file_ops)
+    prefix = summarized(proj, cut.turn_start_index, cut.first_kept_index, file_ops) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        raise NothingToCompact("too_small", NOTHING_TO_COMPACT)
+
+    def at(j: int) -> int:  # a projection index as an index of ``entries``
+        return proj.positions[j] if 0 <= j < len(proj) else (len(entries) if j >= 0 else -1)
 
     branch_cut = CutPoint(
         first_kept_index=at(cut.first_kept_index),
@@ -233,3 +233,15 @@ def _prepare_projected(
         pi_compatible=exact,
         deviations=tuple(cut.deviations),
     )
+
+
+def _calls_file_tool(message: RawMessage) -> bool:
+    content = message.get("content")
+    if type(content) is not list:
+        return False
+    for block in content:
+        if type(block) is dict and block.get("type") == "toolCall":
+            name = block.get("name")
+            if type(name) is str and name.lower() in FILE_TOOL_NAMES:
+                return True
+    return False
