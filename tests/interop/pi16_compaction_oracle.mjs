@@ -4,6 +4,8 @@
 //   {op:"prepare", file, leaf, keeps:[...]}
 //       prepareCompaction(getBranch(leaf), settings) per keepRecentTokens: the first kept entry, split turn,
 //       tokensBefore, the messages to summarize and of the turn prefix (whole), previous summary, file lists
+//   {op:"branch", file, oldLeaf, target, budget}
+//       collectEntriesForBranchSummary + prepareBranchEntries: the messages a branch summary covers, its file lists
 //   {op:"append", file, out, leaf, summary, firstKeptEntryId, tokensBefore, details, usage}
 //       copy file to out, move to leaf, appendCompaction as pi 1.6's compact() does (fromHook false):
 //       the written entry and buildSessionContext after it
@@ -18,6 +20,7 @@ const load = (rel) => import(pathToFileURL(path.join(DIST, rel)).href);
 const SM = await load("core/session-manager.js");
 const COMP = await load("core/compaction/compaction.js");
 const UTILS = await load("core/compaction/utils.js");
+const BRANCH = await load("core/compaction/branch-summarization.js");
 
 function openCopy(file) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pi16-compaction-"));
@@ -50,6 +53,17 @@ function prepare(job) {
 	}
 }
 
+function branch(job) {
+	const { sm, cleanup } = openCopy(job.file);
+	try {
+		const { entries } = BRANCH.collectEntriesForBranchSummary(sm, job.oldLeaf, job.target);
+		const prep = BRANCH.prepareBranchEntries(entries, job.budget ?? 0);
+		return { entryIds: entries.map((e) => e.id), messages: prep.messages, fileLists: UTILS.computeFileLists(prep.fileOps) };
+	} finally {
+		cleanup();
+	}
+}
+
 function append(job) {
 	fs.copyFileSync(job.file, job.out);
 	const sm = SM.SessionManager.open(job.out, path.dirname(job.out));
@@ -62,7 +76,7 @@ function append(job) {
 const jobs = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 for (const job of jobs) {
 	try {
-		const result = job.op === "prepare" ? { results: prepare(job) } : append(job);
+		const result = job.op === "prepare" ? { results: prepare(job) } : job.op === "branch" ? branch(job) : append(job);
 		process.stdout.write(`${JSON.stringify({ ok: true, ...result })}\n`);
 	} catch (error) {
 		process.stdout.write(`${JSON.stringify({ ok: false, error: String(error?.stack ?? error) })}\n`);

@@ -226,3 +226,35 @@ def test_an_agent_compaction_keeps_what_pi16_keeps_and_pi16_resumes_the_same_con
     assert_same(ours(path, pi_ctx["leafId"]), pi_ctx, "agent session after compaction")
     assert [m["role"] for m in pi_ctx["messages"]][:2] == ["system", "compactionSummary"]
     assert [m["role"] for m in pi_ctx["messages"]].count("system") == 1
+
+
+def test_a_branch_summary_covers_what_pi16_covers_and_never_what_was_forgotten(run_node16: Any, tmp_path: Path, pi16_sessions: Any) -> None:
+    """Leaving a branch with a summary: the entries after the common ancestor, with their latest context
+    edits applied as pi 1.6 applies them (a dropped entry is not sent to the summarizer)."""
+    from pi_jupyter.compaction import collect_branch_entries, prepare_branch_entries
+
+    jobs, ours_prep = [], []
+    for path, leaves in pi16_sessions:
+        s = Session.open(path, readonly=True)
+        for old, target in ((leaves[-2], leaves[-1]), (leaves[-1], leaves[0]), (leaves[0], leaves[-1])):
+            entries = collect_branch_entries(s, old, target).entries
+            ours_prep.append((prepare_branch_entries(entries, 0, estimator=lambda m: 1), entries))
+            jobs.append({"op": "branch", "file": str(path), "oldLeaf": old, "target": target, "budget": 0})
+    results = _pi16(run_node16, tmp_path, jobs)
+    edited = 0
+    for (prep, entries), theirs in zip(ours_prep, results, strict=True):
+        assert prep.messages == theirs["messages"]
+        assert dict(zip(("readFiles", "modifiedFiles"), prep.file_ops.lists(), strict=True)) == theirs["fileLists"]
+        unedited = prepare_branch_entries(entries, 0, pi_compatible=True, estimator=lambda m: 1)  # pi 0.73.1 ignored edits
+        edited += unedited.messages != prep.messages
+    assert edited >= 5
+    # a secret forgotten on the branch being left is not in the summary request
+    secret = "the door code is 4711"
+    s = Session.in_memory()
+    b = Builder(s)
+    start = b.user("start")
+    u = b.user(secret)
+    b.assistant("noted")
+    s.edit_context(u, None)
+    prep = prepare_branch_entries(collect_branch_entries(s, s.leaf_id, start).entries)
+    assert secret not in json.dumps(prep.messages) and [m["role"] for m in prep.messages] == ["assistant"]
