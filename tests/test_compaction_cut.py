@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from test_compaction_gen import Builder, QuotingSummarizer, compact_session
@@ -205,3 +206,24 @@ def test_a_custom_estimator_changes_what_is_kept() -> None:
     by_ours = _prep(s, 1000, estimator=estimate_tokens)
     # pi's chars/4 counts CJK at a quarter: it keeps about four times more than the budget
     assert by_ours.first_kept_index > by_pi.first_kept_index
+
+
+def test_a_compaction_summarizes_what_the_model_saw_never_a_forgotten_entry_nor_the_prompt() -> None:
+    secret = "the door code is 4711"
+    s = Session.in_memory()
+    b = Builder(s)
+    lead = s.append_message({"role": "system", "content": "", "sections": {"preamble": "P " * 500}, "timestamp": 1})
+    for i in range(3):
+        b.turn(f"request {i}", rounds=1)
+    forgotten = b.user(secret)
+    b.assistant("noted")
+    s.edit_context(forgotten, None)
+    delta = s.append_message({"role": "system", "content": "Be brief.", "timestamp": 2})
+    for i in range(3, 6):
+        b.turn(f"request {i}", rounds=1)
+    prep = _prep(s, 100)
+    assert "request 0" in conversation_text(prep.messages_to_summarize)
+    summarized = json.dumps(prep.messages_to_summarize + prep.turn_prefix_messages)
+    assert secret not in summarized and "system" not in {m["role"] for m in prep.messages_to_summarize}
+    assert prep.first_kept_entry_id not in (lead, delta)
+    assert secret in json.dumps(_prep(s, 100, pi_compatible=True).messages_to_summarize)  # pi 0.73.1 knew no edits
