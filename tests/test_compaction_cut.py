@@ -220,8 +220,8 @@ def test_a_compaction_summarizes_what_the_model_saw_never_a_forgotten_entry_nor_
     s.edit_context(forgotten, None)
     delta = s.append_message({"role": "system", "content": "Be brief.", "timestamp": 2})
     for i in range(3, 6):
-        b.turn(f"request {i}", rounds=1)
-    prep = _prep(s, 100)
+        b.turn(f"request {i} " + "word " * 100, rounds=1)
+    prep = _prep(s, 300)
     assert "request 0" in conversation_text(prep.messages_to_summarize)
     summarized = json.dumps(prep.messages_to_summarize + prep.turn_prefix_messages)
     assert secret not in summarized and "system" not in {m["role"] for m in prep.messages_to_summarize}
