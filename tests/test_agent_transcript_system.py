@@ -136,3 +136,27 @@ def test_context_edits_and_extension_entries_are_announced_as_pi16_does(tmp_path
     assert [m.role for m in agent.messages] == ["system", "assistant"]  # the agent's own messages were rebuilt
     with pytest.raises(ContextEditError, match="does not contribute editable model content"):
         agent.edit_context(agent.session.branch_ids()[0], None)  # the model_change entry
+
+
+def test_a_rerun_from_the_start_goes_through_the_recorded_prompt_and_a_change_writes_a_sibling(tmp_path):
+    settings = AgentSettings(record_system_prompt=True)
+    agent = Agent(Session.create(tmp_path), model="offline/echo", settings=settings, tools=["read", "bash"], thinking="off")
+    start = agent.session.leaf_id
+    asyncio.run(agent.prompt("first"))
+    [lead] = [e for e in agent.session.raw_entries() if e["type"] == "message" and e["message"]["role"] == "system"]
+    agent.session.checkout(start)
+    agent.reload()
+    again = asyncio.run(agent.prompt("first, again"))
+    assert [m.role for m in again.messages] == ["user", "assistant"]  # nothing recorded twice
+    assert [m.role for m in agent.session.context().messages] == ["system", "user", "assistant"]
+    assert len(agent.session.child_ids(lead["id"])) == 2
+    # from the same start with fewer tools: the recorded prompt no longer fits, a new one is written beside it
+    agent.session.checkout(start)
+    agent.reload()
+    agent.tools = [t for t in agent.tools if t.name == "read"]
+    narrowed = asyncio.run(agent.prompt("first, read only"))
+    assert [m.role for m in narrowed.messages] == ["system", "user", "assistant"]
+    system = narrowed.messages[0]
+    assert [t["name"] for t in system.tools_added] == ["read"]
+    assert agent.session.raw_entry(narrowed.entry_ids[0])["parentId"] == lead["parentId"]
+    assert Session.open(agent.session.path).load_report.ok

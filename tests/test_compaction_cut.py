@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from test_compaction_gen import Builder, QuotingSummarizer, compact_session
@@ -136,7 +137,9 @@ def test_fix_pi_10_12b_huge_last_tool_result_still_lets_the_history_be_summarize
     assert fixed.first_kept_entry_id == call  # the nearest valid cut before the crossing
     assert fixed.is_split_turn and "request 3" in conversation_text(fixed.messages_to_summarize)
     assert "read the big log" in conversation_text(fixed.turn_prefix_messages)
-    assert "pi-10.12b" in fixed.deviations
+    # pi 1.6 fixed it the same way: the default (which chooses as pi 1.6) no longer deviates from current pi
+    assert "pi-10.12b" not in fixed.deviations
+    assert _prep(s, 1000, pi_compatible="1.6").first_kept_entry_id == call
 
 
 def test_fix_pi_10_13a_nothing_to_summarize_is_reported_not_sent() -> None:
@@ -203,3 +206,25 @@ def test_a_custom_estimator_changes_what_is_kept() -> None:
     by_ours = _prep(s, 1000, estimator=estimate_tokens)
     # pi's chars/4 counts CJK at a quarter: it keeps about four times more than the budget
     assert by_ours.first_kept_index > by_pi.first_kept_index
+
+
+def test_a_compaction_summarizes_what_the_model_saw_never_a_forgotten_entry_nor_the_prompt() -> None:
+    secret = "the door code is 4711"
+    s = Session.in_memory()
+    b = Builder(s)
+    lead = s.append_message({"role": "system", "content": "", "sections": {"preamble": "P " * 500}, "timestamp": 1})
+    for i in range(3):
+        b.turn(f"request {i}", rounds=1)
+    forgotten = b.user(secret)
+    b.assistant("noted")
+    s.edit_context(forgotten, None)
+    delta = s.append_message({"role": "system", "content": "Be brief.", "timestamp": 2})
+    for i in range(3, 6):
+        b.turn(f"request {i} " + "word " * 100, rounds=1)
+    prep = _prep(s, 300)
+    assert "request 0" in conversation_text(prep.messages_to_summarize)
+    summarized = json.dumps(prep.messages_to_summarize + prep.turn_prefix_messages)
+    assert secret not in summarized and "system" not in {m["role"] for m in prep.messages_to_summarize}
+    assert prep.first_kept_entry_id not in (lead, delta)
+    ids = s.branch_ids()
+    assert ids.index(forgotten) < ids.index(prep.first_kept_entry_id)  # the forgotten entry lies in the summarized part

@@ -178,3 +178,14 @@ def test_trigger_threshold_overflow_stale_and_other_model() -> None:
     b.assistant("aborted", stop="aborted", total=9900)
     assert compaction_trigger(s.raw_branch(), context_window=10_000, settings=settings) is None
     assert compaction_trigger(s.raw_branch(), context_window=10_000, settings=CompactionSettings(enabled=False)) is None
+
+
+def test_each_pi_version_sizes_user_images_and_system_messages_its_own_way() -> None:
+    from pi_jupyter.compaction import estimate_tokens_pi073, estimate_tokens_pi16
+
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    user = {"role": "user", "content": [{"type": "text", "text": "abcd"}, image]}
+    assert estimate_tokens_pi073(user) == 1 and estimate_tokens_pi16(user) == -(-(4 + 4800) // 4)  # 1.6 counts the image
+    system = {"role": "system", "content": "abcd", "sections": {"a": "x" * 8}, "toolsAdded": [{"name": "t"}]}
+    assert estimate_tokens_pi073(system) == 0  # 0.73.1 knows no system message
+    assert estimate_tokens_pi16(system) == -(-(4 + 8 + len('[{"name":"t"}]')) // 4)

@@ -86,13 +86,20 @@ def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_
     rerun = kernel.run("%%pi\nFirst question, again.", cell_id="a")
     assert rerun.status == "ok", rerun.error
     s = Session.open(s.path, readonly=True)
-    # the first cell's run began by recording the system prompt, so its re-run records it again beside the first
+    # the first cell's run began by recording the system prompt: its re-run shares that entry (the
+    # session's preamble) instead of writing a second, identical one; the two answers are siblings under it
     system = s.raw_entry(users["First question."]["parentId"])
     assert system["message"]["role"] == "system"
-    roots = [e for e in s.raw_entries() if e["type"] == "message" and e["parentId"] == system["parentId"]]
-    assert [e["message"]["role"] for e in roots] == ["system", "system"]
-    assert roots[0]["message"]["sections"] == roots[1]["message"]["sections"]
-    assert [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(roots[1]["id"])] == ["First question, again."]
+    assert len([e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "system"]) == 1
+    firsts = [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(system["id"])]
+    assert firsts == ["First question.", "First question, again."]
+    assert [m.role for m in s.context().messages] == ["system", "user", "assistant"]
+    again = kernel.run("%%pi\nFirst question, once more.", cell_id="a")
+    assert again.status == "ok", again.error
+    assert "forked" in again.data("text/plain")[-1]  # the cell's start is unchanged: its runs stay siblings
+    s = Session.open(s.path, readonly=True)
+    firsts = [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(system["id"])]
+    assert firsts == ["First question.", "First question, again.", "First question, once more."]
 
 
 def test_interrupt_aborts_cleanly_and_the_kernel_keeps_working(kernel, tmp_path):
@@ -195,10 +202,10 @@ def test_nbclient_runs_the_quickstart_in_order_and_a_rerun_forks(tmp_path):
     users = [e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "user"]
     first, rerun = users[0], users[-1]  # the first %%pi cell, and its re-run (the last prompt sent)
     assert rerun["message"]["content"] == first["message"]["content"]
-    # the first cell began by recording the system prompt: its re-run records it again, as a sibling
-    first_system, rerun_system = s.raw_entry(first["parentId"]), s.raw_entry(rerun["parentId"])
-    assert first_system["message"]["role"] == rerun_system["message"]["role"] == "system"
-    assert rerun_system["id"] != first_system["id"] and rerun_system["parentId"] == first_system["parentId"]
+    # the first cell began by recording the system prompt: its re-run goes through that entry, a sibling under it
+    system = s.raw_entry(first["parentId"])
+    assert system["message"]["role"] == "system" and rerun["parentId"] == system["id"]
+    assert [e["message"]["role"] for e in s.raw_entries() if e["type"] == "message"].count("system") == 1
     assert s.name == "quickstart"
 
 

@@ -324,3 +324,78 @@ def test_system_messages_count_in_token_estimates_as_pi16_counts_them():
     system = {"role": "system", "content": "abcd", "sections": {"a": "x" * 8, "b": None}, "toolsAdded": [{"name": "t"}], "timestamp": 1}
     assert estimate_tokens_pi(system) == -(-(4 + 8 + len('[{"name":"t"}]')) // 4)
     assert estimate_tokens(system) > 0
+
+
+def _compaction(eid: str, parent: str, first: str, snapshot: object) -> dict:
+    return {
+        "type": "compaction",
+        "id": eid,
+        "parentId": parent,
+        "timestamp": TS,
+        "summary": "S",
+        "firstKeptEntryId": first,
+        "tokensBefore": 5,
+        "systemMessage": snapshot,
+    }
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"sections": None}, "sections is null"),
+        ({"sections": ["a"]}, "sections is a JSON array, not an object"),
+        ({"sections": "abc"}, "sections is a JSON string"),
+        ({"toolsAdded": "read"}, "toolsAdded is a JSON string, not a list"),
+        ({"toolsAdded": {"name": "read"}}, "toolsAdded is a JSON object, not a list"),
+        ({"toolsRemoved": 5}, "toolsRemoved is a JSON number, not a list"),
+        ({"toolsAdded": [1, {"name": 2}, READ]}, "toolsAdded holds a tool without a string name"),
+    ],
+)
+def test_a_system_message_with_odd_fields_is_reported_and_the_rest_is_sent(tmp_path, fields, says):
+    path = write(
+        tmp_path / "s.jsonl",
+        HEADER,
+        msg("s0", None, "system", "Base prompt.", toolsAdded=[BASH]),
+        msg("s1", "s0", "system", "Added rule.", **fields),  # line 3
+        msg("u1", "s1", "user", "hi"),
+    )
+    text = path.read_text()
+    s = Session.open(path)
+    [problem] = s.load_report.problems
+    assert (problem.line, problem.kind) == (3, "bad_system_message") and says in problem.message and "'s1'" in problem.message
+    request = collapse_request(LlmRequest(messages=s.context().llm()))
+    assert request.system_prompt == "Base prompt.\n\nAdded rule."  # the odd field is left out, the rest replays
+    expected = ["bash", "read"] if fields.get("toolsAdded") == [1, {"name": 2}, READ] else ["bash"]
+    assert [t.name for t in request.tools] == expected
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "says", "prompt"),
+    [
+        ("oops", "is a JSON string, not a message; left out", None),
+        ([1], "is a JSON array, not a message; left out", None),
+        ({"content": "X"}, "has role None, not 'system'", None),
+        ({"role": "system", "content": 3, "sections": {"a": "A"}, "timestamp": 1}, "content is a JSON number", "A"),
+        ({"role": "system", "content": "P", "sections": {"a": 1, "b": "B"}, "timestamp": 1}, "section(s) 'a'", "P\n\nB"),
+        ({"role": "system", "content": "P", "toolsAdded": "x", "timestamp": 1}, "toolsAdded is a JSON string", "P"),
+    ],
+)
+def test_a_broken_compaction_snapshot_is_reported_and_the_context_still_rebuilds(tmp_path, snapshot, says, prompt):
+    path = write(
+        tmp_path / "s.jsonl",
+        HEADER,
+        msg("s0", None, "system", "Old prompt."),
+        msg("u1", "s0", "user", "kept question"),
+        _compaction("c1", "u1", "u1", snapshot),  # line 4
+        msg("u2", "c1", "user", "after"),
+    )
+    s = Session.open(path)
+    [problem] = s.load_report.problems
+    assert (problem.line, problem.kind) == (4, "bad_system_message") and says in problem.message and "'c1'" in problem.message
+    llm = s.context().llm()
+    request = collapse_request(LlmRequest(messages=llm))
+    assert request.system_prompt == prompt  # as pi 1.6: the snapshot stands for the prompt before the compaction
+    texts = json.dumps([m.to_dict() for m in request.messages])
+    assert "kept question" in texts and "after" in texts and "Old prompt." not in texts
+    assert s.graph() is not None and s.context().messages  # views read it too

@@ -41,7 +41,7 @@ from .settings import AgentSettings, RetrySettings
 from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
-from .transcript_system import prepare_run
+from .transcript_system import prepare_run, reuse_recorded
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -460,6 +460,7 @@ class Agent:
         signal = self._state.turn_signal()
         config = self._loop_config()
         delta = prepare_run(self.messages, config, self.settings.record_system_prompt)
+        delta = reuse_recorded(self.session, self.messages, delta)
         prompts = [delta, *prompts] if delta is not None else prompts
         return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 

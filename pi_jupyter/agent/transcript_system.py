@@ -50,6 +50,47 @@ def system_delta(history: list[Any], prompt: str, tool_specs: list[Any]) -> Syst
     return SystemMessage(content="", sections=sections or None, tools_added=added or None, tools_removed=removed or None)
 
 
+def _same_record(raw: Any, delta: SystemMessage) -> bool:
+    message = raw.get("message") if raw.get("type") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "system":
+        return False
+    mine = {k: v for k, v in delta.to_dict().items() if k != "timestamp"}
+    theirs = {k: v for k, v in message.items() if k != "timestamp"}
+    return mine == theirs
+
+
+def shared_system_entry(session: Any, delta: SystemMessage) -> str | None:
+    """The id of a child of the session's leaf (a root when the leaf is ``None``) that already records ``delta``.
+
+    A re-run forks from where its cell started: when that start already has the same system
+    message below it (the first run wrote it), the new branch goes through that entry instead of
+    writing a copy, so the prompt stays the session's preamble and the re-runs are siblings under
+    it, as pi 1.x shows a re-edited first prompt. Only an exact match counts (the timestamp aside).
+    """
+    for child in session.child_ids(session.leaf_id):
+        if _same_record(session.raw_entry(child), delta):
+            return child
+    return None
+
+
+def reuse_recorded(session: Any, history: list[Any], delta: SystemMessage | None) -> SystemMessage | None:
+    """``delta``, or ``None`` after moving onto an entry that already records it (see :func:`shared_system_entry`).
+
+    The shared entry's message is appended to ``history`` (the agent's messages); the move is
+    in memory only, the run's first append (the prompt) persists it.
+    """
+    if delta is None or session.readonly:
+        return delta
+    shared = shared_system_entry(session, delta)
+    if shared is None:
+        return delta
+    from ..messages import as_message
+
+    session.checkout(shared, persist=False)
+    history.append(as_message(session.raw_entry(shared)["message"]))
+    return None
+
+
 def prepare_run(history: list[Any], config: Any, record: bool | None) -> SystemMessage | None:
     """The system message this run starts with (``None``: none needed); the request then takes the prompt from the transcript.
 

@@ -15,14 +15,18 @@ Leaving a branch with a summary::
 
     outcome = await checkout_with_summary(session, target, summarize, context_window=200_000)
 
-Two modes. The default fixes pi's bugs listed in pi-design §10 (items 11-13 and 25; item 10
-is already fixed in pi 0.73.1); ``pi_compatible=True`` reproduces pi 0.73.1 exactly and is
-what the parity tests compare with pi itself. Deviation codes (``pi-10.12a`` ...) on the
-results say which fix changed a result.
+Modes. The default chooses what to keep as current pi (1.6) does, on the branch's projection
+(context edits applied; system messages count towards the kept part but are never cut points nor
+summarized, the compaction entry carries the replayed prompt as ``systemMessage``; see
+:mod:`.projected`), and fixes pi's bugs listed in pi-design §10 that pi 1.6 still has;
+``pi_compatible="1.6"`` is pi 1.6 exactly, ``pi_compatible=True`` pi 0.73.1 exactly: the parity
+tests compare each with that pi itself. Deviation codes (``pi-10.12a`` ...) on the results say
+which fix changed a result.
 
-Token estimates: :func:`estimate_tokens_pi` (pi's chars/4) chooses cut points, so the same
-entries are kept as in pi; :func:`estimate_tokens` (calibrated by character class, images
-counted everywhere) sizes contexts for the compaction decision and branch-summary budgets.
+Token estimates: pi's chars/4 (:func:`estimate_tokens_pi16`, :func:`estimate_tokens_pi073`;
+:func:`estimate_tokens_pi` is the shared part) chooses cut points, so the same entries are kept
+as in pi; :func:`estimate_tokens` (calibrated by character class, images counted everywhere)
+sizes contexts for the compaction decision and branch-summary budgets.
 """
 
 from .branch import (
@@ -60,6 +64,8 @@ from .tokens import (
     estimate_text_tokens,
     estimate_tokens,
     estimate_tokens_pi,
+    estimate_tokens_pi073,
+    estimate_tokens_pi16,
 )
 from .trigger import CompactionTrigger, compaction_trigger, is_context_overflow
 
@@ -103,6 +109,8 @@ __all__ = [
     "estimate_text_tokens",
     "estimate_tokens",
     "estimate_tokens_pi",
+    "estimate_tokens_pi073",
+    "estimate_tokens_pi16",
     "extract_file_ops",
     "find_cut_point",
     "find_turn_start_index",

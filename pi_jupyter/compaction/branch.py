@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..session.index import EntryIndex
+from ..session.projection import apply_edit
 from ..session.usage import response_usage
 from .entries import RawEntry, RawMessage, as_dicts, message_for_branch_summary
 from .errors import SummaryAborted, SummaryError
@@ -30,7 +31,7 @@ from .prompts import (
 from .request import Summarize, SummaryRequest, response_text
 from .serialize import conversation_text
 from .settings import DEFAULT_CONTEXT_WINDOW, BranchSummarySettings
-from .tokens import Estimator, estimate_tokens, estimate_tokens_pi
+from .tokens import Estimator, estimate_tokens, estimate_tokens_pi073
 
 FIX_ALL_FILE_OPS = "pi-branch-fileops"
 """Deviation code: files touched by messages that did not fit the budget are still listed (pi drops them)."""
@@ -113,17 +114,19 @@ def prepare_branch_entries(
     touched by messages that did not fit, which pi leaves out.
     """
     items = as_dicts(entries)
-    size = estimator or (estimate_tokens_pi if pi_compatible else estimate_tokens)
+    size = estimator or (estimate_tokens_pi073 if pi_compatible else estimate_tokens)
     ops = FileOps()
     for entry in items:
         if entry.get("type") == "branch_summary" and not entry.get("fromHook"):
             ops.add_details(entry.get("details"))
+    # pi 1.6: the latest context edit of an entry applies (a dropped entry is not summarized); pi 0.73.1 knew none
+    edits = {} if pi_compatible else {e["targetId"]: e for e in items if e.get("type") == "context_edit" and type(e.get("targetId")) is str}
     messages: list[RawMessage] = []
     total = 0
     stopped_at = -1
     for i in range(len(items) - 1, -1, -1):
         entry = items[i]
-        message = message_for_branch_summary(entry)
+        message = _edited(entry, edits) if edits else message_for_branch_summary(entry)
         if not isinstance(message, dict):
             continue
         extract_file_ops(message, ops, pi_compatible=pi_compatible, cwd=cwd)
@@ -141,10 +144,20 @@ def prepare_branch_entries(
     if not pi_compatible and stopped_at > 0:
         before = (len(ops.read), len(ops.written), len(ops.edited))
         for entry in items[:stopped_at]:
-            extract_file_ops(message_for_branch_summary(entry), ops, cwd=cwd)
+            extract_file_ops(_edited(entry, edits) if edits else message_for_branch_summary(entry), ops, cwd=cwd)
         if before != (len(ops.read), len(ops.written), len(ops.edited)):
             deviations = (FIX_ALL_FILE_OPS,)
     return BranchPreparation.model_construct(messages=messages, file_ops=ops, total_tokens=total, deviations=deviations)
+
+
+def _edited(entry: RawEntry, edits: dict[str, RawEntry]) -> RawMessage | None:
+    """What a message or custom message entry gives a branch summary after its latest edit (pi 1.6's ``getMessageFromEntry``)."""
+    message = message_for_branch_summary(entry)
+    edit = edits.get(entry.get("id")) if type(entry.get("id")) is str else None
+    if edit is None or message is None or entry.get("type") not in ("message", "custom_message"):
+        return message
+    edited = apply_edit([message], edit)
+    return edited[0] if edited else None
 
 
 def branch_summary_request(

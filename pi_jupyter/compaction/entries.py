@@ -32,15 +32,13 @@ def as_dicts(values: Iterable[Any], what: str = "entry") -> list[dict[str, Any]]
 
 
 def custom_message(entry: RawEntry) -> RawMessage:
-    """pi's ``createCustomMessage`` for a ``custom_message`` entry."""
-    return {
-        "role": "custom",
-        "customType": entry.get("customType"),
-        "content": entry.get("content"),
-        "display": entry.get("display"),
-        "details": entry.get("details"),
-        "timestamp": ms_from_iso(entry.get("timestamp")),
-    }
+    """pi's ``createCustomMessage`` for a ``custom_message`` entry (a field the entry lacks is left out, as JSON leaves ``undefined``)."""
+    message: RawMessage = {"role": "custom"}
+    for key in ("customType", "content", "display", "details"):
+        if key in entry:
+            message[key] = entry[key]
+    message["timestamp"] = ms_from_iso(entry.get("timestamp"))
+    return message
 
 
 def branch_summary_message(entry: RawEntry) -> RawMessage:

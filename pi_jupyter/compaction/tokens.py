@@ -118,6 +118,28 @@ def estimate_tokens_pi(message: Any) -> int:
     return -(-chars // 4)
 
 
+def estimate_tokens_pi16(message: Any) -> int:
+    """pi 1.6's ``estimateTokens``: :func:`estimate_tokens_pi`, except that images in user messages count 4800 chars each."""
+    m = as_dict(message)
+    content = m.get("content")
+    if m.get("role") != "user" or not isinstance(content, list):
+        return estimate_tokens_pi(m)
+    chars = 0
+    for block in content:
+        if isinstance(block, dict):
+            if block.get("type") == "text" and block.get("text"):
+                chars += js_len(block["text"])
+            elif block.get("type") == "image":
+                chars += PI_IMAGE_CHARS
+    return -(-chars // 4)
+
+
+def estimate_tokens_pi073(message: Any) -> int:
+    """pi 0.73.1's ``estimateTokens``: :func:`estimate_tokens_pi`, except that it knows no system message (0)."""
+    m = as_dict(message)
+    return 0 if m.get("role") == "system" else estimate_tokens_pi(m)
+
+
 def _system_chars(m: dict[str, Any]) -> int:
     """pi 1.6's count for a system message: its content, its sections, and ``JSON.stringify`` of its added tools."""
     content = m.get("content")
@@ -359,16 +381,16 @@ def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
     return usage if usage else None
 
 
-def estimate_context_tokens(messages: Sequence[Any], estimator: Estimator = estimate_tokens) -> ContextEstimate:
+def estimate_context_tokens(messages: Sequence[Any], estimator: Estimator = estimate_tokens, *, skip_zero: bool = False) -> ContextEstimate:
     """pi's ``estimateContextTokens``: the last trusted usage plus estimates of the messages after it.
 
     With ``estimator=estimate_tokens_pi`` the result equals pi's. Without any usage, every
-    message is estimated.
+    message is estimated. ``skip_zero``: a usage that counts no tokens is not trusted (pi 1.6).
     """
     msgs = as_dicts(messages, "message")
     for i in range(len(msgs) - 1, -1, -1):
         usage = usage_of(msgs[i])
-        if usage is not None:
+        if usage is not None and not (skip_zero and not calculate_context_tokens(usage)):
             used = calculate_context_tokens(usage)
             trailing = sum(estimator(m) for m in msgs[i + 1 :])
             return ContextEstimate(tokens=used + trailing, usage_tokens=used, trailing_tokens=trailing, last_usage_index=i)

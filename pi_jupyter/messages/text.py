@@ -152,7 +152,7 @@ def js_string(value: Any) -> str:
 
 
 def json_type(value: Any) -> str:
-    """The JSON type of a value read from JSON (``null``, ``boolean``, ``number``, ``string``, ``array``),
+    """The JSON type of a value read from JSON (``null``, ``boolean``, ``number``, ``string``, ``array``, ``object``),
     for messages about a value of the wrong type; another Python value gives its class name."""
     if value is None:
         return "null"
@@ -164,6 +164,8 @@ def json_type(value: Any) -> str:
         return "string"
     if isinstance(value, (list, tuple)):
         return "array"
+    if isinstance(value, dict):
+        return "object"
     return type(value).__name__
 
 

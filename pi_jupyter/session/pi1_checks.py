@@ -33,9 +33,8 @@ def check_pi1_entries(index: EntryIndex, report: LoadReport) -> None:
         elif etype == "compaction":
             if "usage" in entry:
                 _report(index, report, entry, "bad_usage", usage_problem(entry["usage"]))
-            snapshot = entry.get("systemMessage")
-            if snapshot is not None:
-                problem = system_message_problem(snapshot) if type(snapshot) is dict else f"is a JSON {json_type(snapshot)}"
+            if "systemMessage" in entry:
+                problem = snapshot_problem(entry["systemMessage"])
                 _report(index, report, entry, "bad_system_message", problem and f"systemMessage snapshot {problem}")
 
 
@@ -71,11 +70,25 @@ def _branch_ids(index: EntryIndex, entry_id: str) -> set[str]:
         return set()  # reported as a cycle already
 
 
+def snapshot_problem(snapshot: Any) -> str | None:
+    """What is wrong with a compaction's ``systemMessage`` snapshot, or ``None`` (a falsy one is no snapshot, as in pi)."""
+    if not snapshot:
+        return None if snapshot is None else f"is an empty JSON {json_type(snapshot)}; no prompt after the compaction"
+    if type(snapshot) is not dict:
+        return f"is a JSON {json_type(snapshot)}, not a message; left out of the context"
+    role = snapshot.get("role")
+    if role != "system":
+        return f"has role {role!r}, not 'system'; pi 1.6 puts it in the context as it is, and so does this reader"
+    return system_message_problem(snapshot)
+
+
 def system_message_problem(message: dict[str, Any]) -> str | None:
     """What is wrong with a system message's fields (pi 1.x), or ``None``."""
     content = message.get("content")
     if content is not None and not isinstance(content, (str, list)):
         return f"content is a JSON {json_type(content)}; read as empty"
+    if "sections" in message and message["sections"] is None:
+        return "sections is null (pi writes no field); read as none"
     sections = message.get("sections")
     if sections is not None:
         if type(sections) is not dict:
@@ -88,7 +101,7 @@ def system_message_problem(message: dict[str, Any]) -> str | None:
         if tools is None:
             continue
         if type(tools) is not list:
-            return f"{key} is a JSON {json_type(tools)}, not a list; ignored"
+            return f"{key} is a JSON {json_type(tools)}, not a list; ignored (pi 1.6 cannot replay it)"
         if any(type(t) is not dict or type(t.get("name")) is not str for t in tools):
             return f"{key} holds a tool without a string name; that tool is ignored"
     return None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .index import K_BRANCH_SUMMARY, K_COMPACTION, K_CONTEXT_EDIT, K_CUSTOM_MESSAGE, K_MESSAGE, RawEntry, js_date_ms
+from .index import K_BRANCH_SUMMARY, K_COMPACTION, K_CONTEXT_EDIT, K_CUSTOM_MESSAGE, K_MESSAGE, K_OTHER, KINDS, RawEntry, js_date_ms
 
 _MISSING: Any = object()
 _EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
@@ -55,7 +55,8 @@ def entry_messages(entry: RawEntry, kind: int, head: bool) -> list[dict[str, Any
             return []
         snapshot = entry.get("systemMessage")
         summary = compaction_summary(entry)
-        return [snapshot, summary] if snapshot else [summary]
+        # a snapshot that is not an object (a hand-edited file) gives nothing: pi's replay and convertToLlm skip it too
+        return [snapshot, summary] if snapshot and type(snapshot) is dict else [summary]
     if kind == K_CUSTOM_MESSAGE or kind == K_BRANCH_SUMMARY:
         out: list[dict[str, Any]] = []
         emit_entry(entry, out)
@@ -169,3 +170,70 @@ def emit_entry(entry: RawEntry, out: list[dict[str, Any]]) -> None:
             msg["fromId"] = entry["fromId"]
         msg["timestamp"] = js_date_ms(entry.get("timestamp"))
         out.append(msg)
+
+
+class BranchProjection:
+    """pi 1.6's ``buildSessionProjection(...).entries`` for a root-first path, computed lazily.
+
+    Entry ``j`` is the ``j``-th context entry: the latest compaction first (its snapshot and
+    summary), then its kept entries (no system messages), then everything after it;
+    :meth:`messages` gives what it puts in the context after its latest edit (a ``null`` edit:
+    nothing). Compaction cut points are chosen on it; only the entries a cut looks at pay for
+    their messages, so a long branch costs one light scan.
+    """
+
+    def __init__(self, path: list[RawEntry]) -> None:
+        self.path = path
+        compaction_at = -1
+        edit_at: list[int] = []
+        for i, entry in enumerate(path):  # one light pass: only compactions and edits change the projection
+            kind = entry.get("type")
+            if kind == "compaction":
+                compaction_at = i
+            elif kind == "context_edit":
+                edit_at.append(i)
+        self.compaction_head = compaction_at >= 0
+        self.positions = context_positions(path, list(range(len(path))), compaction_at)
+        self.edits: dict[str, RawEntry] = {}
+        if edit_at:
+            in_context = set(self.positions)
+            for i in edit_at:
+                if i in in_context and type(target := path[i].get("targetId")) is str:
+                    self.edits[target] = path[i]
+        self._cache: dict[int, list[dict[str, Any]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def entry(self, j: int) -> RawEntry:
+        """The source entry of context entry ``j``."""
+        return self.path[self.positions[j]]
+
+    def kind(self, j: int) -> int:
+        """The kind code of context entry ``j``."""
+        kind = self.path[self.positions[j]].get("type")
+        return KINDS.get(kind, K_OTHER) if type(kind) is str else K_OTHER
+
+    def messages(self, j: int) -> list[dict[str, Any]]:
+        """What context entry ``j`` gives the model (edits applied)."""
+        cached = self._cache.get(j)
+        if cached is not None:
+            return cached
+        entry = self.path[self.positions[j]]
+        kind = self.kind(j)
+        edit = self.edits.get(entry.get("id")) if self.edits and type(entry.get("id")) is str else None
+        if kind == K_MESSAGE and edit is None:
+            message = entry.get("message", _MISSING)
+            out = [message] if type(message) is dict and message.get("content") is not None else _message(entry)
+        else:
+            out = entry_messages(entry, kind, self.compaction_head and j == 0)
+            if edit is not None:
+                out = apply_edit(out, edit)
+        self._cache[j] = out
+        return out
+
+
+def projected_entries(path: list[RawEntry]) -> list[tuple[RawEntry, list[dict[str, Any]]]]:
+    """Every context entry of :class:`BranchProjection` with its messages (pi 1.6's ``buildSessionProjection(...).entries``)."""
+    proj = BranchProjection(path)
+    return [(proj.entry(j), proj.messages(j)) for j in range(len(proj))]

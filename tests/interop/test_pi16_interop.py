@@ -25,6 +25,7 @@ from .test_session_interop import assert_same, ours
 pytestmark = pytest.mark.interop
 
 SECRET = "sk-live-PASTED0123456789"
+PRIVATE = "the door code is 4711"
 READ = {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}
 BASH = {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}
 USAGE = {
@@ -230,3 +231,91 @@ def test_pi16_resumes_our_recorded_session_with_the_same_prompt_tools_and_contex
         assert _comparable(api, mine) == _comparable(api, request["body"]), api
         sent = json.dumps(request["body"])
         assert json.dumps(agent.system_prompt)[1:-1] in sent and "sk-ours-123" not in sent
+
+
+def test_rerun_cells_share_the_recorded_prompt_and_pi16_resumes_with_one(pi16, tmp_path):
+    """A notebook re-runs its first cell and a cell that narrows the tools: each re-run goes through the
+    system message its first run recorded (no second copy), and pi 1.6 resumes the file with one prompt."""
+    from kernel_client import Kernel
+
+    kernel = Kernel(str(tmp_path))
+    try:
+        setup = "%load_ext pi_jupyter\n%config PiMagics.session_dir = {!r}\n%config PiMagics.model = 'offline/echo'\n"
+        assert kernel.run(setup.format(str(tmp_path / "sessions"))).status == "ok"
+        narrow = "%%pi --tools read\n"
+        cells = [("%%pi\nHello.", "a"), ("%%pi\nHello again.", "a"), (narrow + "Read it.", "b"), (narrow + "Read it now.", "b")]
+        for code, cell in cells:
+            run = kernel.run(code, cell_id=cell)
+            assert run.status == "ok", run.error
+    finally:
+        kernel.close()
+    [path] = (tmp_path / "sessions").glob("*.jsonl")
+    session = Session.open(path, readonly=True)
+    recorded = [e for e in session.raw_entries() if e["type"] == "message" and e["message"]["role"] == "system"]
+    assert len(recorded) == 2  # the leading prompt, and cell b's narrowed tool set, each written once
+    lead, narrowed = recorded
+    assert len(session.child_ids(lead["id"])) == 2 and len(session.child_ids(narrowed["id"])) == 2  # the re-runs are siblings
+    [pi] = pi16("pi_session_oracle.mjs", [{"op": "context", "file": str(path)}])
+    assert_same(ours(path, pi["leafId"]), pi, "notebook with re-run cells")  # pi resumes at the last line: the cell record
+    assert [m["role"] for m in pi["messages"]] == ["system", "user", "assistant", "system", "user", "assistant"]
+    [request] = pi16("pi_request_oracle.mjs", [{"file": str(path), "api": "anthropic-messages", "model": _model("anthropic-messages")}])
+    system = request["body"]["system"]
+    prompt = lead["message"]["sections"]["preamble"]
+    assert json.dumps(system).count(json.dumps(prompt)[1:40]) == 1  # one prompt, not one per re-run
+    assert [t["name"] for t in request["body"]["tools"]] == ["read"]
+
+
+def test_what_pi_0_73_1_makes_of_the_files_we_write(run_node, tmp_path):
+    """pi 0.73.1 (``SessionManager.open`` + ``buildSessionContext`` + ``convertToLlm``, what ``pi --resume``
+    runs) opens a session we write today without an error and skips what it does not know: our recorded
+    system messages stay in its context list but its ``convertToLlm`` drops them (it sends its own prompt
+    and tools), ``usage`` and ``context_edit`` entries give nothing (a forgotten secret is sent again), a
+    compaction's ``systemMessage`` snapshot and ``usage`` are ignored. Its compaction prepares without error,
+    and our ``pi_compatible=True`` mode gives the same cut on such a file."""
+    import asyncio
+
+    from pi_jupyter import Agent, AgentSettings
+    from pi_jupyter.compaction import CompactionSettings, prepare_compaction
+
+    agent = Agent(Session.create(tmp_path), model="offline/echo", settings=AgentSettings(record_system_prompt=True), tools=["read", "bash"])
+    asyncio.run(agent.prompt(f"{PRIVATE} " + "detail " * 200))
+    prompt_id, echo_id = agent.session.branch_ids()[-2:]
+    agent.session.edit_context(prompt_id, None)  # forget the prompt with the private detail, and its echo
+    agent.session.edit_context(echo_id, "(echo)")
+    agent.session.append_usage("judge", "offline", "echo", USAGE, "a score")
+    agent.reload()
+    agent.tools = [t for t in agent.tools if t.name == "read"]
+    for i in range(3):
+        asyncio.run(agent.prompt(f"question {i} " + "detail " * 200))
+    asyncio.run(agent.compact(keep_recent_tokens=500))
+    asyncio.run(agent.prompt("after the compaction " + "detail " * 200))
+    path = Path(agent.session.path)
+    kinds = {e["type"] for e in agent.session.raw_entries()}
+    assert {"context_edit", "usage", "compaction"} <= kinds
+
+    job_file = tmp_path / "jobs.json"
+    leaf_before = agent.session.raw_entries()[-4]["id"]  # before the compaction: the forgotten prompt is in the context
+    job_file.write_text(json.dumps([{"op": "context", "file": str(path)}, {"op": "context", "file": str(path), "leaf": leaf_before}]))
+    at_end, before = (json.loads(line) for line in run_node("pi_session_oracle.mjs", str(job_file)).rstrip("\n").split("\n"))
+    assert at_end["ok"] and before["ok"]
+    roles = [m["role"] for m in at_end["messages"]]
+    assert roles[0] == "compactionSummary"  # the snapshot is ignored
+    assert "system" not in [m["role"] for m in at_end["llm"]]  # nothing of our recorded prompt reaches the model
+    assert "system" in [m["role"] for m in before["messages"]] and "system" not in [m["role"] for m in before["llm"]]
+    assert PRIVATE in json.dumps(before["llm"])  # the edit is not applied: pi 0.73.1 sends what was forgotten
+    assert PRIVATE not in json.dumps(ours(path, leaf_before)["llm"])  # we (and pi 1.6) do not
+
+    branch = Session.open(path, readonly=True).raw_branch(leaf_before)
+    job_file.write_text(json.dumps([{"op": "prepare", "file": str(path), "leaf": leaf_before, "keeps": [1, 300, 800, 5000]}]))
+    [results] = json.loads(run_node("pi_compaction_oracle.mjs", str(job_file)))
+    for one in results:
+        if not one["prepared"]:
+            continue
+        mine = prepare_compaction(branch, CompactionSettings(keep_recent_tokens=one["keep"]), pi_compatible=True)
+        pp = one["preparation"]
+        assert (mine.first_kept_entry_id, mine.is_split_turn, mine.tokens_before) == (
+            pp["firstKeptEntryId"],
+            pp["isSplitTurn"],
+            pp["tokensBefore"],
+        )
+        assert len(mine.messages_to_summarize) == pp["messagesToSummarizeCount"]
