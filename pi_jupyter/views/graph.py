@@ -150,7 +150,8 @@ class GraphModel:
 
     def text(self, hint: str | None = None) -> str:
         """The graph as a text tree (``*``: on the current path, ``▶``: the leaf)."""
-        return text_tree(self.nodes, self.roots, header=self.header(), hint=hint)
+        header = self.header() + (f"\n{edit_marks.LEGEND}" if self.marked else "")
+        return text_tree(self.nodes, self.roots, header=header, hint=hint)
 
     def dot_body(self) -> list[str]:
         """The node and edge statements of the DOT source."""
@@ -491,9 +492,13 @@ def session_graph_class() -> Any:
                 node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.10,0.05"},
                 edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
             )
+            # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
+            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(edit_marks.LEGEND)}</FONT>' if model.marked else ""
             if model.options.header:
-                legend = f'<BR ALIGN="LEFT"/><FONT POINT-SIZE="9" COLOR="#57606a">{_h(edit_marks.LEGEND)}</FONT>' if model.marked else ""
+                legend = f'<BR ALIGN="LEFT"/>{legend}' if legend else ""
                 graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}{legend}>\n")
+            elif legend:
+                graph.body.append(f"\tlabel=<{legend}>\n")
             graph.body.extend(model.dot_body())
             graph.model = model
             graph.backend = model.options.backend

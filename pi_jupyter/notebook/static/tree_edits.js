@@ -1,7 +1,7 @@
 // TreeView context edits (joined last by the kernel). In the side panel, each message of the
 // selected node says whether the model is sent it (forgotten, edited, restored) with what is
 // sent instead, and offers Forget, Edit… and Restore; the kernel appends pi 1.x context_edit
-// entries and redraws. Over the tree, a small legend names the marks when a node carries one.
+// entries and redraws. The marks and their legend are drawn in the SVG by the kernel.
 
 const CTX_WORDS = { sent: "sent", dropped: "✂ forgotten", edited: "✎ edited", restored: "restored" };
 const CTX_TITLES = {
@@ -89,20 +89,5 @@ Object.assign(View.prototype, {
         msg.classList.toggle("pitv-ctx-msg-edited", row.state === "edited");
       }
     }
-  },
-
-  /** The legend over the tree, shown while a drawn node carries a context-edit mark. */
-  paintEdits() {
-    if (!this.editLegend) {
-      this.editLegend = el(this.doc, "div", "pitv-ctx-legend");
-      this.viewport.appendChild(this.editLegend);
-    }
-    const nodes = this.model.get("nodes") || {};
-    const states = new Set();
-    for (const n of Object.values(nodes)) for (const s of Object.values(n.contextEdits || {})) states.add(s);
-    this.editLegend.textContent = "";
-    this.editLegend.style.display = states.size ? "" : "none";
-    if (states.has("dropped")) this.editLegend.append(el(this.doc, "span", "pitv-ctx-key pitv-ctx-key-dropped", "✂ forgotten: in the file, not sent"));
-    if (states.has("edited")) this.editLegend.append(el(this.doc, "span", "pitv-ctx-key pitv-ctx-key-edited", "✎ edited: the model is sent other text"));
   },
 });

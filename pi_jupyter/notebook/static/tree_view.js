@@ -264,7 +264,6 @@ class View {
     this.runSearch(true);
     if (this.search.value.trim().length >= 2) this.send({ type: "search", query: this.search.value }); // folds changed
     this.paintLens();
-    this.paintEdits();
     this.drawMinimap();
   }
 
