@@ -28,8 +28,12 @@ EditState = Literal["dropped", "edited", "restored"]
 MARK_WORDS = {"dropped": "forgotten", "edited": "edited"}
 """What the user reads for each drawn state."""
 MARK_SIGNS = {"dropped": "✂", "edited": "✎"}
-LEGEND = "✂ forgotten: kept in the file, not sent to the model · ✎ edited: the model is sent other text"
-"""The legend line of a tree that holds marks."""
+_LEGEND = {"dropped": "✂ forgotten: kept in the file, not sent to the model", "edited": "✎ edited: the model is sent other text"}
+
+
+def legend(states: set[str]) -> str:
+    """The legend line of a tree whose nodes carry marks of ``states`` (empty without marks)."""
+    return " · ".join(text for state, text in _LEGEND.items() if state in states)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +158,6 @@ def mark_node(node: Any, entries: list[RawEntry], marks: dict[str, EditMark]) ->
     sendable = [e for e in entries if editable(e)]
     node.editable = len(sendable)
     node.context_edits = drawn_marks(marks, node.entry_ids)
-    node.struck = bool(sendable) and node.context_edits.get(digest.as_text(sendable[0].get("id"))) == "dropped"
+    node.struck = not node.folded and bool(sendable) and node.context_edits.get(digest.as_text(sendable[0].get("id"))) == "dropped"
     if node.context_edits:
         node.tooltip += "\ncontext: " + mark_summary(node.context_edits, node.editable) + " (the session file keeps the original)"

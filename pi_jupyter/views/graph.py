@@ -114,9 +114,9 @@ class GraphModel:
     problem: str | None = None
 
     @property
-    def marked(self) -> bool:
-        """True when a node shows a context edit (the header then carries the legend)."""
-        return any(n.context_edits for n in self.nodes.values())
+    def legend(self) -> str:
+        """The legend of the context-edit marks drawn (empty when no node carries one)."""
+        return edit_marks.legend({state for n in self.nodes.values() for state in n.context_edits.values()})
 
     def node_of(self, entry_id: str) -> GraphNode | None:
         """The drawn node that holds ``entry_id`` (a fold, when it is folded away)."""
@@ -150,7 +150,8 @@ class GraphModel:
 
     def text(self, hint: str | None = None) -> str:
         """The graph as a text tree (``*``: on the current path, ``▶``: the leaf)."""
-        header = self.header() + (f"\n{edit_marks.LEGEND}" if self.marked else "")
+        legend = self.legend
+        header = self.header() + (f"\n{legend}" if legend else "")
         return text_tree(self.nodes, self.roots, header=header, hint=hint)
 
     def dot_body(self) -> list[str]:
@@ -493,7 +494,7 @@ def session_graph_class() -> Any:
                 edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
             )
             # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
-            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(edit_marks.LEGEND)}</FONT>' if model.marked else ""
+            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>' if model.legend else ""
             if model.options.header:
                 legend = f'<BR ALIGN="LEFT"/>{legend}' if legend else ""
                 graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}{legend}>\n")
