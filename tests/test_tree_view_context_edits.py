@@ -136,6 +136,12 @@ def test_refusals_come_back_as_one_line_with_pis_reason_and_nothing_is_written(t
     assert view.status["kind"] == "error" and "no-such-entry" in view.status["text"]
     assert Path(s.path).stat().st_size == size
     view.close()
+    readonly = TreeView(Session.open(s.path, readonly=True))
+    assert readonly.capabilities["readonly"]  # the panel disables the buttons; a message sent anyway is refused
+    browser_says(readonly, type="action", action="forget", entry=t["b"][0])
+    assert readonly.status["kind"] == "error" and "read-only" in readonly.status["text"]
+    assert Path(s.path).stat().st_size == size
+    readonly.close()
 
 
 def test_marks_follow_only_the_edits_on_the_current_branch(tmp_path):

@@ -398,7 +398,8 @@ def _node_statement(index: int, node: GraphNode, options: GraphOptions) -> str:
     if marked is not None:
         fill = marked[0] if not node.is_leaf else fill
         color = color if node.on_path and not edit_marks.fully_dropped(node.context_edits, node.editable) else marked[1]
-        style += ",dashed" if edit_marks.fully_dropped(node.context_edits, node.editable) else ""
+        if edit_marks.fully_dropped(node.context_edits, node.editable) and "dashed" not in style:
+            style += ",dashed"
     if node.is_leaf:
         fill, penwidth = "#fff8c5", "3.2"
     attrs = [
