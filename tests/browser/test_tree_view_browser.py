@@ -268,7 +268,8 @@ def test_tree_view_forget_edit_and_restore_from_the_side_panel(lab):
     answer.locator("button.pitv-act-edit-save").click()
     lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pi-ctx-edited').length === 1", timeout=30_000)
     answer = panel.locator(".pitv-ctx-row", has_text="Assistant")
-    answer.locator(".pitv-ctx-sent", has_text="A plot of column two.").wait_for(timeout=15_000)
+    answer.locator(".pitv-ctx-replacement", has_text="A plot of column two.").wait_for(timeout=15_000)
+    lab.screenshot("tree_view_edited.png", root)
     lab.append_and_run(CHECK_EDIT)
     out = lab.wait_for_output(2, "EDITED")
     assert 'EDITED True {"content": [{"type": "text", "text": "A plot of column two."}]} 1' in out, out

@@ -65,7 +65,7 @@ Object.assign(View.prototype, {
     if (row.state === "dropped") line.append(el(d, "div", "pitv-ctx-what", "Not sent to the model; the session file keeps the original below."));
     if (row.state === "edited") {
       line.append(el(d, "div", "pitv-ctx-what", "Sent to the model instead of the original below:"));
-      line.append(el(d, "pre", "pitv-pre pitv-ctx-sent", row.sent || ""));
+      line.append(el(d, "pre", "pitv-pre pitv-ctx-replacement", row.sent || ""));
     }
     const area = el(d, "textarea", "pitv-ctx-text");
     area.rows = 4;
