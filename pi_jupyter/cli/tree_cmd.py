@@ -10,6 +10,7 @@ from typing import Any
 
 from ..session import CycleError, Session, TreeNode
 from ..session.scan import ScannedSession
+from ..views.edit_marks import MARK_SIGNS, MARK_WORDS, branch_edit_marks
 from .common import note_problems, open_session, safe_stdout, scan_session, status
 from .render import entry_summary, visible_children
 
@@ -20,7 +21,8 @@ Print every entry of the session as a tree. A linear run of entries stays at one
 indentation level, however long; indentation grows only where the conversation branches
 (├─ / └─ mark the children of a branch point, oldest first, as pi orders them).
 Entries on the current branch are marked with *, the leaf with "← leaf", labels are shown
-in [brackets]; pi-jupyter's checkout markers are hidden. Branch points nested more than
+in [brackets]; entries a context edit on the current branch changed say "✂ forgotten" or
+"✎ edited"; pi-jupyter's checkout markers are hidden. Branch points nested more than
 16 deep are drawn at that depth, after a ⋯ that says the line sits deeper than shown.
 Entries on a parent cycle (unreachable from any root) are listed after the tree. The file
 is opened read-only."""
@@ -53,6 +55,8 @@ def render_tree(session: Session | ScannedSession, width: int = 0, summary: Call
     except CycleError:
         on_path = set()
     leaf = session.leaf_id
+    # context edits on the current branch (a scanned file has none: pi 1.x entries are read whole)
+    marks = branch_edit_marks(session.raw_branch(leaf)) if on_path and isinstance(session, Session) and leaf else {}
     root = TreeNode({"type": "root", "id": ""}, session.tree())
     lines: list[str] = []
     # a stack of (node, prefix for its own line, prefix for lines below it, whether outer levels were cut)
@@ -65,12 +69,15 @@ def render_tree(session: Session | ScannedSession, width: int = 0, summary: Call
     while stack:
         node, head, body, deep = stack.pop()
         eid = node.id
-        mark = "*" if eid in on_path else " "
+        star = "*" if eid in on_path else " "
         label = f" [{node.label}]" if node.label else ""
         tail = "  ← leaf" if eid == leaf else ""
+        mark = marks.get(eid)
+        if mark is not None and mark.state != "restored":
+            tail = f"  {MARK_SIGNS[mark.state]} {MARK_WORDS[mark.state]} (context edit {mark.edit_id})" + tail
         if deep or len(head) > MAX_PREFIX:
             head = "⋯  " + head[-(MAX_PREFIX - 3) :]
-        line = f"{mark} {head}{eid} {summary(node.entry)}{label}{tail}"
+        line = f"{star} {head}{eid} {summary(node.entry)}{label}{tail}"
         if width and len(line) > width:
             line = line[: width - 1] + "…"
         lines.append(line)

@@ -9,7 +9,8 @@ would call from Python, and the graph is redrawn at once:
 * fork: ``session.fork(id)``, and the view follows the new session file;
 * label: ``session.label(id, text)``;
 * compact up to here: ``agent.checkout(id)`` then ``agent.compact(instructions)``;
-* compare with…: ``session.compare(a, b)``, shown in the side panel; copy id (in the browser).
+* compare with…: ``session.compare(a, b)``, shown in the side panel; copy id (in the browser);
+* forget / edit… / restore a message: ``agent.edit_context(id, None | text | original)`` (see :mod:`.tree_actions`).
 
 A turn's actions use its last step (the end of the turn; labels and settings after it left
 out), so "check out" continues after its answer. New entries (from any thread, e.g. the agent's loop) redraw the view after a short
@@ -36,7 +37,8 @@ from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
-from .tree_html import entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
+from .tree_actions import CONTEXT_ACTIONS, ContextEditActions, context_rows
+from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
@@ -64,7 +66,7 @@ def presentation_scale(shell: Any = None) -> float:
     return float(min(4.0, max(0.5, value)))  # the range PiMagics.scale accepts
 
 
-class TreeView(anywidget.AnyWidget):
+class TreeView(ContextEditActions, anywidget.AnyWidget):
     """The session tree as an interactive widget (zoom, pan, search, a side panel, actions).
 
     ``target``: an :class:`~pi_jupyter.Agent` (all actions) or a bare
@@ -77,8 +79,8 @@ class TreeView(anywidget.AnyWidget):
     arguments are graph options (``max_nodes``, ``fold_min``, ``keep_recent``, ``rankdir``, ...).
     """
 
-    _esm = _joined("tree_view.js", "tree_panel.js", "tree_nav.js")
-    _css = _joined("tree_view.css", "tree_nav.css")
+    _esm = _joined("tree_view.js", "tree_panel.js", "tree_nav.js", "tree_edits.js")
+    _css = _joined("tree_view.css", "tree_nav.css", "tree_edits.css")
 
     svg = traitlets.Unicode("").tag(sync=True)
     """The graph as SVG ("" when nothing here can draw; then ``text`` holds the text tree)."""
@@ -292,7 +294,9 @@ class TreeView(anywidget.AnyWidget):
         return node
 
     def _details(self, key: str) -> dict[str, Any]:
-        return node_details(self.session, key, self._node(key))
+        node = self._node(key)
+        rows = [] if node.folded else context_rows(self.session, node.entry_ids, MAX_DETAIL_ENTRIES)
+        return {**node_details(self.session, key, node), "context": json_safe(rows)}
 
     # ------------------------------------------------------------------ actions
 
@@ -540,6 +544,8 @@ class TreeView(anywidget.AnyWidget):
         elif action == "compare_many":
             keys = content.get("keys")
             self.compare_many([str(k) for k in keys] if isinstance(keys, list) else [])
+        elif action in CONTEXT_ACTIONS:
+            self.context_action(content)
         elif action == "lens":
             self.show_lens(key)
         elif action == "lens_off":

@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..session.context_edits import context_edit_marks
 from ..session.report import CycleError
-from . import digest
+from . import digest, edit_marks
 from .digest import plural
 from .layout import plan
 from .nodes import GraphNode, describe
@@ -114,6 +113,11 @@ class GraphModel:
     """Entry id -> key of the node that shows it (folded entries included)."""
     problem: str | None = None
 
+    @property
+    def legend(self) -> str:
+        """The legend of the context-edit marks drawn (empty when no node carries one)."""
+        return edit_marks.legend({state for n in self.nodes.values() for state in n.context_edits.values()})
+
     def node_of(self, entry_id: str) -> GraphNode | None:
         """The drawn node that holds ``entry_id`` (a fold, when it is folded away)."""
         key = self.by_entry.get(entry_id)
@@ -146,7 +150,9 @@ class GraphModel:
 
     def text(self, hint: str | None = None) -> str:
         """The graph as a text tree (``*``: on the current path, ``▶``: the leaf)."""
-        return text_tree(self.nodes, self.roots, header=self.header(), hint=hint)
+        legend = self.legend
+        header = self.header() + (f"\n{legend}" if legend else "")
+        return text_tree(self.nodes, self.roots, header=header, hint=hint)
 
     def dot_body(self) -> list[str]:
         """The node and edge statements of the DOT source."""
@@ -203,9 +209,10 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
     leaf_id = _visible_leaf(session)
     problem = None
     try:
-        path_ids = {e["id"] for e in digest.branch_of(session, leaf_id)} if leaf_id is not None else set()
+        path_entries = digest.branch_of(session, leaf_id) if leaf_id is not None else []
     except CycleError as exc:
-        path_ids, problem = set(), f"the leaf's path has a parent cycle ({exc})"
+        path_entries, problem = [], f"the leaf's path has a parent cycle ({exc})"
+    path_ids = {e["id"] for e in path_entries}
     full = options.mode == "full"
     units = build_units(roots, full=full, leaf_id=leaf_id, labels=session.labels, path_ids=path_ids, cells=cells)
     layout = plan(
@@ -233,11 +240,13 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
         return digest.branch_of(session, entry_id)  # no kept entry on the path: the whole branch, as the rebuild does
 
     nodes: dict[str, GraphNode] = {}
-    marks = context_edit_marks(entries)  # pi 1.x context edits: the tree marks edited and dropped entries
+    # pi 1.x context edits: only the edits on the path to the leaf apply, as in pi 1.6
+    marks = edit_marks.branch_edit_marks(path_entries) if any(e.get("type") == "context_edit" for e in path_entries) else {}
     scored = scores_by_leaf(entries)  # experiment scores hang on the scored leaf
     for shown in layout.nodes:
         node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of, scores=scored)
-        node.context_edits = {eid: marks[eid] for eid in node.entry_ids if eid in marks} if marks else {}
+        if marks and node.on_path:
+            edit_marks.mark_node(node, [e for u in shown.units for e in u.entries], marks)
     edges: list[tuple[str, str]] = []
     for shown in layout.nodes:
         node = nodes[shown.key]
@@ -370,6 +379,7 @@ def node_classes(node: GraphNode) -> list[str]:
         classes.append("pi-model-change")
     if node.scores:
         classes.append("pi-scored")
+    classes.extend(edit_marks.mark_classes(node.context_edits, node.editable))
     return classes
 
 
@@ -384,6 +394,12 @@ def _node_statement(index: int, node: GraphNode, options: GraphOptions) -> str:
         fill, color = "#ffebe9", "#cf222e"
     if node.on_path:
         color, penwidth = "#1f6feb", "2.0"
+    marked = edit_marks.node_style(node.context_edits, node.editable)
+    if marked is not None:
+        fill = marked[0] if not node.is_leaf else fill
+        color = color if node.on_path and not edit_marks.fully_dropped(node.context_edits, node.editable) else marked[1]
+        if edit_marks.fully_dropped(node.context_edits, node.editable) and "dashed" not in style:
+            style += ",dashed"
     if node.is_leaf:
         fill, penwidth = "#fff8c5", "3.2"
     attrs = [
@@ -415,7 +431,9 @@ def _label(node: GraphNode, options: GraphOptions) -> str:
         badges.append(f'<FONT COLOR="#57606a">◆ {len(node.children)} branches</FONT>')
     if badges:
         rows.append("  ".join(badges))
-    rows.append(f"<B>{_h(node.title)}</B>")
+    rows.append(f"<S><B>{_h(node.title)}</B></S>" if node.struck else f"<B>{_h(node.title)}</B>")
+    if node.context_edits:
+        rows.append(edit_marks.label_row(node.context_edits, node.editable))
     if node.answer:
         rows.append(_h(node.answer))
     if node.summary and node.kind in ("fold",):
@@ -476,8 +494,13 @@ def session_graph_class() -> Any:
                 node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.10,0.05"},
                 edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
             )
+            # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
+            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>' if model.legend else ""
             if model.options.header:
-                graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}>\n")
+                legend = f'<BR ALIGN="LEFT"/>{legend}' if legend else ""
+                graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}{legend}>\n")
+            elif legend:
+                graph.body.append(f"\tlabel=<{legend}>\n")
             graph.body.extend(model.dot_body())
             graph.model = model
             graph.backend = model.options.backend

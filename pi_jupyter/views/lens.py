@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..compaction.tokens import estimate_tokens
-from ..session.context_edits import context_edit_marks
 from . import digest
 from .digest import RawEntry, plural
+from .edit_marks import branch_edit_marks
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -255,7 +255,7 @@ def _same_role(entry: RawEntry, msg: Any) -> bool:
 def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int | None]]:
     """Per path entry: its state and the index of the rebuilt message it became (if any)."""
     out: list[tuple[State, int | None]] = [("out", None)] * len(path)
-    edits = context_edit_marks(path)
+    edits = {eid: mark.state for eid, mark in branch_edit_marks(path).items()}
     ptr = 0
     applying = -1
     if raw and isinstance(raw[0], dict) and raw[0].get("role") == "compactionSummary":
@@ -280,8 +280,9 @@ def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int |
         if kind in _SENDABLE and ptr < len(raw) and _matches(entry, raw[ptr]):
             out[i] = ("summary" if kind == "branch_summary" else "in", ptr)
             ptr += 1
-        elif edits.get(digest.as_text(entry.get("id"))) == "edited" and ptr < len(raw) and _same_role(entry, raw[ptr]):
-            out[i] = ("edited", ptr)  # the rebuild sends a rewritten copy, not the entry's own message
+        elif edits.get(digest.as_text(entry.get("id"))) in ("edited", "restored") and ptr < len(raw) and _same_role(entry, raw[ptr]):
+            # the rebuild sends a rewritten copy, not the entry's own message (a restore rewrites it as it was)
+            out[i] = ("edited" if edits[digest.as_text(entry.get("id"))] == "edited" else "in", ptr)
             ptr += 1
         elif applying >= 0 and i < kept_from and _sendable(entry):
             out[i] = ("replaced", None)

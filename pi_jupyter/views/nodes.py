@@ -66,13 +66,18 @@ class GraphNode:
     """Lower-case text the TreeView's search looks in (labels, previews, ids)."""
     target: str | None = None
     context_edits: dict[str, str] = field(default_factory=dict)
+    """Entries inside whose model-visible content a ``context_edit`` on the current branch changed: id -> ``edited`` or ``dropped``."""
+    editable: int = 0
+    """Entries inside that give the model content a context edit can change (user, assistant, tool-result, custom)."""
+    struck: bool = False
+    """The message the title shows (a turn's prompt) is forgotten on the current branch: the title is struck through."""
+    """Entries inside that give the model content a context edit can change (user, assistant, tool-result, custom)."""
     scores: dict[str, float | int | bool] = field(default_factory=dict)
     """Experiment scores recorded on the node's last scored entry (an experiment branch's leaf)."""
     scores_inside: str = ""
     """For a fold: how many branches inside were scored and the range of each score (``3 scored: judge 2–9``)."""
     variant: str = ""
     """The experiment variant whose branch starts in this node, as one line (``model=…, tone=warm``)."""
-    """Entries inside whose model-visible content a pi 1.x ``context_edit`` changed: id -> ``edited`` or ``dropped``."""
 
     @property
     def entries(self) -> int:
@@ -121,6 +126,7 @@ class GraphNode:
             "children": self.children,
             "search": self.search,
             "contextEdits": self.context_edits,
+            "editable": self.editable,
             "scores": self.scores,
             "variant": self.variant,
         }

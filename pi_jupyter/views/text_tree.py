@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 from . import digest
+from .edit_marks import mark_summary
 from .nodes import GraphNode
 from .scores import scores_text
 
@@ -33,6 +34,8 @@ def node_line(node: GraphNode) -> str:
         parts.append("★ " + scores_text(node.scores))
     elif node.scores_inside:
         parts.append("★ " + node.scores_inside)
+    if node.context_edits:
+        parts.append(mark_summary(node.context_edits, node.editable))
     if node.is_leaf:
         parts.append("← current leaf")
     return "  ".join(parts)

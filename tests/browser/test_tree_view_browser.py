@@ -191,3 +191,94 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
 
     errors = [c for c in lab.console if c.startswith("pageerror") or "pitv" in c.lower() or "tree_view" in c.lower()]
     assert not errors, errors
+
+
+EDIT_SETUP = """
+import json, os
+from pi_jupyter import Agent
+from pi_jupyter.session import Session
+from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.runner import KernelRunner
+
+path = os.path.abspath("tree_edits_browser.jsonl")
+if os.path.exists(path):
+    os.remove(path)
+s = Session.create(path=path)
+agent = Agent(s, model="offline/echo")
+first = await agent.prompt("My token is sk-live-42, what is in the data?")
+second = await agent.prompt("Plot the second column")
+view = TreeView(agent, runner=KernelRunner())
+print("edits ok", len(view.nodes), "edits-end")
+view
+"""
+
+CHECK_FORGET = """
+rows = [json.loads(line) for line in open(path, encoding="utf-8").read().splitlines()[1:]]
+prompt_id = next(i for i in first.entry_ids if s.raw_entry(i)["message"]["role"] == "user")
+edits = [(e["targetId"] == prompt_id, e["replacement"]) for e in rows if e["type"] == "context_edit"]
+sent = json.dumps([m.to_dict() for m in agent.messages])
+print("FORGET", edits, "sk-live-42" in sent, "sk-live-42" in open(path, encoding="utf-8").read())
+"""
+
+CHECK_EDIT = """
+rows = [json.loads(line) for line in open(path, encoding="utf-8").read().splitlines()[1:]]
+last = [e for e in rows if e["type"] == "context_edit"][-1]
+print("EDITED", last["targetId"] == second.entry_ids[-1], json.dumps(last["replacement"]), len(view.nodes[view.leaf]["contextEdits"]))
+"""
+
+
+def test_tree_view_forget_edit_and_restore_from_the_side_panel(lab):
+    lab.write_notebook("tree_edits.ipynb", [EDIT_SETUP])
+    lab.open_notebook("tree_edits.ipynb")
+    lab.run_cell(0)
+    assert "edits ok 2" in lab.wait_for_output(0, "edits-end")
+    root = lab.page.locator(".pitv-root").first
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node').length === 2", timeout=30_000)
+    assert root.locator("svg g.node.pi-ctx-dropped").count() == 0
+
+    # click the first turn (the offline model echoes the token in its answer), then "Forget turn":
+    # the node is marked forgotten, dimmed, its title struck through
+    _node(root, "My token is sk-live-42").click()
+    panel = root.locator(".pitv-panel")
+    you = panel.locator(".pitv-ctx-row", has_text="You")
+    you.wait_for(timeout=15_000)
+    assert "sent" in you.locator(".pitv-ctx-state").inner_text()
+    panel.locator("button.pitv-act-forget-node").click()
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pi-ctx-forgotten').length === 1", timeout=30_000)
+    marked = root.locator("svg g.node.pi-ctx-forgotten")
+    assert "My token is sk-live-42" in marked.text_content() and "✂ forgotten" in marked.text_content()
+    assert marked.locator("text[text-decoration='line-through']").count() == 1
+    assert "forgotten: kept in the file, not sent" in root.locator("svg").first.text_content()  # the legend
+    panel.locator(".pitv-ctx-row", has_text="You").locator(".pitv-ctx-state-dropped").wait_for(timeout=15_000)
+    assert panel.locator(".pitv-ctx-state-dropped").count() == 2
+    assert panel.locator(".pitv-msg.pitv-ctx-msg-dropped", has_text="sk-live-42").count() == 2  # the prompt and the answer, struck
+    assert "forgot 2 messages" in panel.locator(".pitv-ctx-note").inner_text()
+    lab.append_and_run(CHECK_FORGET)
+    out = lab.wait_for_output(1, "FORGET")
+    # two edits in the file (the prompt, the answer); the agent no longer sends the token; the file keeps it
+    assert "FORGET [(True, None), (False, None)] False True" in out, out
+    lab.screenshot("tree_view_forgotten.png", root)
+
+    # Edit… the last answer: what is sent instead shows in the panel and the node says "edited"
+    _node(root, "Plot the second column").click()
+    answer = panel.locator(".pitv-ctx-row", has_text="Assistant")
+    answer.wait_for(timeout=15_000)
+    answer.locator("button.pitv-act-edit").click()
+    answer.locator("textarea.pitv-ctx-text").fill("A plot of column two.")
+    answer.locator("button.pitv-act-edit-save").click()
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pi-ctx-edited').length === 1", timeout=30_000)
+    answer = panel.locator(".pitv-ctx-row", has_text="Assistant")
+    answer.locator(".pitv-ctx-replacement", has_text="A plot of column two.").wait_for(timeout=15_000)
+    lab.screenshot("tree_view_edited.png", root)
+    lab.append_and_run(CHECK_EDIT)
+    out = lab.wait_for_output(2, "EDITED")
+    assert 'EDITED True {"content": [{"type": "text", "text": "A plot of column two."}]} 1' in out, out
+
+    # Restore: the mark goes away (an edit back to the entry's own content)
+    answer.locator("button.pitv-act-restore").click()
+    lab.page.wait_for_function("() => document.querySelectorAll('.pitv-root svg g.node.pi-ctx-edited').length === 0", timeout=30_000)
+    panel.locator(".pitv-ctx-row", has_text="Assistant").locator(".pitv-ctx-state-restored").wait_for(timeout=15_000)
+    assert root.locator("svg g.node.pi-ctx-dropped").count() == 1  # the forgotten prompt stays forgotten
+
+    errors = [c for c in lab.console if c.startswith("pageerror") or "pitv" in c.lower() or "tree_view" in c.lower()]
+    assert not errors, errors

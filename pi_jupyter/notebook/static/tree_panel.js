@@ -42,8 +42,11 @@ Object.assign(View.prototype, {
     for (const label of det.labels || []) badges.append(el(d, "span", "pitv-badge pitv-badge-label", label));
     if (det.cell) badges.append(el(d, "span", "pitv-badge", `cell ${String(det.cell).slice(0, 8)}` + (det.executionCount != null ? ` · In [${det.executionCount}]` : "")));
     this.panel.append(head, badges, this.actions(det, caps), this.facts(det));
+    const context = this.contextPanel(det, caps); // tree_edits.js: forget, edit, restore
+    if (context) this.panel.append(context);
     const body = el(d, "div", "pitv-body");
     body.innerHTML = det.html || ""; // built and escaped by the kernel
+    this.markPanelMessages(body, det);
     this.panel.appendChild(body);
   },
 
