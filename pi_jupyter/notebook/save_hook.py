@@ -25,9 +25,13 @@ def _saved_models(nb: dict[str, Any]) -> set[str]:
     return set((state.get("state") or {}).keys())
 
 
-def make_durable(nb: dict[str, Any]) -> int:
-    """Drop the widget view (and other live-only types) from marked outputs of ``nb`` in place; returns how many changed."""
-    saved = _saved_models(nb)
+def make_durable(nb: dict[str, Any], *, keep_saved_widgets: bool = True) -> int:
+    """Drop the widget view (and other live-only types) from marked outputs of ``nb`` in place; returns how many changed.
+
+    With ``keep_saved_widgets`` (the save hook), a widget whose state the notebook saved stays;
+    without it (exports: :mod:`.nbconvert_durable`), every marked output keeps its durable types only.
+    """
+    saved = _saved_models(nb) if keep_saved_widgets else set()
     changed = 0
     for cell in nb.get("cells") or []:
         for output in cell.get("outputs") or []:
@@ -61,4 +65,4 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.log.info("pi-jupyter: saved notebooks keep the static rendering of pi widgets")
 
 
-__all__ = ["WIDGET_VIEW", "make_durable", "pre_save_hook"]
+__all__ = ["WIDGET_STATE", "WIDGET_VIEW", "make_durable", "pre_save_hook"]
