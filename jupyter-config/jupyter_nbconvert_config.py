@@ -5,12 +5,6 @@
 from importlib.util import find_spec
 
 if find_spec("pi_jupyter") is not None:
-    from nbconvert.exporters import Exporter
+    from pi_jupyter.notebook.nbconvert_durable import enable
 
-    c = get_config()  # noqa: F821 - traitlets provides it to config files
-    # after ExecutePreprocessor (--execute adds the outputs), before SVG2PDFPreprocessor (LaTeX needs Inkscape for SVG)
-    defaults = list(Exporter.class_traits()["default_preprocessors"].default())
-    c.Exporter.default_preprocessors.insert(
-        defaults.index("nbconvert.preprocessors.ExecutePreprocessor") + 1, "pi_jupyter.notebook.nbconvert_durable.PiDurableOutputs"
-    )
-    c.PiDurableOutputs.enabled = True
+    enable(get_config())  # noqa: F821 - traitlets provides it to config files

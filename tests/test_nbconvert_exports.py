@@ -19,6 +19,7 @@ import subprocess
 import sys
 from html import unescape
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,14 +38,11 @@ SETUP = """%load_ext pi_jupyter
 """
 
 
-@pytest.fixture(scope="module")
-def executed(tmp_path_factory, wire_server) -> Path:
-    """A notebook run by nbclient (default ``store_widget_state``): a ``%%pi`` cell with a tool call, then ``%pi tree``."""
+def study_notebook(folder: Path, wire_server) -> Any:
+    """The notebook, not yet run; the wire server answers its ``%%pi`` cell with a ``read`` tool call, then the answer."""
     import nbformat
-    from nbclient import NotebookClient
     from wire.server import openai_reply, tool_call
 
-    folder = tmp_path_factory.mktemp("nbconvert")
     (folder / "notes.txt").write_text(NOTE + "\n")
     wire_server.reset()
     wire_server.queue(
@@ -59,6 +57,17 @@ def executed(tmp_path_factory, wire_server) -> Path:
         nbformat.v4.new_code_cell("%%pi\nRead notes.txt and tell me what went wrong."),
         nbformat.v4.new_code_cell("%pi tree"),
     ]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory, wire_server) -> Path:
+    """A notebook run by nbclient (default ``store_widget_state``): a ``%%pi`` cell with a tool call, then ``%pi tree``."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.mktemp("nbconvert")
+    nb = study_notebook(folder, wire_server)
     client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
     client.execute(env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-secret"})
     wire_server.reset()
@@ -115,6 +124,23 @@ def test_html_shows_the_conversation_and_the_tree_without_javascript(executed):
     # no widget view, no widget state, no widget manager to fetch from a CDN
     assert WIDGET_VIEW not in html and "widget-state+json" not in html
     assert "html-manager" not in html and "unpkg.com" not in html
+
+
+@pytest.mark.kernel
+def test_execute_and_convert_in_one_command(tmp_path, wire_server):
+    """``jupyter nbconvert --execute --to html``: the outputs are added inside nbconvert, and still drawn without JavaScript."""
+    import nbformat
+
+    path = tmp_path / "fresh.ipynb"
+    nbformat.write(study_notebook(tmp_path, wire_server), path)
+    try:
+        nbconvert(path, "--execute", "--to", "html", env={"OPENAI_API_KEY": "sk-test-not-a-secret"})
+    finally:
+        wire_server.reset()
+    html = (tmp_path / "fresh.html").read_text()
+    assert ANSWER in page_text(html) and NOTE in page_text(html)
+    assert any("Read notes.txt" in unescape(svg) for svg in svg_pictures(html))
+    assert WIDGET_VIEW not in html and "widget-state+json" not in html
 
 
 @pytest.mark.kernel
@@ -194,14 +220,20 @@ def test_the_wheel_installs_the_nbconvert_configuration():
 
     shared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
     assert shared["jupyter-config/jupyter_nbconvert_config.py"] == "etc/jupyter/jupyter_nbconvert_config.py"
-    server = json.loads((ROOT / "jupyter-config/jupyter_server_config.d/pi_jupyter.json").read_text())
-    named = server["Exporter"]["preprocessors"]  # JupyterLab's "Save and Export Notebook As" runs nbconvert in the server
+    from traitlets.config import Config
     from traitlets.utils.importstring import import_item
 
-    from pi_jupyter.notebook.nbconvert_durable import PiDurableOutputs
+    from pi_jupyter.notebook.nbconvert_durable import NAME, PiDurableOutputs, enable
 
-    assert [import_item(n) for n in named] == [PiDurableOutputs]
-    assert "pi_jupyter.notebook.nbconvert_durable.PiDurableOutputs" in (ROOT / "jupyter-config/jupyter_nbconvert_config.py").read_text()
+    assert import_item(NAME) is PiDurableOutputs
+    config = Config()
+    enable(config)
+    enable(config)  # once only (the server and a config file may both ask)
+    assert config.Exporter.default_preprocessors.to_dict()["inserts"] == [(5, NAME)]  # right after ExecutePreprocessor
+    mine = Config({"Exporter": {"default_preprocessors": ["nbconvert.preprocessors.ExecutePreprocessor", "mine.Step"]}})
+    enable(mine)
+    assert mine.Exporter.default_preprocessors == ["nbconvert.preprocessors.ExecutePreprocessor", NAME, "mine.Step"]
+    assert "nbconvert_durable import enable" in (ROOT / "jupyter-config/jupyter_nbconvert_config.py").read_text()
 
 
 @pytest.mark.kernel
@@ -296,3 +328,44 @@ def test_a_users_own_preprocessors_still_run(tmp_path):
     html = (tmp_path / "plain.html").read_text()
     assert "MARKED_BY_USER" in html  # the user's preprocessor ran
     assert WIDGET_VIEW not in html and 'src="data:image/png;base64,iVBOR' in html  # and ours
+
+
+@pytest.mark.kernel
+def test_jupyterlab_export_menu_gives_the_same_page(executed):
+    """JupyterLab's "Save and Export Notebook As → HTML" runs nbconvert inside the server, with the server's configuration."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    user = executed.parent / "user-config"
+    user.mkdir(exist_ok=True)
+    env = {**os.environ, "JUPYTER_CONFIG_PATH": str(ROOT / "jupyter-config"), "JUPYTER_CONFIG_DIR": str(user)}
+    args = ["--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=t0ken", "--allow-root"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "server", *args, f"--ServerApp.root_dir={executed.parent}"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/nbconvert/html/{executed.name}?download=false"
+        request = urllib.request.Request(url, headers={"Authorization": "token t0ken"})
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    html = response.read().decode()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert ANSWER in page_text(html) and NOTE in page_text(html)
+    assert any("Read notes.txt" in unescape(svg) for svg in svg_pictures(html))
+    assert WIDGET_VIEW not in html and "widget-state+json" not in html

@@ -8,9 +8,9 @@ This preprocessor gives every marked pi output its durable types only (the tree 
 pi widgets, so a notebook holding no other widget needs no widget JavaScript at all. Other
 libraries' widgets and their state are left as they are.
 
-Enabled for every ``jupyter nbconvert`` run by ``jupyter-config/jupyter_nbconvert_config.py`` and for
-JupyterLab's "Save and Export Notebook As" by ``jupyter-config/jupyter_server_config.d/pi_jupyter.json``
-(the wheel installs both). Imported by nbconvert only; no IPython or widget import here.
+Enabled (:func:`enable`) for every ``jupyter nbconvert`` run by ``jupyter-config/jupyter_nbconvert_config.py``,
+which the wheel installs, and for JupyterLab's "Save and Export Notebook As" by the server extension
+of :mod:`.save_hook`. Imported by nbconvert and the server only; no IPython or widget import here.
 """
 
 from __future__ import annotations
@@ -109,4 +109,30 @@ class PiDurableOutputs(Preprocessor):
         return nb, resources
 
 
-__all__ = ["PiDurableOutputs", "drop_pi_widget_state"]
+NAME = f"{__name__}.PiDurableOutputs"
+EXECUTE = "nbconvert.preprocessors.ExecutePreprocessor"
+
+
+def enable(config: Any) -> None:
+    """Add :class:`PiDurableOutputs` to the nbconvert preprocessors of ``config`` (a traitlets ``Config``).
+
+    It goes right after ``ExecutePreprocessor`` in ``Exporter.default_preprocessors`` (``--execute``
+    adds the outputs; ``SVG2PDFPreprocessor`` comes later), as an insertion, so a list the user
+    configured is kept; ``Exporter.preprocessors`` would run too late for LaTeX.
+    """
+    from nbconvert.exporters import Exporter
+
+    listed = config.Exporter.default_preprocessors  # the user's list, or a lazy value that edits the default
+    if isinstance(listed, list):
+        current = listed
+    else:
+        current = list(Exporter.class_traits()["default_preprocessors"].default() or [])
+        if any(obj == NAME for _, obj in listed.to_dict().get("inserts", [])):
+            return
+    if NAME in current:
+        return
+    listed.insert(current.index(EXECUTE) + 1 if EXECUTE in current else len(current), NAME)
+    config.PiDurableOutputs.enabled = True
+
+
+__all__ = ["PiDurableOutputs", "drop_pi_widget_state", "enable"]

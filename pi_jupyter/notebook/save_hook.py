@@ -63,6 +63,11 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)
     serverapp.log.info("pi-jupyter: saved notebooks keep the static rendering of pi widgets")
+    try:  # "Save and Export Notebook As" runs nbconvert in the server, with the server's configuration
+        from .nbconvert_durable import enable
+    except ImportError:  # nbconvert is not installed: there is no export to fix
+        return
+    enable(serverapp.config)
 
 
 __all__ = ["WIDGET_STATE", "WIDGET_VIEW", "make_durable", "pre_save_hook"]
