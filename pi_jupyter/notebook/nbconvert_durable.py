@@ -19,7 +19,7 @@ from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
 
-from .save_hook import WIDGET_STATE, make_durable
+from .durable_outputs import WIDGET_STATE, make_durable
 
 PI_WIDGET_PREFIX = "pi_jupyter."
 """anywidget records the widget's class (``_anywidget_id``: module and name) in its saved state."""
