@@ -9,7 +9,8 @@ those in the file, unless the notebook saved the widget's state (then the widget
 drawn and nothing changes). The page keeps its live widgets; the file on disk is durable.
 
 Enabled by ``jupyter-config/jupyter_server_config.d/pi_jupyter.json``, which the wheel installs;
-no IPython or widget import here (it runs in the server process).
+the same server extension enables the nbconvert preprocessor (:mod:`.nbconvert_durable`) for
+JupyterLab's "Save and Export Notebook As". No IPython or widget import here (it runs in the server process).
 """
 
 from __future__ import annotations
