@@ -9,41 +9,15 @@ those in the file, unless the notebook saved the widget's state (then the widget
 drawn and nothing changes). The page keeps its live widgets; the file on disk is durable.
 
 Enabled by ``jupyter-config/jupyter_server_config.d/pi_jupyter.json``, which the wheel installs;
-no IPython or widget import here (it runs in the server process).
+the same server extension enables the nbconvert preprocessor (:mod:`.nbconvert_durable`) for
+JupyterLab's "Save and Export Notebook As". No IPython or widget import here (it runs in the server process).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-
-
-def _saved_models(nb: dict[str, Any]) -> set[str]:
-    state = ((nb.get("metadata") or {}).get("widgets") or {}).get(WIDGET_STATE) or {}
-    return set((state.get("state") or {}).keys())
-
-
-def make_durable(nb: dict[str, Any]) -> int:
-    """Drop the widget view (and other live-only types) from marked outputs of ``nb`` in place; returns how many changed."""
-    saved = _saved_models(nb)
-    changed = 0
-    for cell in nb.get("cells") or []:
-        for output in cell.get("outputs") or []:
-            data = output.get("data")
-            meta = (output.get("metadata") or {}).get("pi_jupyter")
-            if not isinstance(data, dict) or WIDGET_VIEW not in data or not isinstance(meta, dict):
-                continue
-            keep = meta.get("durable")
-            if not isinstance(keep, list) or not any(k in data for k in keep):
-                continue
-            model_id = (data.get(WIDGET_VIEW) or {}).get("model_id") if isinstance(data.get(WIDGET_VIEW), dict) else None
-            if model_id in saved:
-                continue
-            output["data"] = {k: v for k, v in data.items() if k in keep}
-            changed += 1
-    return changed
+from .durable_outputs import WIDGET_STATE, WIDGET_VIEW, make_durable
 
 
 def pre_save_hook(model: dict[str, Any], **_: Any) -> None:
@@ -59,6 +33,11 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)
     serverapp.log.info("pi-jupyter: saved notebooks keep the static rendering of pi widgets")
+    try:  # "Save and Export Notebook As" runs nbconvert in the server, with the server's configuration
+        from .nbconvert_durable import enable
+    except ImportError:  # nbconvert is not installed: there is no export to fix
+        return
+    enable(serverapp.config)
 
 
-__all__ = ["WIDGET_VIEW", "make_durable", "pre_save_hook"]
+__all__ = ["WIDGET_STATE", "WIDGET_VIEW", "make_durable", "pre_save_hook"]
