@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, uninstall
+from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, stop_note, uninstall
 
 
 def _lines(cell: str) -> list[str]:
@@ -30,5 +31,37 @@ def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_pa
         shell.run_line_magic("unload_ext", "pi_jupyter")
         assert await_pi_cells(cell) == cell  # unloaded: IPython reports the unknown magic itself
         uninstall(shell)  # harmless when not installed
+    finally:
+        InteractiveShell.clear_instance()
+
+
+@pytest.mark.kernel
+def test_a_kernel_that_cannot_hear_stop_says_so_once_and_a_capable_one_says_nothing(tmp_path):
+    from kernel_client import Kernel
+
+    k = Kernel(str(tmp_path))
+    try:
+        quiet = k.run("%load_ext pi_jupyter")
+        assert quiet.status == "ok" and quiet.stdout == "", quiet.stdout  # ipykernel 7, %autoawait on: Stop just works
+        k.run("%unload_ext pi_jupyter\n")
+        told = k.run("%autoawait off\n%load_ext pi_jupyter")
+        lines = told.stdout.strip().splitlines()
+        assert len(lines) == 1 and "Stop button of a blocking %%pi cell acts only once the answer ends" in lines[0], told.stdout
+        assert "interrupt (■)" in lines[0] and "%autoawait asyncio" in lines[0]
+    finally:
+        k.close()
+
+
+def test_an_ipykernel_6_kernel_gets_the_upgrade_hint(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.chdir(tmp_path)
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance()
+    try:
+        assert stop_note(shell) is None  # a terminal IPython: no widgets, nothing to say
+        shell.kernel = object()  # an ipykernel 6 kernel object: it has no _main_asyncio_lock
+        note = stop_note(shell)
+        assert note is not None and "hears widget messages only between cells" in note and "pip install 'ipykernel>=7'" in note
     finally:
         InteractiveShell.clear_instance()
