@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, uninstall
+from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, stop_note, uninstall
 
 
 def _lines(cell: str) -> list[str]:
@@ -32,3 +35,66 @@ def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_pa
         uninstall(shell)  # harmless when not installed
     finally:
         InteractiveShell.clear_instance()
+
+
+@pytest.mark.kernel
+def test_a_kernel_that_cannot_hear_stop_says_so_once_and_a_capable_one_says_nothing(tmp_path):
+    from kernel_client import Kernel
+
+    k = Kernel(str(tmp_path))
+    try:
+        quiet = k.run("%load_ext pi_jupyter")
+        assert quiet.status == "ok" and quiet.stdout == "", quiet.stdout  # ipykernel 7, %autoawait on: Stop just works
+        k.run("%unload_ext pi_jupyter\n")
+        told = k.run("%autoawait off\n%load_ext pi_jupyter")
+        lines = told.stdout.strip().splitlines()
+        assert len(lines) == 1 and "Stop button of a blocking %%pi cell acts only once the answer ends" in lines[0], told.stdout
+        assert "interrupt (■)" in lines[0] and "%autoawait asyncio" in lines[0]
+    finally:
+        k.close()
+
+
+def test_an_ipykernel_6_kernel_gets_the_upgrade_hint(tmp_path, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.chdir(tmp_path)
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance()
+    try:
+        assert stop_note(shell) is None  # a terminal IPython: no widgets, nothing to say
+        shell.kernel = object()  # an ipykernel 6 kernel object: it has no _main_asyncio_lock
+        note = stop_note(shell)
+        assert note is not None and "hears widget messages only between cells" in note and "pip install 'ipykernel>=7'" in note
+    finally:
+        InteractiveShell.clear_instance()
+
+
+@pytest.mark.kernel
+def test_interrupt_of_a_cell_that_blocks_the_old_way_ends_in_two_lines_too(tmp_path):
+    """With ``%autoawait off`` (as on ipykernel 6) the cell waits on the main thread; ■ still stops it cleanly."""
+    from kernel_client import Kernel
+
+    from pi_jupyter import Session
+
+    k = Kernel(str(tmp_path))
+    try:
+        setup = k.run(f"%autoawait off\n%load_ext pi_jupyter\n%config PiMagics.session_dir = {str(tmp_path / 's')!r}")
+        assert setup.status == "ok", setup.error
+        msg_id = k.send("%%pi --model offline/typewriter\n" + "word " * 400, cell_id="slow")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any('"role":"user"' in f.read_text() for f in (tmp_path / "s").glob("*.jsonl")):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        k.interrupt()
+        result = k.collect(msg_id, timeout=60)
+        assert result.status == "error" and result.reply["ename"] == "RunStopped"
+        (path,) = (tmp_path / "s").glob("*.jsonl")
+        s = Session.open(path, readonly=True)
+        last = s.context().messages[-1]
+        assert last.role == "assistant" and last.stop_reason == "aborted" and last.text
+        partial = [e["id"] for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "assistant"][-1]
+        shown = result.reply["traceback"]
+        assert len(shown) == 2 and partial in shown[0] and "Traceback" not in "".join(shown), shown
+        assert k.run("%%pi --model offline/echo\nStill there?").status == "ok"
+    finally:
+        k.close()

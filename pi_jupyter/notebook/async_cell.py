@@ -7,7 +7,9 @@ this module rewrites a ``%%pi`` cell (after IPython turned it into a ``run_cell_
 into ``await`` of the same magic's asynchronous twin: the cell still blocks (Run All, nbclient
 and papermill see it finish in order), and Stop reaches the run. The kernel's interrupt
 cancels the awaiting cell; the run is aborted and the cell ends in :class:`~.runner.RunStopped`.
-Elsewhere (a terminal IPython, older kernels) nothing changes.
+Elsewhere (a terminal IPython, older kernels) nothing changes; in a kernel that cannot hear
+Stop while a cell blocks (ipykernel 6, or ``%autoawait`` off or on another runner) loading the
+extension prints one line saying so and what to do (:func:`stop_note`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,26 @@ def kernel_hears_comms_while_awaiting(shell: Any) -> bool:
     except ImportError:  # pragma: no cover - every supported IPython has it
         return False
     return getattr(shell, "autoawait", False) and getattr(shell, "loop_runner", None) is _asyncio_runner
+
+
+def stop_note(shell: Any) -> str | None:
+    """One line for a kernel whose widgets cannot stop a blocking ``%%pi`` cell (``None`` when they can, or with no kernel)."""
+    if getattr(shell, "kernel", None) is None or kernel_hears_comms_while_awaiting(shell):
+        return None
+    if not hasattr(shell.kernel, "_main_asyncio_lock"):
+        try:
+            from ipykernel import __version__ as version
+        except ImportError:  # pragma: no cover - a kernel object comes from ipykernel
+            version = "?"
+        why = f"this kernel (ipykernel {version}) hears widget messages only between cells"
+        fix = "or upgrade: pip install 'ipykernel>=7'"
+    else:
+        why = "with %autoawait off (or on another runner) this kernel hears widget messages only between cells"
+        fix = "or run %autoawait asyncio"
+    return (
+        f"pi-jupyter: {why}, so the Stop button of a blocking %%pi cell acts only once the answer ends; "
+        f"stop one with the notebook's interrupt (■), use --background, {fix}."
+    )
 
 
 def await_pi_cells(lines: list[str]) -> list[str]:
@@ -60,4 +82,4 @@ def uninstall(shell: Any) -> None:
         transformers.remove(await_pi_cells)
 
 
-__all__ = ["await_pi_cells", "install", "kernel_hears_comms_while_awaiting", "uninstall"]
+__all__ = ["await_pi_cells", "install", "kernel_hears_comms_while_awaiting", "stop_note", "uninstall"]

@@ -602,7 +602,8 @@ def register(shell: Any) -> PiMagics:
         shell._pi_cell_id = getattr(info, "cell_id", None)
 
     shell.events.register("pre_run_cell", remember_cell)
-    from .async_cell import install
+    from .async_cell import install, stop_note
 
-    install(shell)
+    if not install(shell) and (note := stop_note(shell)):
+        print(note)
     return magics

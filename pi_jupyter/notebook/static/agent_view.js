@@ -155,28 +155,31 @@ class View {
     let n = this.root.parentElement;
     while (n && n !== this.doc.body) {
       const oy = getComputedStyle(n).overflowY;
-      if (oy === "auto" || oy === "scroll") return (this._scroller = n);
+      // an output box with overflow-x set computes overflowY "auto" too but does not scroll: skip it
+      if ((oy === "auto" || oy === "scroll") && n.scrollHeight > n.clientHeight + 1) return (this._scroller = n);
       n = n.parentElement;
     }
     return null;
   }
 
-  /** True while a run streams and the end of this view is in sight: the reader follows the stream. */
+  /** True while a run streams and the end of this view is in sight (or nothing scrolls yet): the reader follows the stream. */
   following() {
-    const sp = this.statusLine.status.running ? this.scroller() : null;
-    if (!sp) return null;
+    if (!this.statusLine.status.running) return false;
+    const sp = this.scroller();
+    if (!sp) return true;
     const r = this.root.getBoundingClientRect();
     const s = sp.getBoundingClientRect();
-    return r.bottom <= s.bottom + 48 && r.bottom > s.top ? sp : null;
+    return r.bottom <= s.bottom + 48 && r.bottom > s.top;
   }
 
   render() {
     // follow the stream unless the reader scrolled up (then the end of the view is out of sight)
     const follow = this.following();
     this.renderItems();
-    if (follow) {
-      const over = this.root.getBoundingClientRect().bottom - follow.getBoundingClientRect().bottom;
-      if (over > 0) follow.scrollTop += over;
+    const sp = follow ? this.scroller() : null;
+    if (sp) {
+      const over = this.root.getBoundingClientRect().bottom - sp.getBoundingClientRect().bottom;
+      if (over > 0) sp.scrollTop += over;
     }
   }
 
