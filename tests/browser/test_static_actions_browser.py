@@ -1,0 +1,76 @@
+"""The buttons of a finished ``%%pi`` output in JupyterLab (DEFAULT settings), through the page bridge.
+
+A cell re-run three times (the offline model; each run's prompt holds a new number) shows
+"answer 3 of 3"; ‹ pages back to answer 1, "continue from this one" checks it out through the
+bridge while the kernel lives, and the next cell continues from answer 1 (its context holds
+number 1, not 2 or 3). "forget this" on that cell's prompt writes a ``context_edit`` in the
+session file and the output marks the prompt "not sent any more". After a kernel restart the
+same button copies the command instead and says so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+SETUP = """
+import itertools
+%load_ext pi_jupyter
+%config PiMagics.model = "offline/echo"
+%config PiMagics.thinking = "off"
+%pi new actions-demo
+counter = itertools.count(1)
+print("setup-end")
+"""
+
+RERUN = "%%pi\nremember the number {next(counter)}"
+
+NEXT = "%%pi\nwhich number did I ask you to remember?"
+
+CHECK = """
+from pi_jupyter import Session, current_session
+from pi_jupyter.messages import text_of
+s = Session.open(current_session().path, readonly=True)
+said = [text_of(m.content, "") for m in s.context().messages if m.role == "user"]
+edits = [e["targetId"] for e in s.raw_entries() if e["type"] == "context_edit"]
+print("CTX", [t for t in said if "number" in t], "EDITS", edits, "check-end")
+"""
+
+
+def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_output(lab):
+    lab.write_notebook("actions.ipynb", [SETUP, RERUN, NEXT, CHECK])
+    lab.open_notebook("actions.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+    for n in (1, 2, 3):
+        lab.run_cell(1)
+        lab.wait_for_static(1, f"remember the number {n}", timeout=90)
+    lab.wait_for_static(1, "answer 3 of 3")
+    out = lab.cell(1).locator(".jp-OutputArea")
+    for _ in range(2):
+        out.locator("button.pi-sib-nav", has_text="‹").click()
+    assert "answer 1 of 3" in out.locator(".pi-sib-head").inner_text()
+    first = out.locator("details.pi-sib[data-n='1']")
+    assert "remember the number 1" in first.inner_text()
+    first.locator("button.pi-continue").click()
+    note = first.locator(".pi-act-note")
+    note.filter(has_text="cells below continue from here").wait_for(timeout=30_000)
+    assert note.get_attribute("data-ok") == "1"
+    lab.screenshot("static_actions_continue.png", lab.cell(1))
+
+    lab.run_cell(2)
+    lab.wait_for_static(2, "which number did I ask you to remember?", timeout=90)
+    lab.run_cell(3)
+    ctx = lab.wait_for_output(3, "check-end")
+    assert "CTX ['remember the number 1', 'which number did I ask you to remember?'] EDITS []" in ctx, ctx
+
+    # "forget this" on the new cell's prompt: a context_edit in the file, the output says so
+    prompt = lab.cell(2).locator(".pi-entry", has=lab.page.locator(".pi-user"))
+    prompt.locator("button.pi-forget").click()
+    prompt.locator(".pi-forgotten-note").wait_for(timeout=30_000)
+    assert "not sent any more" in prompt.inner_text()
+    lab.screenshot("static_actions_forget.png", lab.cell(2))
+    lab.run_cell(3)
+    ctx = lab.wait_for_output(3, "EDITS ['")
+    assert "CTX ['remember the number 1'] EDITS ['" in ctx, ctx
