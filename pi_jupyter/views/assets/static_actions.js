@@ -8,6 +8,7 @@
   if (!root || root.dataset.piActions) return;
   root.dataset.piActions = "1";
   var session = root.dataset.piSession, token = root.dataset.piBridge;
+  var WAIT_MS = 20000;
 
   function bridge() {
     var g = window.__piJupyter, list = g && g.bridges && g.bridges[session];
@@ -41,8 +42,18 @@
     if (!b) return copy(btn, command);
     btn.disabled = true;
     note(btn, "…", true);
-    b.act(action, target).then(function (r) {
+    var answered = false;
+    // a kernel that is busy or gone may never answer: after a while, fall back to the command
+    var late = setTimeout(function () {
+      if (answered) return;
       btn.disabled = false;
+      copy(btn, command);
+    }, WAIT_MS);
+    b.act(action, target).then(function (r) {
+      answered = true;
+      clearTimeout(late);
+      btn.disabled = false;
+      if (!r.ok && /kernel is gone|cannot be reached/.test(r.text)) return copy(btn, command);
       note(btn, r.text, r.ok);
       if (r.ok && done) done();
     });
@@ -77,7 +88,10 @@
     var id = c.textContent.replace(/^%pi checkout\s+/, "").trim();
     var b = button("continue from this one", "check out this answer: the cells below continue from it");
     b.className = "pi-continue";
-    c.parentNode.insertBefore(b, c.nextSibling);
+    c.parentNode.insertBefore(b, c);
+    var label = c.parentNode.querySelector(".pi-sib-label");
+    if (label) label.style.display = "none"; // the button says it; the command stays as the fallback
+    c.style.opacity = ".6";
     b.addEventListener("click", function () { run(b, "checkout", id, c.textContent.trim()); });
   });
 })();
