@@ -74,3 +74,14 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     lab.run_cell(3)
     ctx = lab.wait_for_output(3, "EDITS ['")
     assert "CTX ['remember the number 1'] EDITS ['" in ctx, ctx
+
+    # after a kernel restart (as the toolbar's restart does it) the old outputs' bridge is gone:
+    # the button copies the command and says so, at once
+    lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+    lab.wait_for_kernel()
+    out.locator("button.pi-sib-nav", has_text="›").click()
+    second = out.locator("details.pi-sib[data-n='2']")
+    second.locator("button.pi-continue").click()
+    note = second.locator(".pi-act-note")
+    note.filter(has_text="copied — run it in a cell: %pi checkout ").wait_for(timeout=10_000)
+    assert note.get_attribute("data-ok") == "0"

@@ -46,16 +46,23 @@ function initialize({ model }) {
   };
   const bridges = registry();
   (bridges[sessionId] = bridges[sessionId] || []).push(bridge);
-  return () => {
+  // On a kernel restart JupyterLab's widget manager does not destroy the models, it marks their
+  // comm dead ("comm_live_update"; only ever set live when the model is created): unregister then.
+  const onCommLive = () => dispose();
+  model.on("comm_live_update", onCommLive);
+  const dispose = () => {
+    if (!alive) return;
     // the model is closed (kernel restart or shutdown): outputs fall back to copying the command
     alive = false;
     model.off("msg:custom", onMsg);
+    model.off("comm_live_update", onCommLive);
     const list = bridges[sessionId] || [];
     const i = list.indexOf(bridge);
     if (i >= 0) list.splice(i, 1);
     for (const resolve of pending.values()) resolve({ ok: false, text: "the kernel is gone" });
     pending.clear();
   };
+  return dispose; // anywidget calls it when the model is destroyed
 }
 
 function render() {

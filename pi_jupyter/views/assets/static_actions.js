@@ -8,7 +8,7 @@
   if (!root || root.dataset.piActions) return;
   root.dataset.piActions = "1";
   var session = root.dataset.piSession, token = root.dataset.piBridge;
-  var WAIT_MS = 20000;
+  var WAIT_MS = 8000; // a late answer still replaces the note
 
   function bridge() {
     var g = window.__piJupyter, list = g && g.bridges && g.bridges[session];
