@@ -21,12 +21,17 @@ import itertools
 %config PiMagics.thinking = "off"
 %pi new actions-demo
 counter = itertools.count(1)
+# a slow offline model, so a click lands while the answer streams
+from pi_jupyter.providers import offline_model, register_model
+register_model(offline_model("slow", delta_delay_s=0.25))
 print("setup-end")
 """
 
 RERUN = "%%pi\nremember the number {next(counter)}"
 
 NEXT = "%%pi\nwhich number did I ask you to remember?"
+
+LIVE = "%%pi --model offline/slow\nmy API key is in the next line; forget this prompt while you answer. " + "Some long context. " * 12
 
 CHECK = """
 from pi_jupyter import Session, current_session
@@ -74,6 +79,22 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     lab.run_cell(3)
     ctx = lab.wait_for_output(3, "EDITS ['")
     assert "CTX ['remember the number 1'] EDITS ['" in ctx, ctx
+
+    # "forget this" in the live widget while the answer streams: done when the run ends, and marked
+    lab.append_and_run(LIVE)
+    live = lab.cell(4).locator(".piav-root")
+    live.locator(".piav-item.piav-user .piav-forget").click(timeout=30_000)
+    live.locator(".piav-act-note", has_text="will be forgotten when this run ends").wait_for(timeout=30_000)
+    lab.screenshot("live_forget.png", lab.cell(4))
+    assert live.locator(".piav-forgotten").count() == 1 and lab.cell(4).locator(".piav-root").count() == 1  # still streaming
+    lab.wait_for_static(4, "not sent any more", timeout=120)
+    static_prompt = lab.cell(4).locator(".pi-entry-forgotten")
+    assert "forget this prompt while you answer" in static_prompt.inner_text()
+    lab.run_cell(3)
+    ctx = lab.wait_for_output(3, "EDITS ['")
+    edits = ctx.split("EDITS ")[1]
+    assert edits.count("'") == 4, ctx  # two edits: the static forget and the live one
+    assert "forget this prompt" not in ctx.split("EDITS")[0]
 
     # after a kernel restart (as the toolbar's restart does it) the old outputs' bridge is gone:
     # the button copies the command and says so, at once

@@ -368,9 +368,11 @@ class View {
     const d = this.doc;
     const bar = el(d, "div", "piav-forget-bar");
     bar.dataset.entry = entry;
+    const said = this.acted && this.acted.get(entry);
     if (forgotten) {
       bar.classList.add("piav-forgotten");
       bar.textContent = "↑ not sent any more: forgotten from the context (the session file keeps it)";
+      if (said) bar.appendChild(el(d, "span", "piav-act-note", said));
       return bar;
     }
     const btn = el(d, "button", "piav-forget", "forget this");
@@ -383,8 +385,7 @@ class View {
       this.send({ type: "forget", entry });
     });
     bar.appendChild(btn);
-    const pending = this.acted && this.acted.get(entry);
-    if (pending) bar.appendChild(el(d, "span", "piav-act-note", pending));
+    if (said) bar.appendChild(el(d, "span", "piav-act-note", said));
     return bar;
   }
 
@@ -392,7 +393,7 @@ class View {
     this.acted = this.acted || new Map();
     this.acted.set(msg.entry, msg.text || "");
     for (const bar of this.root.querySelectorAll(".piav-forget-bar")) {
-      if (bar.dataset.entry !== msg.entry || bar.classList.contains("piav-forgotten")) continue;
+      if (bar.dataset.entry !== msg.entry) continue;
       const btn = bar.querySelector("button");
       if (btn) btn.disabled = false;
       let note = bar.querySelector(".piav-act-note");
