@@ -73,7 +73,7 @@ class ViewActions:
                 self._forgotten.remove(entry_id)
             target = self._item_of_entry.get(entry_id)
             if target is not None:
-                target.pop("forgotten", None)
+                target["forgotten"] = False
                 self._actions_changed(target)
             self._snapshot_dirty = True
             self._after_event()  # type: ignore[attr-defined]
@@ -100,7 +100,8 @@ class ViewActions:
     def _actions_changed(self, target: dict[str, Any]) -> None:
         item = next((i for i in self._items if i is target), None)
         if item is not None:
-            self._op("meta", i=item["id"], m={"entry": item.get("entry"), "forgotten": bool(item.get("forgotten"))})  # type: ignore[attr-defined]
+            meta = {k: item[k] for k in ("entry", "forgotten") if k in item}  # the item as the snapshot has it
+            self._op("meta", i=item["id"], m=meta)  # type: ignore[attr-defined]
             return
         call = next((cid for cid, block in self._calls.items() if block.get("x") is target), None)
         if call is not None:
