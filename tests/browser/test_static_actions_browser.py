@@ -106,3 +106,22 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     note = second.locator(".pi-act-note")
     note.filter(has_text="copied — run it in a cell: %pi checkout ").wait_for(timeout=10_000)
     assert note.get_attribute("data-ok") == "0"
+
+    # an untrusted copy (no scripts): the earlier answers are still there, folded, with their commands; no dead buttons
+    import json
+
+    import nbformat
+
+    lab.save()
+    nb = nbformat.reads(json.dumps(json.loads((lab.server.root / "actions.ipynb").read_text())), as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("A copy from a colleague."))  # new content: no longer signed
+    nbformat.write(nb, lab.server.root / "actions-untrusted.ipynb")
+    lab.open_notebook("actions-untrusted.ipynb")
+    out = lab.cell(2).locator(".jp-OutputArea")
+    out.locator("details").first.wait_for(timeout=30_000)
+    text = out.text_content()
+    assert "answer 3 of 3" in text and "remember the number 1" in text and "remember the number 2" in text
+    assert text.count("%pi checkout ") == 3  # answer 3 (to come back), answers 1 and 2
+    assert lab.page.locator("button.pi-continue, button.pi-forget, button.pi-sib-nav").count() == 0
+    assert "not sent any more" in lab.cell(5).locator(".jp-OutputArea").text_content()  # the live forget, saved
+    lab.screenshot("static_actions_untrusted.png", lab.cell(2))
