@@ -349,8 +349,14 @@ def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
     return "".join(parts)
 
 
-_PAGER_JS = (Path(__file__).parent / "assets" / "siblings_pager.js").read_text(encoding="utf-8")
-_ACTIONS_JS = (Path(__file__).parent / "assets" / "static_actions.js").read_text(encoding="utf-8")
+def _script(name: str) -> str:
+    # every output carries its own copy: drop the comment lines and the indentation (a safe, small saving)
+    lines = (line.strip() for line in (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8").splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
+_PAGER_JS = _script("siblings_pager.js")
+_ACTIONS_JS = _script("static_actions.js")
 
 
 def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
