@@ -128,7 +128,7 @@ def connect_view(view: Any, agent: Any, runner: Any = None) -> Callable[[], None
     def forget(entry: str) -> tuple[bool, str]:
         if agent.is_running:
             deferred.append(entry)
-            return True, "will be forgotten when this run ends"
+            return True, "will be forgotten when this run ends: the next cells do not send it (the file keeps it)"
         result = act(agent, "forget", entry)
         return result.ok, result.text
 

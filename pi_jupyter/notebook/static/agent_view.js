@@ -371,8 +371,9 @@ class View {
     const said = this.acted && this.acted.get(entry);
     if (forgotten) {
       bar.classList.add("piav-forgotten");
-      bar.textContent = "↑ not sent any more: forgotten from the context (the session file keeps it)";
-      if (said) bar.appendChild(el(d, "span", "piav-act-note", said));
+      // a forget asked mid-run says when it happens; otherwise the mark says what happened
+      if (said) bar.append("↑ ", el(d, "span", "piav-act-note", said));
+      else bar.textContent = "↑ not sent any more: forgotten from the context (the session file keeps it)";
       return bar;
     }
     const btn = el(d, "button", "piav-forget", "forget this");
@@ -396,6 +397,7 @@ class View {
       if (bar.dataset.entry !== msg.entry) continue;
       const btn = bar.querySelector("button");
       if (btn) btn.disabled = false;
+      if (bar.classList.contains("piav-forgotten") && !bar.querySelector(".piav-act-note")) bar.textContent = "↑ ";
       let note = bar.querySelector(".piav-act-note");
       if (!note) note = bar.appendChild(el(this.doc, "span", "piav-act-note"));
       note.textContent = msg.text || "";
