@@ -18,6 +18,7 @@ from kernel_client import Kernel
 
 from pi_jupyter import Session
 from pi_jupyter.messages import text_of
+from pi_jupyter.views.static_html import FORGOTTEN_NOTE
 
 pytestmark = pytest.mark.kernel
 
@@ -49,8 +50,8 @@ def run_all_iopub(k: Kernel, code: str, cell_id: str) -> list[dict[str, Any]]:
     return msgs
 
 
-def act(k: Kernel, comm_id: str, content: dict[str, Any]) -> dict[str, Any]:
-    """Send a custom message to the widget ``comm_id`` as the browser does; return its answer."""
+def act(k: Kernel, comm_id: str, content: dict[str, Any], seen: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Send a custom message to the widget ``comm_id`` as the browser does; return its answer (other iopub messages go to ``seen``)."""
     msg = k.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "custom", "content": content}})
     k.kc.shell_channel.send(msg)
     deadline = time.monotonic() + 60
@@ -59,6 +60,8 @@ def act(k: Kernel, comm_id: str, content: dict[str, Any]) -> dict[str, Any]:
             reply = k.kc.get_iopub_msg(timeout=1)
         except queue.Empty:
             continue
+        if seen is not None and reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            seen.append(reply)
         if reply["msg_type"] == "comm_msg" and reply["content"]["comm_id"] == comm_id:
             data = reply["content"]["data"]
             if data.get("method") == "custom" and data["content"].get("type") == "acted":
@@ -109,8 +112,13 @@ def test_continue_from_an_earlier_answer_and_forget_a_message_through_the_bridge
     assert not answer["ok"] and answer["text"].startswith("forget refused:") and "branch" in answer["text"], answer
     # the new cell's prompt, named in its output as the browser's "forget this" names it
     target = re.search(r'class="pi-entry" data-pi-entry="(\w+)"><div class="pi-user"', nxt.data("text/html")[-1]).group(1)
-    answer = act(kernel, comm_id, {"type": "act", "rid": "r3", "action": "forget", "target": target, "token": state["token"]})
+    seen: list[dict[str, Any]] = []
+    answer = act(kernel, comm_id, {"type": "act", "rid": "r3", "action": "forget", "target": target, "token": state["token"]}, seen)
     assert answer["ok"] and answer["text"].startswith(f"not sent any more: forgot {target}"), answer
+    # the cell's output is re-rendered through its display id, so the saved notebook says so too
+    updates = [m["content"] for m in seen if m["msg_type"] == "update_display_data"]
+    assert len(updates) == 1 and FORGOTTEN_NOTE in updates[0]["data"]["text/html"]
+    assert "which number?" in updates[0]["data"]["text/html"] and f'data-pi-entry="{target}"' not in updates[0]["data"]["text/html"]
     s = Session.open(s.path, readonly=True)
     assert [e["targetId"] for e in s.raw_entries() if e["type"] == "context_edit"] == [target]
     prompts = [text_of(m.content, "") for m in s.context().messages if m.role == "user"]

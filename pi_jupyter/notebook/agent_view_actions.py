@@ -66,6 +66,10 @@ class ViewActions:
             self._snapshot_dirty = True
             self._after_event()  # type: ignore[attr-defined]
 
+    def has_entry(self, entry_id: str) -> bool:
+        """True when this view shows the message stored as ``entry_id``."""
+        return entry_id in self._item_of_entry or entry_id in self._entry_of.values()
+
     def unmark_forgotten(self, entry_id: str) -> None:
         """Undo :meth:`mark_forgotten` (a forget kept for the end of the run was refused then)."""
         with self._lock:

@@ -203,7 +203,7 @@ class PiMagics(Magics, PiConfig):
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
         handle = display(view, display_id=True) if view is not None else None
-        finish_actions = page_bridge.connect_view(view, agent, state.runner) if view is not None else (lambda: None)
+        finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
 
         async def run() -> CellResult:

@@ -20,6 +20,7 @@ answers in one line.
 from __future__ import annotations
 
 import secrets
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +35,9 @@ from . import context_commands
 
 Action = Literal["checkout", "forget"]
 ACTIONS: tuple[str, ...] = ("checkout", "forget")
+
+MAX_WATCHED = 64
+"""Finished outputs per session whose "not sent any more" marks the bridge keeps up to date (the most recent)."""
 
 _TOKEN = secrets.token_hex(8)
 """One per kernel process: outputs written before a restart do not reach the new kernel's bridge."""
@@ -91,6 +95,7 @@ class PageBridge(anywidget.AnyWidget):
         """Bridge for ``agent``'s session; ``runner`` is the notebook's agent loop (``None``: run inline)."""
         self._agent = agent
         self._runner = runner
+        self._outputs: deque[tuple[Any, Any]] = deque(maxlen=MAX_WATCHED)
         super().__init__(session_id=str(agent.session.id), token=_TOKEN, **kwargs)
         self.on_msg(self._on_msg)
 
@@ -101,7 +106,24 @@ class PageBridge(anywidget.AnyWidget):
             result = ActionResult(ok=False, text="this output belongs to another kernel; copy the command instead")
         else:
             result = act(self._agent, str(content.get("action")), content.get("target"), self._runner)
+            if result.ok and content.get("action") == "forget":
+                self._mark_outputs(str(content.get("target")))
         self.send({"type": "acted", "rid": content.get("rid"), "ok": result.ok, "text": result.text})
+
+    def watch(self, view: Any, handle: Any) -> None:
+        """Remember a finished output (its view and display handle) to mark what is forgotten later; the last few are kept."""
+        self._outputs.append((view, handle))
+
+    def _mark_outputs(self, entry_id: str) -> None:
+        # re-render the outputs that show the entry through their display ids, so the saved
+        # notebook says "not sent any more" too (the page's script only marks the page)
+        for view, handle in list(self._outputs):
+            if view.has_entry(entry_id):
+                view.mark_forgotten(entry_id)
+                try:
+                    handle.update(view.final_bundle(), raw=True)
+                except Exception:  # noqa: BLE001 - the page is marked anyway; the session holds the edit
+                    pass
 
 
 _BRIDGES: dict[int, PageBridge] = {}
@@ -115,13 +137,16 @@ def bridge_for(agent: Any, runner: Any = None) -> PageBridge:
     return bridge
 
 
-def connect_view(view: Any, agent: Any, runner: Any = None) -> Callable[[], None]:
+def connect_view(view: Any, agent: Any, runner: Any = None, handle: Any = None) -> Callable[[], None]:
     """Wire ``view``'s "forget this" and its static buttons to ``agent``; returns ``finish()`` for the end of the run.
 
     A forget asked while the agent runs is kept and done by ``finish()`` (the agent refuses
-    context edits mid-run); one refused then is unmarked and said in the status line.
+    context edits mid-run); one refused then is unmarked and said in the status line. With
+    the output's display ``handle``, a later forget through the bridge re-renders the output.
     """
     bridge = bridge_for(agent, runner)
+    if handle is not None:
+        bridge.watch(view, handle)
     view.set_actions(bridge.session_id, bridge.token)
     deferred: list[str] = []
 
