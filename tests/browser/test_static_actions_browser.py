@@ -129,3 +129,21 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     assert "not sent any more" in lab.cell(5).locator(".jp-OutputArea").text_content()  # the live forget, saved
     assert "not sent any more" in lab.cell(3).locator(".jp-OutputArea").text_content()  # the bridge's re-render, saved
     lab.screenshot("static_actions_untrusted.png", lab.cell(2))
+
+
+def test_continue_from_this_one_in_notebook_7(notebook7):
+    nb = notebook7
+    nb.write_notebook("actions7.ipynb", [SETUP, RERUN, CHECK])
+    nb.open_notebook("actions7.ipynb")
+    nb.run_cell(0)
+    nb.wait_for_output(0, "setup-end")
+    for n in (1, 2):
+        nb.run_cell(1)
+        nb.wait_for_static(1, f"remember the number {n}", timeout=90)
+    out = nb.cell(1).locator(".jp-OutputArea")
+    out.locator("button.pi-sib-nav", has_text="‹").click()
+    first = out.locator("details.pi-sib[data-n='1']")
+    first.locator("button.pi-continue").click()
+    first.locator(".pi-act-note", has_text="cells below continue from here").wait_for(timeout=30_000)
+    nb.run_cell(2)
+    assert "CTX ['remember the number 1'] EDITS []" in nb.wait_for_output(2, "check-end")
