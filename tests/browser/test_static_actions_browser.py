@@ -43,7 +43,7 @@ print("CTX", [t for t in said if "number" in t], "EDITS", edits, "check-end")
 """
 
 
-def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_output(lab):
+def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_output(lab, tmp_path):
     lab.write_notebook("actions.ipynb", [SETUP, RERUN, NEXT, CHECK])
     lab.open_notebook("actions.ipynb")
     lab.run_cell(0)
@@ -129,6 +129,20 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     assert "not sent any more" in lab.cell(5).locator(".jp-OutputArea").text_content()  # the live forget, saved
     assert "not sent any more" in lab.cell(3).locator(".jp-OutputArea").text_content()  # the bridge's re-render, saved
     lab.screenshot("static_actions_untrusted.png", lab.cell(2))
+
+    # an nbconvert page with its scripts running: ‹ › pages, and no buttons that have no kernel to act on
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(tmp_path), str(lab.server.root / "actions.ipynb")],
+        check=True,
+        capture_output=True,
+    )
+    lab.page.goto((tmp_path / "actions.html").as_uri())
+    lab.page.locator("button.pi-sib-nav").first.wait_for(timeout=30_000)
+    assert lab.page.locator("button.pi-continue, button.pi-forget").count() == 0
+    assert "%pi checkout " in lab.page.locator(".pi-siblings").first.text_content()
 
 
 def test_continue_from_this_one_in_notebook_7(notebook7):

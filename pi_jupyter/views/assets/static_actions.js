@@ -6,6 +6,8 @@
 (function () {
   var s = document.currentScript, root = s && s.closest(".pi-static");
   if (!root || root.dataset.piActions) return;
+  // only in a page a Jupyter server serves (JupyterLab, Notebook 7): an exported page has no kernel to act on
+  if (!document.getElementById("jupyter-config-data")) return;
   root.dataset.piActions = "1";
   var session = root.dataset.piSession, token = root.dataset.piBridge;
   var WAIT_MS = 8000; // a late answer still replaces the note
