@@ -33,11 +33,14 @@
     return n;
   }
   function copy(btn, command) {
-    var shown = "copied — run it in a cell: " + command;
+    var n = note(btn, "run it in a cell: " + command, false);
     try {
-      if (navigator.clipboard) navigator.clipboard.writeText(command).catch(function () {});
+      if (navigator.clipboard) {
+        navigator.clipboard.writeText(command).then(function () {
+          if (n.textContent === "run it in a cell: " + command) n.textContent = "copied — run it in a cell: " + command;
+        }, function () {});
+      }
     } catch (e) { /* no clipboard: the note shows the command */ }
-    note(btn, shown, false);
   }
   function run(btn, action, target, command, done) {
     var b = bridge();
