@@ -5,7 +5,8 @@ A cell re-run three times (the offline model; each run's prompt holds a new numb
 bridge while the kernel lives, and the next cell continues from answer 1 (its context holds
 number 1, not 2 or 3). "forget this" on that cell's prompt writes a ``context_edit`` in the
 session file and the output marks the prompt "not sent any more". After a kernel restart the
-same button copies the command instead and says so.
+same button copies the command instead and says so, also once the new kernel has a bridge for
+the same session (outputs act only through the kernel that wrote them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ counter = itertools.count(1)
 from pi_jupyter.providers import offline_model, register_model
 register_model(offline_model("slow", delta_delay_s=0.25))
 print("setup-end")
+"""
+
+REOPEN = """
+%load_ext pi_jupyter
+%config PiMagics.model = "offline/echo"
+%pi open actions-demo
+print("reopened")
 """
 
 RERUN = "%%pi\nremember the number {next(counter)}"
@@ -108,6 +116,20 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     second.locator("button.pi-continue").click()
     note = second.locator(".pi-act-note")
     note.filter(has_text="run it in a cell: %pi checkout ").wait_for(timeout=10_000)  # "copied — " too where the clipboard is allowed
+    assert note.get_attribute("data-ok") == "0"
+    # the new kernel opens the same session and runs a cell: a live bridge for that session again, with
+    # another token; the old output still does not act through it (no cross-talk between kernels)
+    lab.append_and_run(REOPEN)
+    lab.wait_for_output(5, "reopened")
+    lab.append_and_run("%%pi\nhello from the new kernel")
+    lab.wait_for_static(6, "hello from the new kernel", timeout=90)
+    session = lab.cell(1).locator(".pi-static").get_attribute("data-pi-session")
+    tokens = lab.page.evaluate("(s) => (window.__piJupyter.bridges[s] || []).filter((b) => b.alive()).map((b) => b.token)", session)
+    assert len(tokens) == 1 and tokens[0] != lab.cell(1).locator(".pi-static").get_attribute("data-pi-bridge")
+    assert lab.cell(6).locator(".pi-static").get_attribute("data-pi-bridge") == tokens[0]
+    note.evaluate("(n) => { n.textContent = ''; n.dataset.ok = ''; }")
+    second.locator("button.pi-continue").click()
+    note.filter(has_text="run it in a cell: %pi checkout ").wait_for(timeout=10_000)
     assert note.get_attribute("data-ok") == "0"
 
     # an untrusted copy (no scripts): the earlier answers are still there, folded, with their commands; no dead buttons
