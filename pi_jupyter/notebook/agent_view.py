@@ -66,6 +66,7 @@ from ..providers.base import (
 )
 from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
+from .agent_view_actions import ViewActions
 from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
 from .agent_view_transport import Transport
 
@@ -85,7 +86,7 @@ _STATES: frozenset[str] = frozenset(get_args(ViewState))
 _RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
 
 
-class AgentView(Transport, anywidget.AnyWidget):
+class AgentView(ViewActions, Transport, anywidget.AnyWidget):
     """A live view of an agent run: streamed Markdown, thinking, tool cards, notices, status, Stop.
 
     Feed it every event of the agent (``agent.subscribe(view.handle)``); ``handle`` may be
@@ -158,6 +159,7 @@ class AgentView(Transport, anywidget.AnyWidget):
         self._last_stop_reason: str | None = None
         self._stop_requested = False
         self._force = False
+        self._init_actions()
         super().__init__(title=str(title), status=self._status_dict(), **kwargs)
         self.on_msg(self._on_frontend_msg)
 
@@ -249,7 +251,11 @@ class AgentView(Transport, anywidget.AnyWidget):
 
     def html(self) -> str:
         """The conversation so far as sanitizer-safe HTML (what a reopened notebook, nbconvert and GitHub show)."""
-        return render_html(self.static_items(), status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0])
+        items = self.static_items()
+        return render_html(
+            items, status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0],
+            entry_ids=self._static_entry_ids(items), forgotten=self.forgotten, actions=self._actions,
+        )  # fmt: skip
 
     def text(self) -> str:
         """The conversation so far as plain text."""
@@ -393,6 +399,7 @@ class AgentView(Transport, anywidget.AnyWidget):
         else:
             self._sequence.pop()  # the notice below stands for it
             self._add({"kind": "notice", "tone": "info", "text": f"[{field(msg, 'role', default='unknown')} message]"})
+        self._note_entry(msg, event.entry_id)
 
     def _end_assistant(self, msg: AssistantMessage) -> None:
         item = self._current
@@ -579,6 +586,8 @@ class AgentView(Transport, anywidget.AnyWidget):
         if kind == "sync":
             with self._lock:
                 self.send(self._sync_reply(content.get("seq")))
+        elif kind == "forget":
+            self._on_forget_msg(content)
         elif kind == "stop":
             with self._lock:
                 callbacks = list(self._stop_callbacks)

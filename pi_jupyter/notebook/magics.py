@@ -19,7 +19,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import context_commands
+from . import context_commands, page_bridge
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_secrets import guard_prompt
@@ -203,6 +203,7 @@ class PiMagics(Magics, PiConfig):
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
         handle = display(view, display_id=True) if view is not None else None
+        finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
 
         async def run() -> CellResult:
@@ -224,6 +225,7 @@ class PiMagics(Magics, PiConfig):
                     pass
                 if view is not None and handle is not None:
                     try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
+                        finish_actions()  # the "forget this" clicked during the run
                         view.set_footer(*siblings_footer(agent.session, cell_id, start, agent.session.leaf_id))
                         handle.update(view.final_bundle(), raw=True)
                         view.close()

@@ -122,14 +122,15 @@ def _pre_wrap(text: str) -> str:
     return f'<div style="white-space:pre-wrap;overflow-wrap:break-word">{_esc(text)}</div>'
 
 
-def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int) -> str:
+def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int, entry: str | None = None, gone: bool = False) -> str:
     if result is None:
         state = "no result"
     else:
         state = "error" if result.is_error else "done"
     icon = {"done": "✓", "error": "✖"}.get(state, "…")
     summary = f"{icon} <code>{_esc(format_call(call.name, call.arguments))}</code> · <em>{state}</em>"
-    parts = [f'<details class="pi-tool pi-tool-{state.replace(" ", "-")}" open style="{_TOOL_STYLE}"><summary>{summary}</summary>']
+    mark = f' data-pi-entry="{_esc(entry)}"' if entry and not gone else ""
+    parts = [f'<details class="pi-tool pi-tool-{state.replace(" ", "-")}"{mark} open style="{_TOOL_STYLE}"><summary>{summary}</summary>']
     if call.arguments not in (None, {}, ""):
         try:
             args = json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str)
@@ -141,11 +142,20 @@ def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int
         label = "error" if result.is_error else "result"
         shown_output = _pre(clip_middle(output, max_output)) if output.strip() else "<p><em>(empty)</em></p>"
         parts.append(f'<div style="{_DIM}">{label}</div>' + shown_output)
+    if gone:
+        parts.append(_forgotten_html(entry or ""))
     parts.append("</details>")
     return "".join(parts)
 
 
-def _assistant_html(m: AssistantMessage, results: dict[str, ToolResultMessage], shown: set[str], max_output: int) -> str:
+def _assistant_html(
+    m: AssistantMessage,
+    results: dict[str, ToolResultMessage],
+    shown: set[str],
+    max_output: int,
+    entries: dict[str, str] | None = None,
+    gone: frozenset[str] = frozenset(),
+) -> str:
     parts = ['<div class="pi-assistant">']
     for block in m.content:
         if isinstance(block, TextContent) and block.text.strip():
@@ -155,7 +165,8 @@ def _assistant_html(m: AssistantMessage, results: dict[str, ToolResultMessage], 
             body = "<p><em>(redacted by the provider)</em></p>" if block.redacted else markdown_html(thought)
             parts.append(f'<details class="pi-thinking" style="{_DIM}"><summary>Thought</summary>{body}</details>')
         elif isinstance(block, ToolCall):
-            parts.append(_tool_html(block, results.get(block.id), max_output))
+            entry = (entries or {}).get(block.id)
+            parts.append(_tool_html(block, results.get(block.id), max_output, entry, entry in gone))
             shown.add(block.id)
     if m.stop_reason == "aborted":
         parts.append("<p><strong>Stopped</strong> <em>(aborted; the partial answer is kept)</em></p>")
@@ -169,18 +180,32 @@ def _quote_html(label: str, text: str) -> str:
     return f'<div style="{_USER_STYLE}"><p><strong>{_esc(label)}</strong></p>{markdown_html(text)}</div>'
 
 
-def render_item(m: Any, results: dict[str, ToolResultMessage], shown: set[str], max_output: int = DEFAULT_MAX_OUTPUT) -> str:
-    """One message or :class:`Notice` as HTML; ``results`` pairs tool calls with their results, ``shown`` collects those drawn."""
+def render_item(
+    m: Any,
+    results: dict[str, ToolResultMessage],
+    shown: set[str],
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    result_entries: dict[str, str] | None = None,
+    forgotten: frozenset[str] = frozenset(),
+) -> str:
+    """One message or :class:`Notice` as HTML; ``results`` pairs tool calls with their results, ``shown`` collects those drawn.
+
+    ``result_entries`` (tool call id -> entry id of its result) marks each tool card with
+    the entry its result was stored as (``data-pi-entry``, for "forget this"); a result whose
+    entry is in ``forgotten`` is marked "not sent any more" on its card.
+    """
     if isinstance(m, Notice):
         return f'<p class="pi-notice pi-notice-{m.tone}">{_TONES[m.tone]} {_esc(m.text)}</p>'
     if isinstance(m, UserMessage):
         return _user_html(m)
     if isinstance(m, AssistantMessage):
-        return _assistant_html(m, results, shown, max_output)
+        return _assistant_html(m, results, shown, max_output, result_entries, forgotten)
     if isinstance(m, ToolResultMessage):
         if m.tool_call_id in shown:
             return ""
-        return _tool_html(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output)
+        call = ToolCall(id=m.tool_call_id, name=m.tool_name or "tool")
+        entry = (result_entries or {}).get(m.tool_call_id)
+        return _tool_html(call, m, max_output, entry, entry in forgotten)
     if isinstance(m, CustomMessage):
         return _quote_html(m.custom_type or "custom", text_of(m.content, "\n")) if m.display is not False else ""
     if isinstance(m, BashExecutionMessage):
@@ -201,6 +226,9 @@ def render_html(
     footer: str = "",
     max_output: int = DEFAULT_MAX_OUTPUT,
     scale: float = 1.0,
+    entry_ids: Sequence[str | None] | None = None,
+    forgotten: Iterable[str] = (),
+    actions: Actions | None = None,
 ) -> str:
     """The conversation (messages and :class:`Notice` items, in order) as one sanitizer-safe HTML fragment.
 
@@ -208,21 +236,54 @@ def render_html(
     shows its arguments and its result or error (cut in the middle past ``max_output``
     characters), and ``status`` ends it. ``footer`` is trusted HTML added at the end;
     ``scale`` enlarges the type (a projector).
+
+    ``entry_ids`` (one per item, ``None`` for notices) names the session entry of each
+    message; entries in ``forgotten`` are marked "not sent any more". With ``actions`` a
+    small script (removed by sanitizers, nothing else lost) adds "forget this" to each message
+    and "continue from this one" to sibling answers, acting through the page bridge of
+    :mod:`pi_jupyter.notebook.page_bridge` while the kernel lives, else copying the command.
     """
     seq = _items(items)
+    ids = list(entry_ids or [])
+    ids += [None] * (len(seq) - len(ids))
+    gone = frozenset(forgotten)
     results = {m.tool_call_id: m for m in seq if isinstance(m, ToolResultMessage)}
+    result_entries = {m.tool_call_id: e for m, e in zip(seq, ids, strict=False) if isinstance(m, ToolResultMessage) and e}
     shown: set[str] = set()
     size = f";font-size:{scale:g}em" if scale != 1.0 else ""
-    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}">']
+    data = f' data-pi-session="{_esc(actions.session_id)}" data-pi-bridge="{_esc(actions.token)}"' if actions else ""
+    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}"{data}>']
     if title:
         parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
-    for m in seq:
-        parts.append(render_item(m, results, shown, max_output))
+    for m, entry in zip(seq, ids, strict=False):
+        html_ = render_item(m, results, shown, max_output, result_entries, gone)
+        if entry and isinstance(m, (UserMessage, AssistantMessage)) and html_:
+            if entry in gone:  # no "forget this" on it any more: the mark says what happened
+                html_ = f'<div class="pi-entry-forgotten" style="opacity:.55">{html_}{_forgotten_html(entry)}</div>'
+            else:
+                html_ = f'<div class="pi-entry" data-pi-entry="{_esc(entry)}">{html_}</div>'
+        parts.append(html_)
     if status is not None:
         parts.append(f'<p class="pi-status" style="{_DIM};font-size:.9em"><em>{_esc(status.line())}</em></p>')
     parts.append(footer)
+    if actions:
+        parts.append(f"<script>{_ACTIONS_JS}</script>")
     parts.append("</div>")
     return "".join(parts)
+
+
+FORGOTTEN_NOTE = "↑ not sent any more: forgotten from the context (the session file keeps it)"
+
+
+def _forgotten_html(entry: str) -> str:
+    return f'<p class="pi-forgotten" style="{_DIM};text-align:right"><em>{FORGOTTEN_NOTE} ({_esc(entry)})</em></p>'
+
+
+class Actions(BaseModel):
+    """Where a static output's buttons act: its session and the kernel's page-bridge token."""
+
+    session_id: str
+    token: str
 
 
 def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, title: str = "", max_output: int = DEFAULT_MAX_OUTPUT) -> str:
@@ -261,6 +322,11 @@ def _sibling_title(n: int, total: int, sib: Sibling) -> str:
     return f"answer {n} of {total} · {preview}"
 
 
+def _continue_html(end_id: str) -> str:
+    cmd = f'<code class="pi-sib-cmd">%pi checkout {_esc(end_id)}</code>'
+    return f'<span class="pi-sib-label">continue from this one: </span>{cmd}'
+
+
 def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
     """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it.
 
@@ -271,16 +337,26 @@ def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
     current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
     head = f'<p class="pi-sib-head"><strong>answer {current} of {total}</strong> · the other answers to this cell:</p>'
     parts = [f'<div class="pi-siblings" data-current="{current}" data-total="{total}" style="{_TOOL_STYLE}">{head}']
+    this = siblings[current - 1] if 0 < current <= total else None
+    if this is not None and this.end_id:  # to come back to this answer after continuing from another
+        parts.append(f'<p class="pi-sib-cur">{_continue_html(this.end_id)}</p>')
     shown = [(i, s) for i, s in enumerate(siblings, 1) if not s.current][-limit:]
     for i, sib in shown:
         body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
-        cont = f'<p>continue from this one: <code class="pi-sib-cmd">%pi checkout {_esc(sib.end_id)}</code></p>' if sib.end_id else ""
+        cont = f"<p>{_continue_html(sib.end_id)}</p>" if sib.end_id else ""
         parts.append(f'<details class="pi-sib" data-n="{i}"><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>')
     parts.append(f"<script>{_PAGER_JS}</script></div>")
     return "".join(parts)
 
 
-_PAGER_JS = (Path(__file__).parent / "assets" / "siblings_pager.js").read_text(encoding="utf-8")
+def _script(name: str) -> str:
+    # every output carries its own copy: drop the comment lines and the indentation (a safe, small saving)
+    lines = (line.strip() for line in (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8").splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
+_PAGER_JS = _script("siblings_pager.js")
+_ACTIONS_JS = _script("static_actions.js")
 
 
 def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
@@ -292,7 +368,9 @@ def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
 
 
 __all__ = [
+    "FORGOTTEN_NOTE",
     "PROMPT_FOLD",
+    "Actions",
     "Notice",
     "RunStatus",
     "Sibling",

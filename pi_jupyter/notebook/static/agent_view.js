@@ -124,6 +124,8 @@ class View {
     if (msg.type === "ops") {
       this.store.applyOps(msg.ops);
       this.queueRender();
+    } else if (msg.type === "acted") {
+      this.onActed(msg);
     } else if (msg.type === "state") {
       if (Array.isArray(msg.items)) this.store.loadSnapshot(msg.items, msg.seq);
       if (msg.status) this.onStatus(msg.status);
@@ -250,6 +252,8 @@ class View {
       });
       const footer = this.buildFooter(item);
       if (footer) wanted.push(footer);
+      const forget = kind === "assistant" ? this.forgetBar(item.entry, item.forgotten) : null;
+      if (forget) wanted.push(forget);
       node.replaceChildren(...wanted);
       node._piavBlocks = blocks;
       return node;
@@ -270,6 +274,8 @@ class View {
         node.appendChild(renderMarkdown(d, text));
       }
       if (item.images) node.appendChild(el(d, "div", "piav-muted", `[${item.images} image${item.images > 1 ? "s" : ""}]`));
+      const forget = this.forgetBar(item.entry, item.forgotten);
+      if (forget) node.appendChild(forget);
     } else if (kind === "custom") {
       node.appendChild(el(d, "div", "piav-label", item.customType || "custom"));
       node.appendChild(renderMarkdown(d, item.text));
@@ -353,8 +359,52 @@ class View {
       body.appendChild(el(d, "div", "piav-label", status === "error" ? "Error" : status === "running" ? "Output so far" : "Result"));
       body.appendChild(el(d, "pre", "piav-output" + (status === "error" ? " piav-error-text" : ""), x.output || "(no output)"));
     }
+    const forget = x ? this.forgetBar(x.entry, x.forgotten) : null;
+    if (forget) body.appendChild(forget);
     det.appendChild(body);
     return det;
+  }
+
+  /** "forget this" for a written message (or "not sent any more" once forgotten); null before it is written. */
+  forgetBar(entry, forgotten) {
+    if (!entry) return null;
+    const d = this.doc;
+    const bar = el(d, "div", "piav-forget-bar");
+    bar.dataset.entry = entry;
+    const said = this.acted && this.acted.get(entry);
+    if (forgotten) {
+      bar.classList.add("piav-forgotten");
+      // a forget asked mid-run says when it happens; otherwise the mark says what happened
+      if (said) bar.append("↑ ", el(d, "span", "piav-act-note", said));
+      else bar.textContent = "↑ not sent any more: forgotten from the context (the session file keeps it)";
+      return bar;
+    }
+    const btn = el(d, "button", "piav-forget", "forget this");
+    btn.type = "button";
+    btn.title = "drop this message from what the model is sent (the session file keeps it): %pi forget " + entry;
+    btn.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      ev.stopPropagation();
+      btn.disabled = true;
+      this.send({ type: "forget", entry });
+    });
+    bar.appendChild(btn);
+    if (said) bar.appendChild(el(d, "span", "piav-act-note", said));
+    return bar;
+  }
+
+  onActed(msg) {
+    this.acted = this.acted || new Map();
+    this.acted.set(msg.entry, msg.text || "");
+    for (const bar of this.root.querySelectorAll(".piav-forget-bar")) {
+      if (bar.dataset.entry !== msg.entry) continue;
+      const btn = bar.querySelector("button");
+      if (btn) btn.disabled = false;
+      if (bar.classList.contains("piav-forgotten") && !bar.querySelector(".piav-act-note")) bar.textContent = "↑ ";
+      let note = bar.querySelector(".piav-act-note");
+      if (!note) note = bar.appendChild(el(this.doc, "span", "piav-act-note"));
+      note.textContent = msg.text || "";
+    }
   }
 
   buildFooter(item) {

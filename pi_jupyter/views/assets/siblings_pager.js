@@ -11,8 +11,10 @@
   function has(n) {
     return n === cur || sibs.some(function (d) { return +d.dataset.n === n; });
   }
+  var here = box.querySelector(".pi-sib-cur");
   function show() {
     label.textContent = "answer " + k + " of " + total;
+    if (here) here.style.display = k === cur ? "" : "none";
     sibs.forEach(function (d) {
       var on = +d.dataset.n === k;
       d.style.display = k === cur || on ? "" : "none";
