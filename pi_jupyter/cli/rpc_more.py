@@ -180,8 +180,8 @@ class MoreCommands:
             while True:
                 chunk = await proc.stdout.read(1 << 16)
                 text = held + _clean(decoder.decode(chunk, final=not chunk))
-                cut = text.rfind("\n") + 1 if chunk else len(text)
-                delta, held = text[:cut], text[cut:]
+                at = text.rfind("\n") + 1 if chunk else len(text)
+                delta, held = text[:at], text[at:]
                 if delta:
                     pieces.append(delta)
                     self._bash_update(command.id, delta)

@@ -383,7 +383,7 @@ class RpcServer(MoreCommands):
 
     # ------------------------------------------------------------------ commands
 
-    async def _handle(self, seq: int, command: Command) -> dict[str, Any] | None:
+    async def _handle(self, seq: int, command: Command) -> dict[str, Any] | EncodedLine | None:
         cid, kind = command.id, command.type
         agent = self.agent
         if isinstance(command, PromptCommand):

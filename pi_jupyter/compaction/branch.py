@@ -153,7 +153,8 @@ def prepare_branch_entries(
 def _edited(entry: RawEntry, edits: dict[str, RawEntry]) -> RawMessage | None:
     """What a message or custom message entry gives a branch summary after its latest edit (pi 1.6's ``getMessageFromEntry``)."""
     message = message_for_branch_summary(entry)
-    edit = edits.get(entry.get("id")) if type(entry.get("id")) is str else None
+    entry_id = entry.get("id")
+    edit = edits.get(entry_id) if isinstance(entry_id, str) else None
     if edit is None or message is None or entry.get("type") not in ("message", "custom_message"):
         return message
     edited = apply_edit([message], edit)

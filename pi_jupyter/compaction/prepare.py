@@ -94,6 +94,7 @@ def prepare_compaction(
         raise NothingToCompact("already_compacted", ALREADY_COMPACTED)
     if pi_compatible is not True and pi_compatible != PI_073:
         return _prepare_projected(entries, s, exact=pi_compatible == PI_16, estimator=estimator or estimate_tokens_pi16, cwd=cwd)
+    pi_compatible = True  # from here on: pi 0.73.1 exactly
     prev_at = latest_compaction_index(entries)
     previous_summary: str | None = None
     previous_details: Any = None

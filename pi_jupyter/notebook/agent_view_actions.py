@@ -126,7 +126,7 @@ class ViewActions:
                 ok, text = callback(entry)
             except Exception as exc:  # noqa: BLE001 - shown in the view instead of lost in the kernel log
                 ok, text = False, f"forget failed: {type(exc).__name__}: {exc}"
-        if ok:
+        if ok and isinstance(entry, str):
             self.mark_forgotten(entry)
         self.send({"type": "acted", "entry": entry, "ok": ok, "text": text})  # type: ignore[attr-defined]
 

@@ -145,13 +145,13 @@ class ContextEditActions:
     def restore(self, entry: str | None = None) -> str:
         """Send a forgotten or edited message as the file holds it again (an edit back to its own content)."""
         target = self._entry(entry)
-        entry = _digest.lookup(self.session, target)  # type: ignore[attr-defined]
-        if entry is None:
+        found = _digest.lookup(self.session, target)  # type: ignore[attr-defined]
+        if found is None:
             raise ContextEditError(f"Entry {target} not found")
         state = next((r["state"] for r in context_rows(self.session, [target], 1)), "sent")  # type: ignore[attr-defined]
         if state in ("sent", "restored"):
             raise ValueError(f"{target} is sent as the file holds it already: nothing to restore")
-        content = original_content(entry)
+        content = original_content(found)
         edit_id = self._edit(target, content if isinstance(content, (str, list)) else [])
         self._context_done(f"restored {target}: the model is sent it as the file holds it again")
         return edit_id
@@ -178,6 +178,6 @@ class ContextEditActions:
 
     def _panel_note(self, text: str, kind: str) -> None:
         with self._lock:  # type: ignore[attr-defined]
-            details = self.details  # type: ignore[attr-defined]
+            details = self.details  # type: ignore[has-type]
             if details.get("kind") == "node":
-                self.details = {**details, "contextNote": {"text": _digest.utf8_safe(text), "kind": kind}}  # type: ignore[attr-defined]
+                self.details = {**details, "contextNote": {"text": _digest.utf8_safe(text), "kind": kind}}

@@ -221,7 +221,8 @@ class BranchProjection:
             return cached
         entry = self.path[self.positions[j]]
         kind = self.kind(j)
-        edit = self.edits.get(entry.get("id")) if self.edits and type(entry.get("id")) is str else None
+        entry_id = entry.get("id")
+        edit = self.edits.get(entry_id) if self.edits and isinstance(entry_id, str) else None
         if kind == K_MESSAGE and edit is None:
             message = entry.get("message", _MISSING)
             out = [message] if type(message) is dict and message.get("content") is not None else _message(entry)
