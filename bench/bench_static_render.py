@@ -76,6 +76,7 @@ def _cell_bytes(view: AgentView) -> tuple[int, dict[str, int]]:
 def _agent_cell(prompt: str) -> AgentView:
     agent = Agent(Session.in_memory(), model="offline/echo", tools=["python"])
     view = AgentView(title="bench", model="offline/echo")
+    view.set_actions(agent.session.id, "t" * 32)  # as in a notebook: the buttons' script rides along
     agent.subscribe(view.handle)
     asyncio.run(agent.prompt(prompt))
     return view
@@ -90,6 +91,7 @@ def bench_cells(deltas: int) -> None:
     rows.append(("tool-heavy answer (8 python calls)", view, sum(len(m.text) for m in view.messages if m.role == "assistant")))
     answer = ("The loss diverges because the learning rate is too high for this batch size. " * (deltas * 2 // 77 + 1))[: deltas * 2]
     view = AgentView(title="bench", model="offline/fake")
+    view.set_actions("bench-session", "t" * 32)
     for ev in full_run(answer=answer, chunk=2):
         view.handle(ev)
     rows.append((f"{deltas:,}-delta answer", view, len(answer)))
