@@ -365,7 +365,11 @@ def test_jupyterlab_export_menu_gives_the_same_page(executed):
                 time.sleep(0.5)
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a server slow to shut down (a loaded CI machine) is not what this test checks
+            server.kill()
+            server.wait(timeout=30)
     assert ANSWER in page_text(html) and NOTE in page_text(html)
     assert any("Read notes.txt" in unescape(svg) for svg in svg_pictures(html))
     assert WIDGET_VIEW not in html and "widget-state+json" not in html
