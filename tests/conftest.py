@@ -11,6 +11,7 @@ import pytest
 pytest_plugins = ["wire.fixtures"]
 
 from pi_npm import PI16_PACKAGE, PI16_VERSION, PI_PACKAGE, PI_VERSION, cache_dir, install_pi  # noqa: E402
+from rpc_client import Rpc  # noqa: E402
 
 STRICT_MARKERS = ("browser", "kernel", "interop")
 """Tests that drive a real system (Chromium, a Jupyter kernel, pi under node): under ``CI=true`` a skip is a failure."""
@@ -77,3 +78,18 @@ def pi_node_modules() -> Path:
 def pi16_node_modules() -> Path:
     """The node_modules folder holding current pi (``@earendil-works/pi-coding-agent``, 1.6.0)."""
     return install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
+
+
+@pytest.fixture
+def rpc(tmp_path: Path):  # the server of ``pi-jupyter rpc`` (tests/rpc_client.py)
+    """Start servers in ``tmp_path`` with ``rpc(*args)``; each is killed at the end if still alive."""
+    started: list[Rpc] = []
+
+    def start(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, program: list[str] | None = None) -> Rpc:
+        server = Rpc(cwd or tmp_path, *args, env=env, program=program)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()

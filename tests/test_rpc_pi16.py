@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from pi_npm import cache_dir, install_pi
 from rpc_shapes import diff_shapes, event_names
-from test_rpc import rpc  # noqa: F401 - the fixture
 from wire.server import openai_reply, tool_call
 
 from pi_jupyter.session import Session
@@ -409,7 +408,7 @@ def test_automatic_compaction_events_use_pi16s_names_and_repeat_the_reason():
 
 
 def test_bash_during_a_run_is_recorded_after_it_and_abort_bash_stops_a_command_at_once(rpc, tmp_path):  # noqa: F811
-    from test_rpc import WAIT, release
+    from rpc_client import WAIT, release
 
     server = rpc("--session", str(tmp_path / "s.jsonl"), "--tools", "bash")
     server.send({"id": "p", "type": "prompt", "message": WAIT})

@@ -49,6 +49,7 @@ def test_never_runs():
 def run_suite(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     shutil.copy(TESTS / "pi_npm.py", tmp_path / "pi_npm.py")
+    shutil.copy(TESTS / "rpc_client.py", tmp_path / "rpc_client.py")
     shutil.copytree(TESTS / "wire", tmp_path / "wire")
     (tmp_path / "test_real.py").write_text(SUITE)
     (tmp_path / "interop").mkdir()
