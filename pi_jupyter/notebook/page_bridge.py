@@ -66,8 +66,10 @@ def act(agent: Any, action: str, target: Any, runner: Any = None) -> ActionResul
         if action == "checkout":
             if agent.is_running:
                 raise AgentBusyError("the agent is running; wait for it or stop it first")
-            coro = agent.checkout(target)
-            leaf = runner.wait(runner.submit(coro), on_interrupt=agent.abort) if runner is not None else agent.checkout_sync(target)
+            if runner is not None:  # the coroutine is made only where it is awaited
+                leaf = runner.wait(runner.submit(agent.checkout(target)), on_interrupt=agent.abort)
+            else:
+                leaf = agent.checkout_sync(target)
             return ActionResult(ok=True, text=f"checked out {leaf}: cells below continue from here")
         line = context_commands.forget(agent, target)
         return ActionResult(ok=True, text=f"not sent any more: {line}")

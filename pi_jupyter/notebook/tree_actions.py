@@ -19,8 +19,9 @@ from typing import Any
 
 from ..agent.result import AgentBusyError
 from ..session import ContextEditError, SessionError
+from ..session.context_edits import editable
 from ..views import digest as _digest
-from ..views.edit_marks import EditMark, branch_edit_marks, editable, original_content
+from ..views.edit_marks import EditMark, branch_edit_marks, original_content
 
 CONTEXT_ACTIONS = frozenset({"forget", "edit_context", "restore"})
 """Browser actions handled here (``{"type": "action", "action": ..., "key"|"entry": ..., "text": ...}``)."""
@@ -54,7 +55,7 @@ def context_rows(session: Any, entry_ids: list[str], limit: int) -> list[dict[st
     except SessionError:
         path = []
     on_path = {e.get("id") for e in path}
-    marks: dict[str, EditMark] = branch_edit_marks(path) if any(e.get("type") == "context_edit" for e in path) else {}
+    marks: dict[str, EditMark] = branch_edit_marks(path)
     rows = []
     for eid in entry_ids:
         entry = _digest.lookup(session, eid)

@@ -34,6 +34,14 @@ def _replacement_dict(replacement: Any) -> dict[str, Any] | None:
     raise ContextEditError("Context edit replacement must be null or contain string/array content")
 
 
+def editable(entry: RawEntry) -> bool:
+    """True for an entry a context edit can change (pi 1.6's rule: user, assistant, tool-result or custom message content)."""
+    if entry.get("type") == "custom_message":
+        return True
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return isinstance(message, dict) and message.get("role") in ("user", "assistant", "toolResult")
+
+
 def context_edit_entry(target: RawEntry | None, target_id: str, branch_ids: list[str], replacement: Any) -> dict[str, Any]:
     """The fields of a ``context_edit`` entry for ``target``, or :class:`ContextEditError` with pi's reason.
 
@@ -45,12 +53,10 @@ def context_edit_entry(target: RawEntry | None, target_id: str, branch_ids: list
         raise ContextEditError(f"Entry {target_id} not found")
     if target_id not in branch_ids:
         raise ContextEditError(f"Entry {target_id} is not on the active branch")
+    if not editable(target):
+        raise ContextEditError(f"Entry {target_id} does not contribute editable model content")
     message = target.get("message") if target.get("type") == "message" else None
     role = message.get("role") if isinstance(message, dict) else None
-    if target.get("type") == "custom_message":
-        role = "custom"
-    if role not in ("user", "assistant", "toolResult", "custom"):
-        raise ContextEditError(f"Entry {target_id} does not contribute editable model content")
     if normalized is not None and role in ("assistant", "toolResult") and isinstance(normalized["content"], str):
         normalized = {"content": [{"type": "text", "text": normalized["content"]}]}
     return {"type": "context_edit", "targetId": target_id, "replacement": normalized}
@@ -71,12 +77,3 @@ def system_snapshot(context_messages: list[dict[str, Any]], timestamp: str) -> d
     if head is None:
         return None
     return {**head, "timestamp": ms_from_iso(timestamp)}
-
-
-def context_edit_marks(entries: list[RawEntry]) -> dict[str, str]:
-    """Entry id -> ``"dropped"`` or ``"edited"``, by the latest ``context_edit`` of it in the file (for the tree)."""
-    marks: dict[str, str] = {}
-    for entry in entries:
-        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
-            marks[entry["targetId"]] = "dropped" if entry.get("replacement") is None else "edited"
-    return marks

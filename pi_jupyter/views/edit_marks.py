@@ -20,6 +20,7 @@ import html
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..session.context_edits import editable
 from . import digest
 from .digest import RawEntry
 
@@ -60,14 +61,6 @@ def original_content(entry: RawEntry) -> Any:
     return content
 
 
-def editable(entry: RawEntry) -> bool:
-    """True for an entry a context edit can change (pi's rule: user, assistant, tool-result or custom content)."""
-    if entry.get("type") == "custom_message":
-        return True
-    msg = entry.get("message") if entry.get("type") == "message" else None
-    return isinstance(msg, dict) and msg.get("role") in ("user", "assistant", "toolResult")
-
-
 def _same(replacement: Any, original: Any) -> bool:
     if replacement == original:
         return True
@@ -78,14 +71,10 @@ def _same(replacement: Any, original: Any) -> bool:
 
 def branch_edit_marks(path: list[RawEntry]) -> dict[str, EditMark]:
     """Target id -> its latest edit among ``path`` (the entries from the root to the leaf)."""
-    latest: dict[str, RawEntry] = {}
-    by_id: dict[str, RawEntry] = {}
-    for entry in path:
-        eid = entry.get("id")
-        if isinstance(eid, str):
-            by_id[eid] = entry
-        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
-            latest[entry["targetId"]] = entry
+    latest = {e["targetId"]: e for e in path if e.get("type") == "context_edit" and isinstance(e.get("targetId"), str)}
+    if not latest:
+        return {}  # most branches: no edit, so no index of the path either
+    by_id = {eid: e for e in path if isinstance(eid := e.get("id"), str)}
     marks: dict[str, EditMark] = {}
     for target_id, edit in latest.items():
         target = by_id.get(target_id)

@@ -241,7 +241,7 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
 
     nodes: dict[str, GraphNode] = {}
     # pi 1.x context edits: only the edits on the path to the leaf apply, as in pi 1.6
-    marks = edit_marks.branch_edit_marks(path_entries) if any(e.get("type") == "context_edit" for e in path_entries) else {}
+    marks = edit_marks.branch_edit_marks(path_entries)
     scored = scores_by_leaf(entries)  # experiment scores hang on the scored leaf
     for shown in layout.nodes:
         node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of, scores=scored)
