@@ -18,12 +18,12 @@ lines pi does not know; :class:`PiEventStream` maps one to the other.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import IO, Any
 
 from ..agent.events import AgentEndEvent, AutoCompactionEndEvent, AutoCompactionStartEvent, MessageUpdateEvent, SessionEvent
 from ..agent.redact import redact
+from .rpc_protocol import encode_line
 
 
 class PiEventStream:
@@ -94,7 +94,7 @@ def write_pi_events(agent: Any, stream: IO[str]) -> Callable[[], None]:
         obj = events(event)
         if obj is None:
             return
-        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+        line = encode_line(obj)  # the RPC server's encoder: the same lines in both modes
         try:
             stream.write(redact(line, extra_secrets=secrets) + "\n")
             stream.flush()
