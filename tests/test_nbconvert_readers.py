@@ -24,7 +24,9 @@ from test_nbconvert_exports import nbconvert, page_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(300)]
 
-PROMPT = 'Why does this print bold?\n```python\nprint("<b>hi</b>")\n```\nAnd is `a < b` true? <script>alert(1)</script> [x](javascript:alert(1))'
+PROMPT = (
+    'Why does this print bold?\n```python\nprint("<b>hi</b>")\n```\nAnd is `a < b` true? <script>alert(1)</script> [x](javascript:alert(1))'
+)
 CELL = "%%pi\n" + PROMPT
 
 
@@ -85,3 +87,20 @@ def test_sanitized_html_export_reads_as_text(executed):
     assert "<script>alert(1)</script>" in text  # the prompt's markup, as text
     assert "answer 2 of 2" in text and "offline/echo" in text  # the sibling line and the status line
     assert "[offline model]" in text  # the answer
+
+
+def test_github_like_sanitizers_drop_the_scripts_and_keep_the_transcript(executed):
+    """What GitHub-like viewers draw of the saved ``text/html``: an allowlist sanitizer (ammonia, through nh3) removes the
+    scripts with their code and the styles, and what is left reads: every part of the transcript, no code printed."""
+    import nbformat
+
+    nh3 = pytest.importorskip("nh3")
+    from test_static_render import GITHUB_TAGS
+
+    page = nbformat.read(executed, as_version=4).cells[1].outputs[0]["data"]["text/html"]
+    clean = nh3.clean(page, tags=GITHUB_TAGS, attributes={"details": {"open"}, "a": {"href"}})
+    text = page_text(clean)
+    assert "document.currentScript" not in text and "function (" not in text
+    assert "Why does this print bold?" in text and "<script>alert(1)</script>" in text and "[offline model]" in text
+    assert "answer 2 of 2" in text and "offline/echo" in text
+    assert "<details" in clean and "<script" not in clean and "style=" not in clean
