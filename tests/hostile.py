@@ -41,6 +41,7 @@ VECTORS: dict[str, str] = {
     "script-close": "\u2028</script><script>__pwn('@')</script>\u2029",
     "escaped-tick": "\\`<img src=x onerror=__pwn('@')>`",
     "fence-info": "\n```x`\n<img src=x onerror=__pwn('@')>\n```\n",
+    "fence-break": "\n````\n<img src=x onerror=__pwn('@')>\n`````\n",
     "split-code": "a ` b\n`<img src=x onerror=__pwn('@')>` c",
     "attributes": "{onclick=__pwn('@')} [x]{onmouseover=__pwn('@')}\n\n```{=html}\n<img src=x onerror=__pwn('@')>\n```\n",
     "entities": "&lt;img src=x onerror=__pwn('@')&gt; &#60;script&#62;__pwn('@')&#60;/script&#62;",
@@ -48,7 +49,7 @@ VECTORS: dict[str, str] = {
 """Ways text becomes markup: raw tags, ``javascript:`` links (plain, entity-encoded, by reference,
 behind an ``https`` tail for an unanchored filter), breaking out of ``<style>``/``<script>``/comments,
 SVG, Markdown code that is not code (an escaped backtick, a fence whose info holds a backtick, a
-code span across lines), pandoc/kramdown attributes and raw blocks, and text that is already escaped."""
+code span across lines, a run of backticks that ends a fence of fixed length), pandoc/kramdown attributes and raw blocks, and text that is already escaped."""
 
 
 def payload(marker: str, vector: str) -> str:
@@ -121,6 +122,8 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
     "experiment widget": ("variant",),
+    "context html": ("prompt", "think", "text", "answer", "branchsum", "variant"),
+    "context markdown": ("prompt", "think", "text", "answer", "branchsum", "variant"),
 }
 
 

@@ -108,7 +108,16 @@ def experiment_table(world: World) -> str:
     return grid.table_html() + world.experiment_done["text/html"]
 
 
+def context(world: World) -> dict[str, str]:
+    """``%pi context`` of the current branch (the first run, its branch summary, the grid's branch)."""
+    from pi_jupyter import Agent
+    from pi_jupyter.notebook.context_view import context_bundle
+
+    return context_bundle(Agent(world.session, model="offline/echo"))
+
+
 HTML_RENDERINGS: dict[str, Callable[[World], str]] = {
+    "context html": lambda w: context(w)["text/html"],
     "cell html": lambda w: w.cell["text/html"],
     "rerun html": lambda w: w.rerun["text/html"],
     "export page": export_page,
@@ -117,6 +126,7 @@ HTML_RENDERINGS: dict[str, Callable[[World], str]] = {
     "experiment table": experiment_table,
 }
 MARKDOWN_RENDERINGS: dict[str, Callable[[World], str]] = {
+    "context markdown": lambda w: context(w)["text/markdown"],
     "cell markdown": lambda w: w.cell["text/markdown"],
     "rerun markdown": lambda w: w.rerun["text/markdown"],
     "export markdown": export_markdown,
