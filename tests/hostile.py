@@ -49,7 +49,8 @@ VECTORS: dict[str, str] = {
 """Ways text becomes markup: raw tags, ``javascript:`` links (plain, entity-encoded, by reference,
 behind an ``https`` tail for an unanchored filter), breaking out of ``<style>``/``<script>``/comments,
 SVG, Markdown code that is not code (an escaped backtick, a fence whose info holds a backtick, a
-code span across lines, a run of backticks that ends a fence of fixed length), pandoc/kramdown attributes and raw blocks, and text that is already escaped."""
+code span across lines, a run of backticks that ends a fence of fixed length), pandoc/kramdown
+attributes and raw blocks, and text that is already escaped."""
 
 
 def payload(marker: str, vector: str) -> str:
