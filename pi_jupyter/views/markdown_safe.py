@@ -153,7 +153,7 @@ def _portable_fences(tokens: list[Any], lines: list[str]) -> list[tuple[int, int
     return found
 
 
-def _pass(text: str, links: bool) -> tuple[str, list[tuple[int, int]]]:
+def _pass(text: str, links: bool) -> tuple[str, list[tuple[int, int]], list[Any]]:
     lines = text.split("\n")
     tokens = _parser().parse(text)
     fences = _portable_fences(tokens, lines)
@@ -170,12 +170,12 @@ def _pass(text: str, links: bool) -> tuple[str, list[tuple[int, int]]]:
     for i, line in enumerate(lines):
         if i not in done:
             out[i] = _scan(line, code=False, links=links)
-    return "\n".join(out), fences
+    return "\n".join(out), fences, tokens
 
 
-def _unsafe(text: str) -> bool:
-    """True when a CommonMark reader that passes HTML would find HTML or an unsafe link in ``text``."""
-    todo = list(_parser().parse(text))
+def _unsafe(tokens: list[Any]) -> bool:
+    """True when ``tokens`` (a CommonMark reader's, HTML on) hold HTML or an unsafe link."""
+    todo = list(tokens)
     while todo:
         tok = todo.pop()
         if tok.type in ("html_block", "html_inline"):
@@ -196,15 +196,17 @@ def _links_allowed(text: str) -> bool:
 def _safe(text: str) -> tuple[str, list[tuple[int, int]]]:
     text = _lines(text)
     links = _links_allowed(text)
-    out, fences = text, list[tuple[int, int]]()
+    if links and "<" not in text and "{" not in text:
+        return text, _portable_fences(_parser().parse(text), text.split("\n")) if "```" in text or "~~~" in text else []
+    out = text
     for _ in range(4):  # escaping can change what a line is (an HTML block becomes a paragraph): again until stable
-        new, fences = _pass(out, links)
-        if new == out:
+        new, fences, tokens = _pass(out, links)
+        if new == out:  # the tokens read are the result's: check them
+            if not _unsafe(tokens):
+                return out, fences
             break
         out = new
-    if _unsafe(out):
-        return "\n".join(_scan(line, code=False, links=False) for line in text.split("\n")), []
-    return out, fences
+    return "\n".join(_scan(line, code=False, links=False) for line in text.split("\n")), []
 
 
 def md_markdown(text: str) -> str:
