@@ -14,6 +14,10 @@ model reads it in the output, in order with the prints, as ``[display text/html,
 its text (see :func:`.display.bundle_to_text`). ``clear_output()`` from tool code is ignored:
 it would clear the cell that shows the agent.
 
+What the code changes. In a notebook, ``ctx.extra["world"]`` (a
+:class:`~pi_jupyter.world.Recorder`) records the variables each run set, changed or deleted in
+``details["world"]`` (see :mod:`pi_jupyter.world`), so a checkout can bring them back.
+
 Threads and timeouts. Synchronous code runs in a worker thread so the event loop (the
 kernel's) keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot
 be killed: on timeout or abort the thread is asked to stop by raising
@@ -48,7 +52,7 @@ from pydantic import BaseModel, Field
 from ...messages import ImageContent, TextContent
 from ..redact import redact_value
 from ..tools import ToolContext, ToolResult
-from .base import BuiltinTool, ToolError
+from .base import BuiltinTool, ToolError, attach_world
 from .display import bundle_to_text, value_to_display
 from .output import OutputAccumulator
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -197,6 +201,8 @@ class PythonTool(BuiltinTool[PythonParams]):
             return ToolResult.error(text, details={"status": "error", "error": {"type": "SyntaxError", "message": str(exc)}})
         linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
         ns = self.namespace_for(ctx)
+        world = ctx.extra.get("world") if ctx.extra else None
+        recording = world.python_call(ns, args.code) if world is not None else None  # what the code changes, for its branch
         timeout = args.timeout if args.timeout is not None else self.timeout
         if timeout is not None and timeout <= 0:
             timeout = None
@@ -269,7 +275,10 @@ class PythonTool(BuiltinTool[PythonParams]):
         if text_out:
             output.append_text(text_out)
         output.finish()
-        return self._result(state, output, status, timeout, still_running, filename)
+        result = self._result(state, output, status, timeout, still_running, filename)
+        if recording is not None:
+            attach_world(result, [recording.finish()])
+        return result
 
     async def _run_async(
         self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, timeout: float | None, ctx: ToolContext, capture: Any = None
