@@ -19,7 +19,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import context_commands, page_bridge
+from . import context_commands, page_bridge, world_cells
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_secrets import guard_prompt
@@ -48,8 +48,9 @@ SUBCOMMANDS = """\
   new [NAME]                 start a new session (and make it current)
   open PATH|NAME|ID          open a session file (and make it current)
   status                     the current session, model, leaf and runs
-  checkout ID [--summarize] [--instructions TEXT] [--label TEXT]
-                             move to another node (ID: id, id prefix, label, cell id, or 'root')
+  checkout ID [--summarize] [--instructions TEXT] [--label TEXT] [--force]
+                             move to another node (ID: id, id prefix, label, cell id, or 'root');
+                             its variables and files come back (--force: over your own changes)
   fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
   label ID TEXT              label an entry ('' clears)
   forget ID                  drop an entry from what the model sees (the file keeps it)
@@ -198,6 +199,10 @@ class PiMagics(Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
+        world = world_cells.world_of(agent)
+        moved = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world
+        if moved:
+            print(f"pi: {moved}")
         tools_before = agent.tools
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
@@ -215,6 +220,8 @@ class PiMagics(Magics, PiConfig):
             finally:
                 unsubscribe()
                 agent.tools = tools_before
+                if world is not None:
+                    world.settle()
                 produced = list(result.entry_ids) if result is not None else []
                 try:
                     record_run(
@@ -414,14 +421,19 @@ class PiMagics(Magics, PiConfig):
         parser.add_argument("--summarize", action="store_true")
         parser.add_argument("--instructions", default=None)
         parser.add_argument("--label", default=None)
+        parser.add_argument("--force", action="store_true")
         opts = parser.parse_args(rest)
         agent = self._agent()
         target = None if opts.target in ("root", "none", "null") else self._resolve_ref(agent, opts.target)
+        world_cells.force_next(agent, opts.force)
         leaf = self.state.runner.wait(
             self.state.runner.submit(agent.checkout(target, summarize=opts.summarize, instructions=opts.instructions, label=opts.label)),
             on_interrupt=agent.abort,
         )
         print(f"checked out {target or 'the point before the first entry'}; leaf is now {leaf}")
+        moved = world_cells.note(agent)
+        if moved:
+            print(moved)
         return None
 
     def _resolve_ref(self, agent: Agent, ref: str) -> str:

@@ -19,6 +19,7 @@ from .record import is_ref, same_slot, unsaved_reason
 from .recorder import Tracker
 from .state import UNKNOWN, Plan
 from .store import Missing, Store, file_digest
+from .values import Unsaved, serialize
 
 
 @dataclass
@@ -77,7 +78,10 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
         live = namespace.get(t.key, _ABSENT)
         if live is not _ABSENT:
             seen = tracker.slot_of(t.key, live)
+            if seen is None and is_ref(t.now) or is_ref(t.then):
+                seen = seen or _content(live)  # an object the world never saw: it is ours if its content is
             if seen is not None and same_slot(seen, t.then):
+                tracker.note(t.key, live, seen)
                 continue  # already there
             ours = seen is not None and (t.now is UNKNOWN or seen == t.now or same_slot(seen, t.now))
             if not ours and not force:
@@ -130,6 +134,14 @@ def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, sto
     ns[name] = value
     tracker.note(name, value, slot)
     report.restored.append(name)
+
+
+def _content(value: Any) -> Any:
+    """The ref ``value`` would have in the store (``None`` when it cannot be saved)."""
+    try:
+        return serialize(value).digest
+    except Unsaved:
+        return None
 
 
 def _load_failure(exc: BaseException) -> str:

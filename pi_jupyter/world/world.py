@@ -52,7 +52,10 @@ class World:
         self.vars_at: Any = UNKNOWN
         self.files_at: Any = session.leaf_id
         self.last_report: Report | None = None
+        self.force_next = False
+        """Set by ``%pi checkout --force``: the next move also overwrites what the user changed."""
         self._lock = threading.RLock()
+        self._recorder = self.recorder()
 
     def __repr__(self) -> str:
         where = "unknown" if self.vars_at is UNKNOWN else self.vars_at
@@ -61,6 +64,19 @@ class World:
     def recorder(self) -> Recorder:
         """What the tools of this session record with (``tool_extra["world"]``)."""
         return Recorder(self.namespace, self.store, cwd=self.cwd, tracker=self.tracker, has_secret=self.has_secret, limit=self.limit)
+
+    # the tools' side: a World is also the recorder of its session's tools (``tool_extra["world"]``)
+    def python_call(self, namespace: dict[str, Any], code: str) -> Any:
+        """See :meth:`Recorder.python_call`."""
+        return self._recorder.python_call(namespace, code)
+
+    def file_call(self, real_path: str) -> Any:
+        """See :meth:`Recorder.file_call`."""
+        return self._recorder.file_call(real_path)
+
+    def untracked(self, kind: str) -> Any:
+        """See :meth:`Recorder.untracked`."""
+        return self._recorder.untracked(kind)
 
     def branch(self, namespace: dict[str, Any] | None = None) -> Recorder:
         """A recorder for one branch of a grid: a namespace of its own, a copy of this one (or of ``namespace``).
@@ -78,6 +94,7 @@ class World:
 
     def move(self, target: str | None, *, force: bool = False) -> Report:
         """Bring the live world to node ``target``; the report (also :attr:`last_report`) says what happened."""
+        force, self.force_next = force or self.force_next, False
         with self._lock:
             if self.tracker.busy:
                 report = Report(refused="variables and files not restored: a run is using them; check out again when it ends")

@@ -1,0 +1,74 @@
+"""The notebook's side of the world: each session's agent gets a :class:`~pi_jupyter.world.World` over ``user_ns``.
+
+Every checkout of the agent (``%pi checkout``, "continue from this one", a click in the tree,
+compact-up-to-here) moves the world with it, through the agent's ``checkout`` event; a cell
+moves it to the node it starts from (a re-run starts in the world of its start, not in the
+world its previous run left); a grid moves it to the branch the cells below continue from.
+Each move's one line (what was restored, what could not be) is what :func:`note` returns once.
+All sessions of a kernel share one tracker, because they share one namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..agent.events import Event, SessionEvent
+from ..agent.redact import find_secrets
+from ..world import Tracker, World
+
+__all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
+
+
+def _has_secret(text: str) -> bool:
+    return bool(find_secrets(text))
+
+
+def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
+    """Give ``agent`` a world over ``namespace`` (its tools record into it; its checkouts move it)."""
+    world = World(agent.session, namespace, cwd=agent.cwd, tracker=tracker, has_secret=_has_secret)
+    agent.tool_extra["world"] = world
+
+    def follow(event: Event) -> None:
+        if isinstance(event, SessionEvent) and event.action == "checkout":
+            world.move(agent.session.leaf_id)
+
+    agent.subscribe(follow)
+    return world
+
+
+def world_of(agent: Any) -> World | None:
+    """The world of a notebook agent (``None`` for an agent made elsewhere)."""
+    world = agent.tool_extra.get("world") if isinstance(getattr(agent, "tool_extra", None), dict) else None
+    return world if isinstance(world, World) else None
+
+
+def note(agent: Any) -> str:
+    """The line of the last move of ``agent``'s world (once; empty when it changed nothing)."""
+    world = world_of(agent)
+    if world is None or world.last_report is None:
+        return ""
+    line = world.last_report.line()
+    world.last_report = None
+    return line
+
+
+def suffix(agent: Any) -> str:
+    """:func:`note` as the end of a line that says a checkout happened (``"; restored plan"``)."""
+    line = note(agent)
+    return f"; {line}" if line else ""
+
+
+def move_for_cell(agent: Any, start: str | None) -> str:
+    """Before a cell runs from ``start``: bring the world there; returns the line to show (may be empty)."""
+    world = world_of(agent)
+    if world is None:
+        return ""
+    world.move(start)
+    return note(agent)
+
+
+def force_next(agent: Any, force: bool) -> None:
+    """``%pi checkout --force``: the agent's next move also restores what the user changed outside the agent."""
+    world = world_of(agent)
+    if world is not None:
+        world.force_next = force

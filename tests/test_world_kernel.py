@@ -1,0 +1,133 @@
+"""A branch carries its world, in a real kernel driven as JupyterLab drives it (default settings, offline model).
+
+The issue's three cases: a grid's repeats do not see each other's variables (1, 1, 1, 1); a
+re-run cell's sibling branch and a checkout back (``plan == 'A'``); the same with a file the
+agent wrote (``notes.txt``). Then the same after a kernel restart, from the saved state.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kernel_client import Kernel
+
+from pi_jupyter import Session
+from pi_jupyter.experiment import load_experiment
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.session_dir = {dir!r}
+%config PiMagics.model = "offline/echo"
+"""
+
+
+def py_cell(code: str, options: str = "--tools python") -> str:
+    return f"%%pi {options}\nuse python\n```python\n{code}\n```"
+
+
+def both(code: str, branch: str) -> str:
+    """A cell whose answer runs ``code`` with python and writes ``notes.txt`` = "branch BRANCH" (braces doubled for %%pi)."""
+    call = json.dumps({"code": code}).replace("{", "{{").replace("}", "}}")
+    write = json.dumps({"path": "notes.txt", "content": f"branch {branch}"}).replace("{", "{{").replace("}", "}}")
+    return f"%%pi --tools python,write\ncall python with {call}\ncall write with {write}"
+
+
+def value(kernel: Kernel, expr: str) -> object:
+    out = kernel.run(f"import json as _j; print(_j.dumps({expr}))")
+    assert out.status == "ok", out.error
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def session_of(tmp_path) -> Session:
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert len(files) == 1, files
+    return Session.open(files[0], readonly=True)
+
+
+def first_run_end(session: Session, cell_id: str) -> str:
+    from pi_jupyter.notebook.cells import cell_runs
+
+    return cell_runs(session, cell_id)[0].end
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    k = Kernel(str(tmp_path))
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        yield k
+    finally:
+        k.close()
+
+
+def test_repeats_of_a_grid_do_not_see_each_other_and_the_notebook_keeps_its_own(kernel, tmp_path):
+    assert kernel.run("mine = [1, 2]\ncounter = 100").status == "ok"
+    run = kernel.run(py_cell("counter = globals().get('counter', 0) + 1; print(counter); mine.append(counter)", "--tools python --repeat 4"), "grid")
+    assert run.status == "ok", run.error
+    s = session_of(tmp_path)
+    rows = load_experiment(s).rows
+    printed = [
+        [b["text"] for e in s.raw_branch(r.leaf) if (e.get("message") or {}).get("role") == "toolResult" for b in e["message"]["content"]]
+        for r in rows
+    ]
+    assert [p[0].splitlines()[0] for p in printed] == ["101", "101", "101", "101"], printed
+    # the cells below continue from branch #0, in its world; what the user had is as it was
+    assert value(kernel, "[counter, mine]") == [101, [1, 2, 101]]
+    assert "pi: restored counter and mine" in run.stdout
+
+
+def test_a_rerun_cell_and_a_checkout_bring_each_branch_its_plan_and_its_file(kernel, tmp_path):
+    first = kernel.run(both("plan = 'A'", "A"), "plan")
+    assert first.status == "ok", first.error
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    # the same cell, edited and run again: a sibling branch, from the world of the cell's start
+    second = kernel.run(both("print(globals().get('plan')); plan = 'B'", "B"), "plan")
+    assert second.status == "ok", second.error
+    assert "pi: removed plan and notes.txt (set only on the branch left)" in second.stdout
+    assert value(kernel, "plan") == "B" and (tmp_path / "notes.txt").read_text() == "branch B"
+    leaf_a = first_run_end(session_of(tmp_path), "plan")
+    back = kernel.run(f"%pi checkout {leaf_a}")
+    assert back.status == "ok", back.error
+    assert back.stdout.splitlines()[-1] == "restored plan and notes.txt"
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+
+
+def test_after_a_restart_a_checkout_restores_from_the_saved_state(tmp_path):
+    k = Kernel(str(tmp_path))
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        assert k.run(both("plan = 'A'", "A"), "plan").status == "ok"
+        assert k.run(both("plan = 'B'", "B"), "plan").status == "ok"
+    finally:
+        k.close()
+    leaf_a = first_run_end(session_of(tmp_path), "plan")
+    k = Kernel(str(tmp_path))  # a restarted kernel: nothing in its namespace
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        back = k.run(f"%pi checkout {leaf_a}")
+        assert back.status == "ok", back.error
+        assert back.stdout.splitlines()[-1] == "restored plan and notes.txt"
+        assert value(k, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    finally:
+        k.close()
+
+
+def test_a_file_changed_by_the_user_is_left_and_force_restores_it(kernel, tmp_path):
+    write = 'call write with {{"path": "notes.txt", "content": "branch %s"}}'
+    assert kernel.run(f"%%pi --tools write\n{write % 'A'}", "a").status == "ok"
+    leaf_a = first_run_end(session_of(tmp_path), "a")
+    assert kernel.run(f"%%pi --tools write\n{write % 'B'}", "b").status == "ok"
+    (tmp_path / "notes.txt").write_text("edited by hand")
+    back = kernel.run(f"%pi checkout {leaf_a}")
+    assert back.stdout.splitlines()[-1] == (
+        f"left notes.txt as they are: was changed outside the agent since (%pi checkout {leaf_a} --force restores them)"
+    )
+    assert (tmp_path / "notes.txt").read_text() == "edited by hand"
+    b_end = first_run_end(session_of(tmp_path), "b")
+    assert kernel.run(f"%pi checkout {b_end}").status == "ok"
+    forced = kernel.run(f"%pi checkout {leaf_a} --force")
+    assert forced.stdout.splitlines()[-1] == "restored notes.txt"
+    assert (tmp_path / "notes.txt").read_text() == "branch A"
