@@ -65,7 +65,8 @@ def kernel(tmp_path):
 
 def test_repeats_of_a_grid_do_not_see_each_other_and_the_notebook_keeps_its_own(kernel, tmp_path):
     assert kernel.run("mine = [1, 2]\ncounter = 100").status == "ok"
-    run = kernel.run(py_cell("counter = globals().get('counter', 0) + 1; print(counter); mine.append(counter)", "--tools python --repeat 4"), "grid")
+    code = "counter = globals().get('counter', 0) + 1; print(counter); mine.append(counter)"
+    run = kernel.run(py_cell(code, "--tools python --repeat 4"), "grid")
     assert run.status == "ok", run.error
     s = session_of(tmp_path)
     rows = load_experiment(s).rows
