@@ -234,3 +234,37 @@ def test_code_that_rebinds_or_deletes_builtins_is_recorded_and_undone(tmp_path, 
     assert "plan" in {c.name for e in session.raw_branch() for d in [delta_of(e)] if d for c in d.vars}
     world.move(start)
     assert not {"plan", "len", "print"} & set(ns)
+
+
+def test_grid_branches_keep_their_files_and_variables_to_themselves(tmp_path):
+    from pi_jupyter.experiment import Experiment
+
+    session, ns, world, agent = make(tmp_path, ns={"shared": [0]})
+    (tmp_path / "notes.txt").write_text("as the user left it")
+    world.move(session.leaf_id)
+    code = json.dumps({"code": "shared.append(1); mine = len(shared)"}).replace("{", "{{").replace("}", "}}")
+    prompt = (
+        'call write with {{"path": "notes.txt", "content": "branch {tone}"}}\n'
+        'call edit with {{"path": "notes.txt", "edits": [{{"oldText": "branch", "newText": "edited"}}]}}\n'
+        f"call python with {code}"
+    )
+    exp = Experiment(
+        session,
+        prompt,
+        vary={"tone": ["x", "y"]},
+        tools=["write", "edit", "python", "read"],
+        cwd=str(tmp_path),
+        agent_options={"tool_extra": dict(agent.tool_extra)},
+        continue_from="start",
+    )
+    result = asyncio.run(exp.run())
+    assert [r.state for r in result.rows] == ["done", "done"]
+    assert (tmp_path / "notes.txt").read_text() == "as the user left it" and ns["shared"] == [0] and "mine" not in ns
+    for row, tone in zip(result.rows, "xy", strict=True):
+        leaf_world = World(Session.open(session.path), {}, cwd=str(tmp_path / "elsewhere"))
+        vars_, files = world_at(leaf_world.session, row.leaf)
+        assert leaf_world.store.get_file(files["notes.txt"]) == f"edited {tone}".encode()
+        assert leaf_world.store.get_value(vars_["mine"]) == 2 and leaf_world.store.get_value(vars_["shared"]) == [0, 1]
+    report = world.move(result.rows[1].leaf)
+    assert (tmp_path / "notes.txt").read_text() == "edited y" and ns["shared"] == [0, 1] and ns["mine"] == 2
+    assert report.line() == "restored mine, shared and notes.txt"

@@ -19,13 +19,13 @@ from .world import World
 def for_branch(session: Any, start: str | None, tool_extra: Mapping[str, Any] | None, cwd: str | None) -> dict[str, Any]:
     """The ``tool_extra`` of one branch's agent: its own namespace (``"namespace"``) and recorder (``"world"``)."""
     extra = dict(tool_extra or {})
-    world = extra.get("world")
-    if not isinstance(world, World):
+    given: Any = extra.get("world")
+    if given is not None and callable(getattr(given, "branch", None)):
+        recorder = given.branch()
+    else:
         shared = getattr(session, "shared", session)  # a BranchSession's file
         world = World(shared, {"__name__": "__main__"}, cwd=cwd)
         world.move(start)  # a fresh namespace: the recorded world at the start
-        recorder = world.branch()
-    else:
         recorder = world.branch()
     extra["world"] = recorder
     extra["namespace"] = recorder.namespace

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+import tempfile
 import threading
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,9 +84,24 @@ class Recorder:
         self.limit = limit
         self.isolate = isolate
         """A branch of a grid: objects the code may change in place are copied first, so siblings keep theirs."""
+        self.overlay: str | None = None
+        """A branch's folder for the files it writes (see :meth:`redirect`)."""
         self.shared: set[int] = set()
         """Ids of objects this namespace shares with others (copied before a change in place when ``isolate``)."""
         self._lock = threading.Lock()
+
+    def branch(self) -> Recorder:
+        """A recorder for one branch of a grid: a namespace of its own that starts as a copy of this one.
+
+        Rebinding in the branch never reaches this namespace; an object the branch's code may
+        change in place is copied for the branch first (see :mod:`.names`); files the branch
+        writes go to a folder of its own (:meth:`redirect`).
+        """
+        own = dict(self.namespace)
+        rec = Recorder(own, self.store, cwd=self.cwd, tracker=self.tracker.copy(), has_secret=self.has_secret, limit=self.limit)
+        rec.isolate = True
+        rec.shared = {id(v) for v in own.values()}
+        return rec
 
     # ------------------------------------------------------------ values
     def save(self, value: Any) -> Slot:
@@ -142,6 +160,30 @@ class Recorder:
             return self.store.put_file(data)
         except StoreError as exc:
             return {"unsaved": str(exc)}
+
+    def redirect(self, real_path: str, access: str) -> str:
+        """The path a file tool opens for ``real_path``: in a branch of a grid, the branch's own copy.
+
+        A branch writes into a folder of its own (the file is copied there first), and reads
+        its own copy once it has one; other branches and the notebook see the project folder
+        unchanged. Outside a grid, and for paths outside the project folder, the path itself.
+        """
+        if not self.isolate:
+            return real_path
+        rel = os.path.relpath(real_path, self.cwd)
+        if rel.startswith("..") or os.path.isabs(rel):
+            return real_path
+        if self.overlay is None:
+            self.overlay = tempfile.mkdtemp(prefix="pi-world-branch-")
+            weakref.finalize(self, shutil.rmtree, self.overlay, True)
+        shadow = os.path.join(self.overlay, rel)
+        if access != "write":
+            return shadow if os.path.isfile(shadow) else real_path
+        if not os.path.lexists(shadow):
+            os.makedirs(os.path.dirname(shadow), exist_ok=True)
+            if os.path.isfile(real_path):
+                shutil.copyfile(real_path, shadow)
+        return shadow
 
     def untracked(self, kind: str) -> Delta:
         """A call whose effects the world cannot follow (``bash``)."""
@@ -215,10 +257,10 @@ class FileCall:
     def __init__(self, recorder: Recorder, real_path: str) -> None:
         self.recorder = recorder
         self.real_path = real_path
-        self.before = recorder.file_slot(real_path)
+        self.before = recorder.file_slot(recorder.redirect(real_path, "read"))
 
     def finish(self) -> Delta:
-        after = self.recorder.file_slot(self.real_path)
+        after = self.recorder.file_slot(self.recorder.redirect(self.real_path, "read"))
         if after == self.before and is_ref(after):
             return Delta()
         return Delta(files=[FileChange(self.recorder.relative(self.real_path), self.before, after)])

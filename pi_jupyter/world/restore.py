@@ -78,12 +78,16 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
         live = namespace.get(t.key, _ABSENT)
         if live is not _ABSENT:
             seen = tracker.slot_of(t.key, live)
-            if seen is None and is_ref(t.now) or is_ref(t.then):
-                seen = seen or _content(live)  # an object the world never saw: it is ours if its content is
-            if seen is not None and same_slot(seen, t.then):
-                tracker.note(t.key, live, seen)
-                continue  # already there
-            ours = seen is not None and (t.now is UNKNOWN or seen == t.now or same_slot(seen, t.now))
+            if seen is not None:  # the object the world saved or restored there
+                if same_slot(seen, t.then):
+                    continue  # already there
+                ours = t.now is UNKNOWN or seen == t.now or same_slot(seen, t.now)
+            else:  # an object the world never saw: ours only if its content is what the world holds now
+                content = _content(live) if is_ref(t.now) or is_ref(t.then) else None
+                if content is not None and same_slot(content, t.then):
+                    tracker.note(t.key, live, content)
+                    continue
+                ours = content is not None and t.now is not UNKNOWN and same_slot(content, t.now)
             if not ours and not force:
                 report.kept.append(t.key)
                 continue

@@ -78,19 +78,9 @@ class World:
         """See :meth:`Recorder.untracked`."""
         return self._recorder.untracked(kind)
 
-    def branch(self, namespace: dict[str, Any] | None = None) -> Recorder:
-        """A recorder for one branch of a grid: a namespace of its own, a copy of this one (or of ``namespace``).
-
-        Rebinding in the branch never reaches the notebook; an object the branch's code may
-        change in place is copied for the branch first (see :mod:`.names`).
-        """
-        base = self.namespace if namespace is None else namespace
-        own = dict(base)
-        rec = Recorder(
-            own, self.store, cwd=self.cwd, tracker=self.tracker.copy(), has_secret=self.has_secret, limit=self.limit, isolate=True
-        )
-        rec.shared = {id(v) for v in own.values()}
-        return rec
+    def branch(self) -> Recorder:
+        """A recorder for one branch of a grid (see :meth:`Recorder.branch`)."""
+        return self._recorder.branch()
 
     def move(self, target: str | None, *, force: bool = False) -> Report:
         """Bring the live world to node ``target``; the report (also :attr:`last_report`) says what happened."""

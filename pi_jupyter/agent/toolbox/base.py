@@ -85,8 +85,11 @@ class BuiltinTool(Tool[P]):
         """Check ``path`` (:meth:`resolve`) and open the checked real path without following a symlink
         that appeared since (:func:`~.safe_open.open_resolved`): ``(fd, real path)``. The caller closes ``fd``."""
         real = self.resolve(path, ctx, access)
+        world = ctx.extra.get("world") if ctx.extra else None
+        redirect = getattr(world, "redirect", None)  # a branch of a grid keeps its files to itself
+        opened = redirect(real, access) if callable(redirect) else real
         try:
-            return open_resolved(real, flags, make_parents=make_parents), real
+            return open_resolved(opened, flags, make_parents=make_parents), real
         except PathChanged as exc:
             raise ToolError(f"Path not allowed: {exc.strerror}.") from None
         except OSError as exc:
