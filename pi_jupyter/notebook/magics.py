@@ -509,7 +509,9 @@ class PiMagics(Magics, PiConfig):
         if len(refs) < 2:
             raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
         # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
-        return self._agent().session.compare(*refs, by=by)
+        comparison = self._agent().session.compare(*refs, by=by)
+        world_cells.show_compare(self._agent().session, comparison)  # and their worlds, where they differ
+        return comparison
 
     def _cmd_log(self, rest: list[str]) -> Any:
         if rest and not rest[0].isdigit():

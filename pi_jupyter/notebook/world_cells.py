@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..agent.events import Event, SessionEvent
-from ..agent.redact import find_secrets
+from ..agent.redact import find_secrets, redact
 from ..world import Tracker, World
 
 __all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
@@ -72,3 +72,15 @@ def force_next(agent: Any, force: bool) -> None:
     world = world_of(agent)
     if world is not None:
         world.force_next = force
+
+
+def show_compare(session: Any, comparison: Any) -> None:
+    """Under ``%pi compare``: the variables and files that differ between the branches (shown only when some do)."""
+    from IPython.display import display
+
+    from ..views.world_compare import compare_worlds
+
+    branches = [(b.name, b.leaf_id) for b in getattr(comparison, "branches", [])]
+    found = compare_worlds(session, branches, clean=redact)
+    if found:
+        display(found)

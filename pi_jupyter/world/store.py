@@ -85,6 +85,16 @@ class Store:
             return ref in self._memory
         return self.path(ref).exists()
 
+    def size(self, ref: str) -> int | None:
+        """Bytes object ``ref`` takes in the store (``None``: not there)."""
+        if self.folder is None:
+            item = self._memory.get(ref)
+            return len(item[1]) if item is not None else None
+        try:
+            return self.path(ref).stat().st_size
+        except OSError:
+            return None
+
     # -------------------------------------------------------------- writing
     def put_value(self, value: Serialized) -> str:
         """Store a serialized value (once); returns its ref."""
