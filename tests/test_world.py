@@ -268,3 +268,30 @@ def test_grid_branches_keep_their_files_and_variables_to_themselves(tmp_path):
     report = world.move(result.rows[1].leaf)
     assert (tmp_path / "notes.txt").read_text() == "edited y" and ns["shared"] == [0, 1] and ns["mine"] == 2
     assert report.line() == "restored mine, shared and notes.txt"
+
+
+def test_gc_keeps_what_sessions_refer_to_and_reclaims_the_rest(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    session, ns, world, agent = make(tmp_path)
+    run(agent, py("kept = list(range(1000))"))
+    other = Session.create(tmp_path / "sessions")
+    other_ns: dict = {}  # a second session of the folder, then deleted: its objects are garbage
+    other_world = World(other, other_ns, cwd=str(tmp_path))
+    other_agent = Agent(other, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": other_ns, "world": other_world})
+    run(other_agent, py("gone = list(range(5000))"))
+    os.unlink(other.path)
+    folder = tmp_path / "sessions"
+    cli = [sys.executable, "-m", "pi_jupyter", "gc", str(folder)]
+    dry = subprocess.run([*cli, "--dry-run", "--min-age", "0"], capture_output=True, text=True, check=True).stdout
+    assert dry.startswith(f"{folder / FOLDER_NAME}: 2 objects") and "referred to by 1 session files; would remove 1 (" in dry
+    done = subprocess.run([*cli, "--min-age", "0"], capture_output=True, text=True, check=True).stdout
+    assert "; removed 1 (" in done
+    vars_, _ = world_at(session, session.leaf_id)
+    assert Store.beside(session.path).get_value(vars_["kept"]) == list(range(1000))
+    young = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    assert "1 objects" in young and "removed" not in young
+    missing = subprocess.run([sys.executable, "-m", "pi_jupyter", "gc", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stderr.strip().endswith("no such folder (give the folder of the session files)")

@@ -61,6 +61,7 @@ SUBCOMMANDS = """\
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
+  world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [PATH]
@@ -512,6 +513,9 @@ class PiMagics(Magics, PiConfig):
         comparison = self._agent().session.compare(*refs, by=by)
         world_cells.show_compare(self._agent().session, comparison)  # and their worlds, where they differ
         return comparison
+
+    def _cmd_world(self, rest: list[str]) -> Any:
+        return world_cells.command(self, rest)
 
     def _cmd_log(self, rest: list[str]) -> Any:
         if rest and not rest[0].isdigit():

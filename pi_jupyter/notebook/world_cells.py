@@ -84,3 +84,30 @@ def show_compare(session: Any, comparison: Any) -> None:
     found = compare_worlds(session, branches, clean=redact)
     if found:
         display(found)
+
+
+def command(magics: Any, rest: list[str]) -> None:
+    """``%pi world [gc [--dry-run]]``: what the current branch's world holds and the store's space; ``gc`` reclaims it."""
+    import os
+
+    from ..world import world_at
+    from ..world.gc import collect
+
+    agent = magics.state.agent_for()
+    session = agent.session
+    folder = os.path.dirname(session.path) if session.path else None
+    if rest[:1] == ["gc"]:
+        if folder is None:
+            print("this session is in memory: its world is too, and goes with the kernel")
+            return
+        print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        return
+    if rest:
+        raise ValueError(f"unknown world command {rest[0]!r}; %pi world, or %pi world gc [--dry-run]")
+    vars_, files = world_at(session, session.leaf_id)
+    held = sorted(k for k, v in vars_.items() if v is not None)
+    written = sorted(k for k, v in files.items() if v is not None)
+    print(f"variables the tools set on this branch: {', '.join(held) or '(none)'}")
+    print(f"files the tools wrote on this branch: {', '.join(written) or '(none)'}")
+    if folder is not None:
+        print(collect(folder, dry_run=True, min_age_s=float("inf")).line())
