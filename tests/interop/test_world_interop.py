@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from .test_session_interop import assert_same, oracle, ours  # noqa: F401 - oracle is a fixture
 
 from pi_jupyter import Agent, Session
 from pi_jupyter.agent.agent import AgentSettings
 from pi_jupyter.experiment import Experiment
 from pi_jupyter.world import World, delta_of
+
+from .test_session_interop import assert_same, oracle, ours  # noqa: F401 - oracle is a fixture
 
 pytestmark = pytest.mark.interop
 
