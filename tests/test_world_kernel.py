@@ -163,3 +163,20 @@ def test_the_teaching_demo_drop_a_column_and_get_it_back(kernel, tmp_path):
     assert compared.status == "ok", compared.error
     page = "".join(compared.data("text/html"))
     assert "Variables and files that differ" in page and "discount, net" in page
+
+
+def test_fork_carries_the_world_of_the_forked_node(kernel, tmp_path):
+    assert kernel.run(both("plan = 'A'", "A"), "plan").status == "ok"
+    assert kernel.run(both("plan = 'B'", "B"), "plan").status == "ok"
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    leaf_a = first_run_end(Session.open(files[0], readonly=True), "plan")
+    fork = kernel.run(f"%pi fork {leaf_a}")
+    assert fork.status == "ok", fork.error
+    assert fork.stdout.splitlines()[-1] == "restored plan and notes.txt"
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    listed = kernel.run("%pi world")
+    assert "variables the tools set on this branch: plan" in listed.stdout
+    assert "files the tools wrote on this branch: notes.txt" in listed.stdout
+    # the fork goes on from there: its next cell's tools see plan == 'A'
+    more = kernel.run(py_cell("print('plan is', plan)"), "more")
+    assert more.status == "ok" and "plan is A" in "".join(more.data("text/html"))

@@ -454,8 +454,10 @@ class PiMagics(Magics, PiConfig):
         if target is None:
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
-        self.state.switch(new)
+        moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
         print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
+        if moved:
+            print(moved)
         return new
 
     def _cmd_label(self, rest: list[str]) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
-from ..world import Tracker, World
+from ..world import Tracker, World, world_at
 
 __all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
 
@@ -72,6 +72,18 @@ def force_next(agent: Any, force: bool) -> None:
     world = world_of(agent)
     if world is not None:
         world.force_next = force
+
+
+def carry(agent: Any, target: str, new_agent: Any) -> str:
+    """After ``%pi fork``: the live world moves to ``target`` and belongs to the fork, whose store gets its objects."""
+    old, new = world_of(agent), world_of(new_agent)
+    if old is None or new is None:
+        return ""
+    old.move(target)
+    line = note(agent)
+    new.store.take(old.store, [s for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values()])
+    new.vars_at = new.files_at = new.session.leaf_id
+    return line
 
 
 def show_compare(session: Any, comparison: Any) -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import struct
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,23 @@ class Store:
             return self.path(ref).stat().st_size
         except OSError:
             return None
+
+    def take(self, other: Store, refs: Iterable[Any]) -> int:
+        """Copy the objects ``refs`` (slots; only refs count) from ``other`` when this store lacks them; returns how many."""
+        if other.folder == self.folder and other.folder is not None:
+            return 0
+        copied = 0
+        for ref in refs:
+            if not isinstance(ref, str) or self.has(ref) or not other.has(ref):
+                continue
+            if self.folder is None or other.folder is None:
+                kind, body = other._read(ref)
+                self._write(ref, kind, [bytes(body)], len(body))
+            else:
+                self.path(ref).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(other.path(ref), self.path(ref))
+            copied += 1
+        return copied
 
     # -------------------------------------------------------------- writing
     def put_value(self, value: Serialized) -> str:
