@@ -295,3 +295,63 @@ def test_gc_keeps_what_sessions_refer_to_and_reclaims_the_rest(tmp_path):
     assert "1 objects" in young and "removed" not in young
     missing = subprocess.run([sys.executable, "-m", "pi_jupyter", "gc", str(tmp_path / "nope")], capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.strip().endswith("no such folder (give the folder of the session files)")
+
+
+def test_a_checkout_while_a_run_uses_the_namespace_is_refused_in_one_line(tmp_path):
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    run(agent, py("plan = 'A'"))
+    world.settle()
+    with world.running():
+        report = world.move(start)
+    assert report.line() == "variables and files not restored: a run is using them; check out again when it ends"
+    assert ns["plan"] == "A"
+    assert world.move(start).line() == "removed plan (set only on the branch left)"
+
+
+def test_a_value_over_the_size_limit_is_named_not_saved(tmp_path):
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path), limit=100_000)
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    start = session.leaf_id
+    run(agent, py("import numpy as np\nbig = np.zeros(1_000_000)\nsmall = np.zeros(10)"))
+    world.settle()
+    leaf = session.leaf_id
+    world.move(start)
+    report = world.move(leaf)
+    assert "could not restore big (ndarray 1,000,000 float64: 7.6 MB, over the 97.7 KB limit)" in report.line()
+    assert ns["small"].shape == (10,) and "big" not in ns
+
+
+def test_restart_and_run_all_rebuild_the_same_world_on_every_branch(tmp_path):
+    """The same cells run twice from the top (two Run Alls): each cell's branches end in the same world."""
+    from pi_jupyter.notebook.cells import CellRun, cell_runs, record_run, start_for
+
+    session = Session.create(tmp_path / "sessions")
+
+    def run_all() -> None:
+        ns: dict = {}
+        world = World(Session.open(session.path), ns, cwd=str(tmp_path))  # a fresh kernel on the same file
+        s = world.session
+        agent = Agent(s, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+        for cell_id, text in [
+            ("load", py("import json\ndata = [3, 1, 2]")),
+            ("sort", py("data.sort(); plan = 'sorted'") + '\ncall write with {"path": "out.txt", "content": "sorted"}'),
+        ]:
+            start, _ = start_for(s, cell_id)
+            if start != s.leaf_id:
+                s.checkout(start, persist=False)
+                agent.reload()
+            world.move(start)
+            result = run(agent, text)
+            world.settle()
+            record_run(s, CellRun(cell_id=cell_id, started_from=start, produced=result.entry_ids, end=s.leaf_id))
+
+    run_all()
+    run_all()
+    session.refresh()
+    for cell_id in ("load", "sort"):
+        first, second = cell_runs(session, cell_id)
+        assert first.end != second.end  # two branches
+        assert world_at(session, first.end) == world_at(session, second.end)
