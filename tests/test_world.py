@@ -355,3 +355,16 @@ def test_restart_and_run_all_rebuild_the_same_world_on_every_branch(tmp_path):
         first, second = cell_runs(session, cell_id)
         assert first.end != second.end  # two branches
         assert world_at(session, first.end) == world_at(session, second.end)
+
+
+def test_a_grid_on_a_session_in_memory_keeps_its_world_in_memory(tmp_path):
+    from pi_jupyter.experiment import Experiment
+
+    session = Session.in_memory(str(tmp_path))
+    exp = Experiment(session, 'call python with {{"code": "n = {n} * 10"}}', vary={"n": ["1", "2"]}, tools=["python"], cwd=str(tmp_path))
+    result = asyncio.run(exp.run())
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    world.vars_at = None
+    assert world.move(result.rows[1].leaf).line() == "restored n" and ns["n"] == 20
+    assert not (tmp_path / FOLDER_NAME).exists()

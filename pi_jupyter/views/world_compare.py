@@ -98,7 +98,7 @@ def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tu
 
 def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: Callable[[str], str] = lambda s: s) -> WorldComparison:
     """Compare the worlds at the ends of ``branches`` (``(name, leaf id)`` pairs)."""
-    store = Store.beside(getattr(session, "path", None))
+    store = Store.of(session)
     first: dict[str, Any] = {}  # a branch that never touched a name holds what it was before anyone did
     folds = [_fold(session, leaf, first) for _name, leaf in branches]
     out = WorldComparison(names=[clean(n) for n, _ in branches])

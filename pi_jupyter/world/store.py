@@ -20,6 +20,7 @@ import shutil
 import struct
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ FOLDER_NAME = ".pi-world"
 MAGIC = b"PIW1"
 _HEADER = struct.Struct("<4sccQ")  # magic, kind (v value, f file), codec (r raw, z zstd), body length
 _SAMPLE = 256 * 1024
+
+
+_memory_stores: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
+_memory_lock = threading.Lock()
 
 
 class StoreError(Exception):
@@ -70,6 +75,19 @@ class Store:
         if session_path is None:
             return cls(None)
         return cls(Path(os.path.abspath(session_path)).parent / FOLDER_NAME)
+
+    @classmethod
+    def of(cls, session: Any) -> Store:
+        """The store of ``session``: beside its file, or, for a session in memory, one in memory shared by all its users."""
+        path = getattr(session, "path", None)
+        if path is not None:
+            return cls.beside(path)
+        key = str(getattr(session, "id", ""))
+        with _memory_lock:
+            store = _memory_stores.get(key)
+            if store is None:
+                store = _memory_stores[key] = cls(None)
+            return store
 
     def __repr__(self) -> str:
         return f"<Store {self.folder or 'in memory'}>"

@@ -45,7 +45,7 @@ class World:
         self.session = session
         self.namespace = namespace
         self.cwd = os.path.abspath(cwd or getattr(session, "cwd", None) or os.getcwd())
-        self.store = store or Store.beside(getattr(session, "path", None))
+        self.store = store or Store.of(getattr(session, "shared", session))
         self.tracker = tracker or Tracker()
         self.has_secret = has_secret
         self.limit = limit
