@@ -368,3 +368,18 @@ def test_a_grid_on_a_session_in_memory_keeps_its_world_in_memory(tmp_path):
     world.vars_at = None
     assert world.move(result.rows[1].leaf).line() == "restored n" and ns["n"] == 20
     assert not (tmp_path / FOLDER_NAME).exists()
+
+
+def test_a_replayed_grid_rebuilds_the_same_world_on_every_branch(tmp_path):
+    from pi_jupyter.experiment import Experiment
+
+    session, ns, world, agent = make(tmp_path, ns={"base": 5})
+    world.move(session.leaf_id)
+    prompt = 'call python with {{"code": "total = base * {n}"}}\ncall write with {{"path": "t.txt", "content": "{n}"}}'
+    options = {"vary": {"n": ["2", "3"]}, "tools": ["python", "write"], "cwd": str(tmp_path), "continue_from": "start"}
+    first = asyncio.run(Experiment(session, prompt, agent_options={"tool_extra": dict(agent.tool_extra)}, **options).run())
+    again = asyncio.run(Experiment(session, prompt, replay=True, agent_options={"tool_extra": dict(agent.tool_extra)}, **options).run())
+    assert again.rows[0].leaf != first.rows[0].leaf
+    for a, b in zip(first.rows, again.rows, strict=True):
+        assert world_at(session, a.leaf) == world_at(session, b.leaf)
+        assert world_at(session, a.leaf)[0]["total"]

@@ -45,6 +45,7 @@ class Tracker:
         self.known[name] = (id(value), slot)
 
     def forget(self, name: str) -> None:
+        """``name`` holds nothing the world saved any more."""
         self.known.pop(name, None)
 
     def slot_of(self, name: str, value: Any) -> Slot | None:
@@ -55,6 +56,7 @@ class Tracker:
         return None
 
     def copy(self) -> Tracker:
+        """A tracker for another namespace that starts as a copy of this one (a grid's branch)."""
         return Tracker(dict(self.known))
 
 
