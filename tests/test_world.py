@@ -383,3 +383,24 @@ def test_a_replayed_grid_rebuilds_the_same_world_on_every_branch(tmp_path):
     for a, b in zip(first.rows, again.rows, strict=True):
         assert world_at(session, a.leaf) == world_at(session, b.leaf)
         assert world_at(session, a.leaf)[0]["total"]
+
+
+def test_odd_objects_never_break_the_call_or_its_record(tmp_path):
+    session, ns, world, agent = make(tmp_path)
+    code = (
+        "class Odd:\n"
+        "    @property\n"
+        "    def shape(self):\n"
+        "        raise ValueError('no shape')\n"
+        "    def __reduce__(self):\n"
+        "        raise RuntimeError('no pickling')\n"
+        "odd = Odd()\n"
+        "print('ran')"
+    )
+    result = run(agent, py(code))
+    assert result.stop_reason == "stop"
+    tool = [e for e in session.raw_branch() if e.get("type") == "message" and e["message"]["role"] == "toolResult"][-1]
+    assert tool["message"]["content"][0]["text"] == "ran"
+    delta = delta_of(tool)
+    odd = next(c for c in delta.vars if c.name == "odd")
+    assert odd.what == "Odd" and odd.after == {"unsaved": "Odd: not serializable"}

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
-from ..world import Tracker, World, world_at
+from ..world import Report, Tracker, World, world_at
 
 __all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
 
@@ -30,7 +30,10 @@ def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
 
     def follow(event: Event) -> None:
         if isinstance(event, SessionEvent) and event.action == "checkout":
-            world.move(agent.session.leaf_id)
+            try:
+                world.move(agent.session.leaf_id)
+            except Exception as exc:  # noqa: BLE001 - the conversation moved; say that its world could not
+                world.last_report = Report(refused=f"variables and files not restored: {exc}")
 
     agent.subscribe(follow)
     return world

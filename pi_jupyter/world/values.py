@@ -64,6 +64,13 @@ def type_name(value: Any) -> str:
 
 def estimated_size(value: Any) -> int | None:
     """A cheap size for the big kinds (arrays, frames), before paying for pickling; ``None`` when unknown."""
+    try:
+        return _estimated_size(value)
+    except Exception:  # noqa: BLE001 - an object whose attributes raise: no estimate
+        return None
+
+
+def _estimated_size(value: Any) -> int | None:
     nbytes = getattr(value, "nbytes", None)
     if isinstance(nbytes, int) and getattr(value, "shape", None) is not None:
         return nbytes
@@ -147,6 +154,13 @@ def format_bytes(n: float) -> str:
 
 def describe(value: Any) -> str:
     """A short phrase for a value: ``DataFrame 1,000×4``, ``ndarray 100×3 float64``, ``list of 3``, ``str, 12 chars``."""
+    try:
+        return _describe(value)
+    except Exception:  # noqa: BLE001 - an object whose attributes raise: its type alone
+        return type_name(value)
+
+
+def _describe(value: Any) -> str:
     name = type_name(value)
     if isinstance(value, types.ModuleType):
         return f"module {value.__name__}"

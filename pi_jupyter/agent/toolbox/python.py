@@ -201,8 +201,7 @@ class PythonTool(BuiltinTool[PythonParams]):
             return ToolResult.error(text, details={"status": "error", "error": {"type": "SyntaxError", "message": str(exc)}})
         linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
         ns = self.namespace_for(ctx)
-        world = ctx.extra.get("world") if ctx.extra else None
-        recording = world.python_call(ns, args.code) if world is not None else None  # what the code changes, for its branch
+        recording = _start_recording(ctx, ns, args.code)  # what the code changes, for its branch
         timeout = args.timeout if args.timeout is not None else self.timeout
         if timeout is not None and timeout <= 0:
             timeout = None
@@ -277,7 +276,10 @@ class PythonTool(BuiltinTool[PythonParams]):
         output.finish()
         result = self._result(state, output, status, timeout, still_running, filename)
         if recording is not None:
-            attach_world(result, [recording.finish()])
+            try:
+                attach_world(result, [recording.finish()])
+            except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
+                attach_world(result, [_unrecorded(exc)])
         return result
 
     async def _run_async(
@@ -375,6 +377,23 @@ class PythonTool(BuiltinTool[PythonParams]):
         text = "\n".join(parts) if parts else "(no output)"
         content: list[TextContent | ImageContent] = [TextContent(text=text), *content_extra]
         return ToolResult(content=content, details=details, is_error=is_error)
+
+
+def _start_recording(ctx: ToolContext, ns: dict[str, Any], code: str) -> Any:
+    """The world's recording of this run (``None`` outside a notebook, or when the world cannot look)."""
+    world = ctx.extra.get("world") if ctx.extra else None
+    if world is None:
+        return None
+    try:
+        return world.python_call(ns, code)
+    except Exception:  # noqa: BLE001 - an odd object in the namespace must not stop the code from running
+        return None
+
+
+def _unrecorded(exc: BaseException) -> Any:
+    from ...world import Delta
+
+    return Delta(untracked=[f"python (not recorded: {type(exc).__name__})"])
 
 
 def _seconds(value: float | None) -> str:
