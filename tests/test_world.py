@@ -404,3 +404,23 @@ def test_odd_objects_never_break_the_call_or_its_record(tmp_path):
     delta = delta_of(tool)
     odd = next(c for c in delta.vars if c.name == "odd")
     assert odd.what == "Odd" and odd.after == {"unsaved": "Odd: not serializable"}
+
+
+def test_grid_branches_save_a_shared_object_once_and_each_change_their_own_copy(tmp_path, monkeypatch):
+    from pi_jupyter.experiment import Experiment
+    from pi_jupyter.world import recorder as recorder_module
+
+    saved: list[str] = []
+    real = recorder_module.serialize
+    monkeypatch.setattr(recorder_module, "serialize", lambda v, limit: saved.append(type(v).__name__) or real(v, limit))
+    session, ns, world, agent = make(tmp_path, ns={"table": {"rows": [1, 2, 3]}})
+    exp = Experiment(
+        session, 'call python with {{"code": "table[\'rows\'].append({n})"}}', vary={"n": ["4", "5", "6"]}, tools=["python"],
+        cwd=str(tmp_path), agent_options={"tool_extra": dict(agent.tool_extra)}, continue_from="start",
+    )  # fmt: skip
+    result = asyncio.run(exp.run())
+    assert ns["table"] == {"rows": [1, 2, 3]}
+    assert saved.count("dict") == 4  # once before (shared by the three branches), once after in each branch
+    for row, n in zip(result.rows, (4, 5, 6), strict=True):
+        assert world.store.get_value(world_at(session, row.leaf)[0]["table"]) == {"rows": [1, 2, 3, n]}
+    world.grid_ended()

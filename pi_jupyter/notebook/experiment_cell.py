@@ -124,6 +124,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
                 pass
             agent.reload()
             if world is not None:  # the cells below continue in the world of the branch they continue from
+                world.grid_ended()
                 world.move(session.leaf_id)
             # stopped or interrupted too: the output becomes the durable line (stopped branches are rows of the table)
             if handle is not None and exp.result is not None:

@@ -89,6 +89,9 @@ class Recorder:
         self.overlay: str | None = None
         """A branch's folder for the files it writes (see :meth:`redirect`)."""
         self.shared: set[int] = set()
+        self.shared_slots: dict[int, tuple[Any, Slot]] = {}
+        """Shared objects and their slots, saved by the first branch that needed one (the dict is the siblings';
+        :meth:`World.grid_ended` empties it)."""
         """Ids of objects this namespace shares with others (copied before a change in place when ``isolate``)."""
         self._lock = threading.Lock()
 
@@ -103,7 +106,21 @@ class Recorder:
         rec = Recorder(own, self.store, cwd=self.cwd, tracker=self.tracker.copy(), has_secret=self.has_secret, limit=self.limit)
         rec.isolate = True
         rec.shared = {id(v) for v in own.values()}
+        rec.shared_slots = self.shared_slots  # siblings save a shared object once between them
+        rec._lock = self._lock
         return rec
+
+    def shared_slot(self, value: Any) -> Slot:
+        """:meth:`save`, once for all the branches of a grid when ``value`` is an object they share."""
+        if id(value) not in self.shared:
+            return self.save(value)
+        with self._lock:
+            held = self.shared_slots.get(id(value))
+            if held is not None and held[0] is value:
+                return held[1]
+            slot = self.save(value)
+            self.shared_slots[id(value)] = (value, slot)  # held, so the id cannot name another object meanwhile
+            return slot
 
     # ------------------------------------------------------------ values
     def save(self, value: Any) -> Slot:
@@ -206,7 +223,7 @@ class PythonCall:
             value = self.before[name]
             slot = recorder.tracker.slot_of(name, value)
             if slot is None:
-                slot = recorder.save(value)  # changed in place: its content before is gone after
+                slot = recorder.shared_slot(value)  # changed in place: its content before is gone after
                 recorder.tracker.note(name, value, slot)
             self.before_slots[name] = slot
             if recorder.isolate and id(value) in recorder.shared:

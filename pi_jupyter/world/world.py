@@ -82,6 +82,10 @@ class World:
         """A recorder for one branch of a grid (see :meth:`Recorder.branch`)."""
         return self._recorder.branch()
 
+    def grid_ended(self) -> None:
+        """Let go of the objects a grid's branches saved once for all of them (see :meth:`Recorder.shared_slot`)."""
+        self._recorder.shared_slots.clear()
+
     def move(self, target: str | None, *, force: bool = False) -> Report:
         """Bring the live world to node ``target``; the report (also :attr:`last_report`) says what happened."""
         force, self.force_next = force or self.force_next, False
