@@ -45,11 +45,6 @@ def world_name(name: str) -> bool:
     return not name.startswith("_") and name not in IPYTHON_NAMES
 
 
-def public(namespace: Mapping[str, Any]) -> dict[str, Any]:
-    """The namespace's world names and their objects (a shallow copy: the objects are shared)."""
-    return {k: v for k, v in list(namespace.items()) if isinstance(k, str) and world_name(k)}
-
-
 def _base(node: ast.AST) -> str | None:
     """``df`` for ``df``, ``df.x``, ``df["c"]``, ``df.loc[0, "a"]``."""
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):

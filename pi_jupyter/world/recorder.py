@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .names import candidates, public
+from .names import candidates, world_name
 from .record import Delta, FileChange, Slot, VarChange, is_ref
 from .store import Store, StoreError
 from .values import DEFAULT_LIMIT, Unsaved, describe, serialize
@@ -215,7 +215,9 @@ class PythonCall:
     def __init__(self, recorder: Recorder, code: str) -> None:
         self.recorder = recorder
         ns = recorder.namespace
-        self.before = public(ns)
+        # copies at C speed: the objects (kept alive for the "before" of rebound names) and their ids
+        self.before = dict(ns)
+        self.before_ids = _ids(self.before)
         self.candidates = candidates(code, self.before)
         self.before_slots: dict[str, Slot] = {}
         self.copied: dict[str, Any] = {}
@@ -241,9 +243,10 @@ class PythonCall:
     def finish(self) -> Delta:
         """What the run changed; the tracker learns the new objects."""
         rec = self.recorder
-        after = public(rec.namespace)
+        after = dict(rec.namespace)
         delta = Delta()
-        names = sorted(set(self.before) | set(after))
+        rebound_or_new = {name for name, _id in self.before_ids.items() ^ _ids(after).items()}
+        names = sorted(n for n in rebound_or_new | self.candidates if isinstance(n, str) and world_name(n))
         for name in names:
             old = self.before.get(name, _ABSENT)
             new = after.get(name, _ABSENT)
@@ -283,6 +286,10 @@ class FileCall:
         if after == self.before and is_ref(after):
             return Delta()
         return Delta(files=[FileChange(self.recorder.relative(self.real_path), self.before, after)])
+
+
+def _ids(namespace: dict[str, Any]) -> dict[str, int]:
+    return dict(zip(namespace, map(id, namespace.values()), strict=True))
 
 
 class _Absent:

@@ -31,6 +31,7 @@ FOLDER_NAME = ".pi-world"
 MAGIC = b"PIW1"
 _HEADER = struct.Struct("<4sccQ")  # magic, kind (v value, f file), codec (r raw, z zstd), body length
 _SAMPLE = 256 * 1024
+_SMALL = 4096
 
 
 _memory_stores: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
@@ -171,8 +172,8 @@ class Store:
 
     def _encode(self, parts: Sequence[bytes | memoryview], size: int) -> tuple[bytes, Iterator[bytes | memoryview]]:
         zstd = _compressor()
-        if zstd is None or self.folder is None:
-            return b"r", iter(parts)
+        if zstd is None or self.folder is None or size < _SMALL:
+            return b"r", iter(parts)  # a few bytes: a compressor would cost more than it saves
         if size > _SAMPLE:
             sample = b"".join(bytes(memoryview(p)[: _SAMPLE - i]) for i, p in _prefix(parts))[:_SAMPLE]
             if len(zstd.ZstdCompressor(level=1).compress(sample)) > 0.9 * len(sample):
