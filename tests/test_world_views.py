@@ -82,3 +82,24 @@ def test_compare_shows_the_variables_and_files_that_differ(tmp_path, monkeypatch
     assert rows["note"].cells[0] == "absent" and "tok-0123456789" not in str(found) + found._repr_html_()
     assert "-branch A\n+branch B" in rows["notes.txt"].diff
     assert "<table" in found._repr_html_()
+
+
+def test_check_out_in_the_tree_brings_the_world_back_and_says_so(tmp_path):
+    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.world_cells import Tracker, attach
+
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+    attach(agent, ns, Tracker())  # as the notebook gives every session's agent its world
+    start = session.leaf_id
+    asyncio.run(agent.prompt("use python\n```python\nplan = 'A'\n```"))
+    agent.tool_extra["world"].settle()
+    leaf_a = session.leaf_id
+    agent.checkout_sync(start)
+    assert "plan" not in ns
+    view = TreeView(agent)
+    node = next(k for k, n in view.graph.nodes.items() if n.target_id == leaf_a)
+    view.checkout(node)
+    assert ns["plan"] == "A"
+    assert view.status["text"].endswith("; restored plan")
