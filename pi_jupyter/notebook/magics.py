@@ -200,10 +200,7 @@ class PiMagics(Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
-        world = world_cells.world_of(agent)
-        moved = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world
-        if moved:
-            print(f"pi: {moved}")
+        world_cells.say(world_cells.move_for_cell(agent, start), "pi: ")  # a re-run starts in its start's world
         tools_before = agent.tools
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
@@ -221,8 +218,7 @@ class PiMagics(Magics, PiConfig):
             finally:
                 unsubscribe()
                 agent.tools = tools_before
-                if world is not None:
-                    world.settle()
+                world_cells.settle(agent)
                 produced = list(result.entry_ids) if result is not None else []
                 try:
                     record_run(
@@ -432,9 +428,7 @@ class PiMagics(Magics, PiConfig):
             on_interrupt=agent.abort,
         )
         print(f"checked out {target or 'the point before the first entry'}; leaf is now {leaf}")
-        moved = world_cells.note(agent)
-        if moved:
-            print(moved)
+        world_cells.say(world_cells.note(agent))  # what came back with it
         return None
 
     def _resolve_ref(self, agent: Agent, ref: str) -> str:
@@ -456,8 +450,7 @@ class PiMagics(Magics, PiConfig):
         new = agent.session.fork(target, dir=self.state.session_dir)
         moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
         print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
-        if moved:
-            print(moved)
+        world_cells.say(moved)
         return new
 
     def _cmd_label(self, rest: list[str]) -> Any:
@@ -512,9 +505,7 @@ class PiMagics(Magics, PiConfig):
         if len(refs) < 2:
             raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
         # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
-        comparison = self._agent().session.compare(*refs, by=by)
-        world_cells.show_compare(self._agent().session, comparison)  # and their worlds, where they differ
-        return comparison
+        return world_cells.show_compare(self._agent().session.compare(*refs, by=by), self._agent().session)  # and their worlds
 
     def _cmd_world(self, rest: list[str]) -> Any:
         return world_cells.command(self, rest)

@@ -55,6 +55,19 @@ def note(agent: Any) -> str:
     return line
 
 
+def say(line: str, prefix: str = "") -> None:
+    """Print a world line in the cell's output, when there is one."""
+    if line:
+        print(prefix + line)
+
+
+def settle(agent: Any) -> None:
+    """After a run: the live world is the session's leaf (its tools recorded their changes on the way)."""
+    world = world_of(agent)
+    if world is not None:
+        world.settle()
+
+
 def suffix(agent: Any) -> str:
     """:func:`note` as the end of a line that says a checkout happened (``"; restored plan"``)."""
     line = note(agent)
@@ -89,8 +102,8 @@ def carry(agent: Any, target: str, new_agent: Any) -> str:
     return line
 
 
-def show_compare(session: Any, comparison: Any) -> None:
-    """Under ``%pi compare``: the variables and files that differ between the branches (shown only when some do)."""
+def show_compare(comparison: Any, session: Any) -> Any:
+    """Under ``%pi compare``: the variables and files that differ between the branches (shown only when some do); returns ``comparison``."""
     from IPython.display import display
 
     from ..views.world_compare import compare_worlds
@@ -99,6 +112,7 @@ def show_compare(session: Any, comparison: Any) -> None:
     found = compare_worlds(session, branches, clean=redact)
     if found:
         display(found)
+    return comparison
 
 
 def command(magics: Any, rest: list[str]) -> None:
