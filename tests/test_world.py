@@ -81,7 +81,7 @@ def test_a_file_the_user_changed_is_never_overwritten_silently(tmp_path):
     (tmp_path / "notes.txt").write_text("my own words")
     report = world.move(start)
     assert (tmp_path / "notes.txt").read_text() == "my own words"
-    assert "left notes.txt as they are" in report.line() and "--force" in report.line()
+    assert "left notes.txt as it is: it was changed outside the agent since" in report.line() and "--force" in report.line()
     world.vars_at = world.files_at = session.leaf_id
     report = world.move(start, force=True)
     assert not (tmp_path / "notes.txt").exists()
@@ -163,7 +163,7 @@ def test_a_fresh_kernel_restores_the_recorded_world_but_not_over_the_users_names
     fresh = {"mine": "typed by the user"}
     report = World(session2, fresh, cwd=str(tmp_path)).move(leaf)
     assert fresh == {"mine": "typed by the user", "plan": "A"}
-    assert report.line().startswith("restored plan; left mine as they are: was changed outside the agent since")
+    assert report.line().startswith("restored plan; left mine as it is: it was changed outside the agent since")
 
 
 def test_secrets_in_variables_are_not_saved(tmp_path, monkeypatch):
@@ -424,3 +424,21 @@ def test_grid_branches_save_a_shared_object_once_and_each_change_their_own_copy(
     for row, n in zip(result.rows, (4, 5, 6), strict=True):
         assert world.store.get_value(world_at(session, row.leaf)[0]["table"]) == {"rows": [1, 2, 3, n]}
     world.grid_ended()
+
+
+def test_a_variable_the_user_rebound_is_left_unless_forced(tmp_path):
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    run(agent, py("plan = 'A'"))
+    world.settle()
+    leaf_a = session.leaf_id
+    world.move(start)
+    run(agent, py("plan = 'B'"))
+    world.settle()
+    ns["plan"] = "mine"  # a cell of the user's own
+    report = world.move(leaf_a)
+    assert ns["plan"] == "mine"
+    assert report.line() == f"left plan as it is: it was changed outside the agent since (%pi checkout {leaf_a} --force restores it)"
+    world.vars_at = world.files_at = session.leaf_id
+    world.force_next = True
+    assert world.move(leaf_a).line() == "restored plan" and ns["plan"] == "A"

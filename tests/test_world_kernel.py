@@ -124,7 +124,7 @@ def test_a_file_changed_by_the_user_is_left_and_force_restores_it(kernel, tmp_pa
     (tmp_path / "notes.txt").write_text("edited by hand")
     back = kernel.run(f"%pi checkout {leaf_a}")
     assert back.stdout.splitlines()[-1] == (
-        f"left notes.txt as they are: was changed outside the agent since (%pi checkout {leaf_a} --force restores them)"
+        f"left notes.txt as it is: it was changed outside the agent since (%pi checkout {leaf_a} --force restores it)"
     )
     assert (tmp_path / "notes.txt").read_text() == "edited by hand"
     b_end = first_run_end(session_of(tmp_path), "b")

@@ -34,7 +34,8 @@ class Report:
     """Variables and files the user changed since: left as they are."""
     untracked: dict[str, int] = field(default_factory=dict)
     refused: str | None = None
-    force_hint: str = "use --force to restore them anyway"
+    force_hint: str = "--force"
+    """How to restore them anyway (the command, once the move knows its target)."""
 
     def __bool__(self) -> bool:
         return bool(self.restored or self.removed or self.failed or self.missing or self.kept or self.untracked or self.refused)
@@ -53,8 +54,8 @@ class Report:
         if self.missing:
             parts.append(f"the saved state of {_join(self.missing)} is missing (the session's .pi-world folder was not copied with it)")
         if self.kept:
-            verb = "was" if len(self.kept) == 1 else "were"
-            parts.append(f"left {_join(self.kept)} as they are: {verb} changed outside the agent since ({self.force_hint})")
+            it, was, is_ = ("it", "it was", "it is") if len(self.kept) == 1 else ("them", "they were", "they are")
+            parts.append(f"left {_join(self.kept)} as {is_}: {was} changed outside the agent since ({self.force_hint} restores {it})")
         for kind, n in self.untracked.items():
             parts.append(f"{n} {kind} {'command' if n == 1 else 'commands'} had effects outside the tracked files")
         return "; ".join(parts)

@@ -97,7 +97,7 @@ class World:
             steps = plan(self.session, self.vars_at, target, files_current=self.files_at)
             report = apply(steps, self.namespace, self.tracker, self.store, self.cwd, force=force) if steps else Report()
             if not force and report.kept:
-                report.force_hint = f"%pi checkout {target or 'root'} --force restores them"
+                report.force_hint = f"%pi checkout {target or 'root'} --force"
             self.vars_at = self.files_at = target
             self.last_report = report
             return report
