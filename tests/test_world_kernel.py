@@ -180,3 +180,36 @@ def test_fork_carries_the_world_of_the_forked_node(kernel, tmp_path):
     # the fork goes on from there: its next cell's tools see plan == 'A'
     more = kernel.run(py_cell("print('plan is', plan)"), "more")
     assert more.status == "ok" and "plan is A" in "".join(more.data("text/html"))
+
+
+def test_restart_and_run_all_give_every_branch_the_same_world(tmp_path):
+    from pi_jupyter.notebook.cells import cell_runs
+    from pi_jupyter.world import world_at
+
+    cells = [
+        ("plan", both("plan = 'A'", "A")),
+        ("grid", py_cell("counter = globals().get('counter', 0) + 1", "--tools python --repeat 2")),
+        ("after", py_cell("done = plan + str(counter)")),
+    ]
+    for _ in range(2):  # Run All, then Restart & Run All
+        k = Kernel(str(tmp_path))
+        try:
+            assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+            for cell_id, source in cells:
+                out = k.run(source, cell_id)
+                assert out.status == "ok", out.error
+            assert value(k, "[plan, counter, done]") == ["A", 1, "A1"]
+        finally:
+            k.close()
+    s = session_of(tmp_path)
+    for cell_id, _source in cells:
+        first, second = cell_runs(s, cell_id)
+        assert first.end != second.end and world_at(s, first.end) == world_at(s, second.end), cell_id
+    grids = load_experiment_rows(s)
+    assert len(grids) == 4 and len({json.dumps(world_at(s, r.leaf), sort_keys=True) for r in grids}) == 1
+
+
+def load_experiment_rows(s: Session) -> list:
+    from pi_jupyter.experiment.records import experiment_ids
+
+    return [row for eid in experiment_ids(s) for row in load_experiment(s, eid).rows]
