@@ -38,6 +38,7 @@ from ..messages import (
 from .highlight import PRE_STYLE, markdown_html
 from .markdown_safe import md_code, md_text
 from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
+from .world_lines import changed_line
 
 PROMPT_FOLD = 600
 """Prompts longer than this many characters are folded behind "show more"."""
@@ -143,6 +144,9 @@ def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int
         label = "error" if result.is_error else "result"
         shown_output = _pre(clip_middle(output, max_output)) if output.strip() else "<p><em>(empty)</em></p>"
         parts.append(f'<div style="{_DIM}">{label}</div>' + shown_output)
+        changed = changed_line(result.details)
+        if changed:
+            parts.append(f'<div class="pi-world" style="{_DIM}">changed: {_esc(changed)}</div>')
     if gone:
         parts.append(_forgotten_html(entry or ""))
     parts.append("</details>")

@@ -29,6 +29,7 @@ from ..messages import (
 )
 from ..messages.system import system_message_summary
 from .markdown_safe import md_code, md_fence, md_markdown, md_quote, md_text
+from .world_lines import changed_line
 
 DEFAULT_MAX_OUTPUT = 2000
 """Characters of one tool output kept in a transcript (the middle is cut)."""
@@ -173,9 +174,11 @@ def _tool_markdown(call: ToolCall, result: ToolResultMessage | None, max_output:
     if result.is_error:
         line += " · **error**"
     output = blocks_text(result.content)
+    changed = changed_line(result.details)
+    tail = f"\n\n*changed: {md_text(changed)}*" if changed else ""
     if not output.strip():
-        return line
-    return line + "\n\n" + md_fence(clip_middle(output, max_output), "text")
+        return line + tail
+    return line + "\n\n" + md_fence(clip_middle(output, max_output), "text") + tail
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -238,7 +241,9 @@ def _tool_text(call: ToolCall, result: ToolResultMessage | None, max_output: int
     if result.is_error:
         head += "  [error]"
     output = blocks_text(result.content)
-    return head + ("\n" + _indent(clip_middle(output, max_output), "     ") if output.strip() else "")
+    changed = changed_line(result.details)
+    tail = f"\n     changed: {changed}" if changed else ""
+    return head + ("\n" + _indent(clip_middle(output, max_output), "     ") if output.strip() else "") + tail
 
 
 __all__ = [
