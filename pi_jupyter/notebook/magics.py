@@ -186,6 +186,8 @@ class PiMagics(Magics, PiConfig):
             print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
+        if said := state.take_said():  # a copy forked, a notebook moved: said once, in the cell where it happened
+            print(f"pi: {said}")
         busy = state.busy(agent)
         if busy is not None or agent.is_running:
             raise UsageError(
@@ -202,7 +204,10 @@ class PiMagics(Magics, PiConfig):
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
-        handle = display(view, display_id=True) if view is not None else None
+        binding = state.binding(agent.session)  # the notebook's saved outputs say which conversation it continues
+        handle = display(view, display_id=True, metadata=binding) if view is not None else None
+        if view is None:
+            print(f"[{state.header(agent.session)}]")
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
 
@@ -227,7 +232,7 @@ class PiMagics(Magics, PiConfig):
                     try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
                         finish_actions()  # the "forget this" clicked during the run
                         view.set_footer(*siblings_footer(agent.session, cell_id, start, agent.session.leaf_id))
-                        handle.update(view.final_bundle(), raw=True)
+                        handle.update(view.final_bundle(), raw=True, metadata=binding)
                         view.close()
                     except Exception:  # noqa: BLE001 - the transcript update is best effort
                         pass
@@ -295,7 +300,7 @@ class PiMagics(Magics, PiConfig):
         from .agent_view import AgentView
 
         view = AgentView(
-            title=agent.session.name or os.path.basename(agent.session.path or "session"),
+            title=self.state.header(agent.session),
             model=agent.model.ref,
             max_rate=self.stream_rate,
             scale=self.scale,
@@ -367,15 +372,9 @@ class PiMagics(Magics, PiConfig):
         return None
 
     def _cmd_sessions(self, rest: list[str]) -> Any:
-        from ..session import Session
+        from .session_commands import sessions_listing
 
-        infos = Session.list(self.state.session_dir)
-        current = self.state.current
-        if not infos:
-            print(f"no sessions in {self.state.session_dir}")
-        for info in infos:
-            mark = "*" if info.path == current else " "
-            print(f"{mark} {info}")
+        print(sessions_listing(self.state))
         return None
 
     def _cmd_new(self, rest: list[str]) -> Any:
@@ -442,7 +441,7 @@ class PiMagics(Magics, PiConfig):
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
         self.state.switch(new)
-        print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
+        print(f"forked into {self.state.header(new)} ({len(new)} entries); the notebook's next %%pi cells continue in it")
         return new
 
     def _cmd_label(self, rest: list[str]) -> Any:
@@ -602,6 +601,10 @@ def register(shell: Any) -> PiMagics:
 
     def remember_cell(info: Any) -> None:
         shell._pi_cell_id = getattr(info, "cell_id", None)
+        if shell._pi_cell_id:
+            magics.state.seen_cells.add(str(shell._pi_cell_id))
+
+    magics.state.seen_cells.add(_cell_id(shell, ""))  # the cell that loads the extension
 
     shell.events.register("pre_run_cell", remember_cell)
     from .async_cell import install, stop_note
