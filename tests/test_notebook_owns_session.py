@@ -90,7 +90,7 @@ def test_a_renamed_notebook_keeps_its_conversation_across_restarts(answers, tmp_
     nb = run(moved, [0, index], env=KEY)  # a fresh kernel, as after a server restart
     assert "ZEBRA-ALPHA-71" in sent(answers)  # the conversation went on
     (only,) = sessions(tmp_path)  # the same session, not a new one
-    assert f"· {short(only)}" in output_text(nb, index)
+    assert f"analysis · {short(only)}" in output_text(nb, index)  # the name it took from the notebook followed it
     assert "·" in checkout_hint and short(only) in checkout_hint
     # the entry the first output offers to check out is in the session the notebook continues
     first_answer = next(e["id"] for e in only.raw_entries() if e.get("type") == "message" and e["message"]["role"] == "assistant")

@@ -64,6 +64,8 @@ class NotebookRecord(BaseModel):
 
     notebook: str
     path: str | None = None
+    file_id: str | None = None
+    """``device:inode`` of the notebook file: a rename keeps it (and Jupyter saves in place), a copy gets a new one."""
     opened: bool = False
     """The notebook took up a session it did not start (``%pi open``, ``--session``)."""
     moved_from: str | None = None
@@ -95,6 +97,8 @@ def record(session: Session, rec: NotebookRecord) -> None:
     """Append a notebook record (a dead-end entry: the leaf does not move); a read-only session gets none."""
     if session.readonly:
         return
+    if rec.file_id is None and rec.fork is None:
+        rec = rec.model_copy(update={"file_id": file_id(rec.path)})
     try:
         session.append_custom(NOTEBOOK_TYPE, rec.to_data())
     except SessionError:
@@ -113,6 +117,17 @@ def origin(session: Session, notebook_id: str | None) -> str | None:
     if first.notebook != notebook_id:
         return f"started in {os.path.basename(first.path)}" if first.path else "started in another notebook"
     return "started outside this notebook" if first.opened else None
+
+
+def file_id(path: str | None) -> str | None:
+    """``device:inode`` of the file at ``path`` (``None`` when there is none)."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -206,16 +221,23 @@ class Binder:
         if not mine:
             record(session, NotebookRecord(notebook=notebook_id, path=path))
             return Choice(session, notebook_id)
-        last = next((r.path for r in reversed(mine) if r.path), None)
-        if last is None or path is None or _same(last, path):
+        last = next((r for r in reversed(mine) if r.path), None)
+        if last is None or path is None or _same(last.path, path):
             if last is None and path is not None:
                 record(session, NotebookRecord(notebook=notebook_id, path=path))
             return Choice(session, notebook_id)
-        if self._still_there(last, notebook_id, nb):
-            return self._fork_for_copy(session, notebook_id, path, last)
-        record(session, NotebookRecord(notebook=notebook_id, path=path, moved_from=last))
+        here = file_id(path)
+        moved = here is not None and here == last.file_id  # the very file, renamed or moved
+        if not moved:
+            original = last.path if self._still_there(last.path, notebook_id, nb) else self._twin(path, last.file_id, notebook_id)
+            if original:
+                return self._fork_for_copy(session, notebook_id, path, str(original))
+        record(session, NotebookRecord(notebook=notebook_id, path=path, moved_from=last.path))
+        if last.path and session.name == Path(last.path).stem and not session.readonly:
+            session.set_name(Path(path).stem)  # the name it got from the notebook follows the notebook
         label = session_label(session.name, session.id)
-        return Choice(session, notebook_id, f"this notebook was {os.path.basename(last)}: its conversation ({label}) goes on here")
+        said = f"this notebook was {os.path.basename(last.path or '')}: its conversation ({label}) goes on here"
+        return Choice(session, notebook_id, said)
 
     def _still_there(self, other_path: str, notebook_id: str, nb: NotebookFile | None) -> bool:
         """Is the notebook recorded at ``other_path`` still there (so the one running is a copy of it)?"""
@@ -226,6 +248,17 @@ class Binder:
             return True
         ours = {c for c in (nb.cell_ids if nb is not None else set()) if is_cell_id(c)}
         return bool(ours & other.cell_ids)
+
+    def _twin(self, path: str, recorded: str | None, notebook_id: str) -> Path | None:
+        """The notebook file of this folder that is the recorded one (renamed since, not run yet), if it carries ``notebook_id``."""
+        if not recorded:
+            return None
+        for other in Path(path).parent.glob("*.ipynb"):
+            if not _same(str(other), path) and file_id(str(other)) == recorded:
+                found = read_notebook(str(other))
+                if found is not None and notebook_id in found.notebook_ids():
+                    return other
+        return None
 
     def _fork_for_copy(self, session: Session, notebook_id: str, path: str, original: str) -> Choice:
         stem = Path(path).stem
