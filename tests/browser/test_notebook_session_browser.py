@@ -81,11 +81,20 @@ def run_in(lab, index: int, source: str) -> None:
     """Type ``source`` into cell ``index`` (added at the end when it does not exist) and run it."""
     lab.page.evaluate(
         "async ([i, src]) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
-        " while (nb.widgets.length <= i) { nb.activeCellIndex = nb.widgets.length - 1; await app.commands.execute('notebook:insert-cell-below'); }"
+        " while (nb.widgets.length <= i) { nb.activeCellIndex = nb.widgets.length - 1;"
+        " await app.commands.execute('notebook:insert-cell-below'); }"
         " nb.activeCellIndex = i; nb.activeCell.model.sharedModel.setSource(src);"
         " void app.commands.execute('notebook:run-cell'); }",
         [index, source],
     )
+
+
+def ask(lab, wire, index: int, prompt: str) -> str:
+    """Run the setup cell, then ``%%pi`` with ``prompt`` in cell ``index``; returns that cell's output once the run ended."""
+    run_in(lab, 0, setup_cell(wire))
+    lab.wait_for_output(0, "setup-end")
+    run_in(lab, index, f"%%pi\n{prompt}")
+    return lab.wait_for_static(index, "noted")
 
 
 def session_files(server):
@@ -107,10 +116,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
 
     first = new_untitled(lab)
     assert first == f"{FOLDER}/Untitled.ipynb"
-    run_in(lab, 0, setup_cell(wire))
-    lab.wait_for_output(0, "setup-end")
-    run_in(lab, 1, "%%pi\nThe code word is ZEBRA-ALPHA-71.")
-    out = lab.wait_for_static(1, "noted")
+    out = ask(lab, wire, 1, "The code word is ZEBRA-ALPHA-71.")
     assert "ZEBRA-ALPHA-71" in sent(wire)
     (zebra,) = session_files(jupyter_server)
     assert f"Untitled · {short(zebra)}" in out
@@ -119,10 +125,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     # a new notebook gets the free name Untitled.ipynb again: it must start its own conversation
     second = new_untitled(lab)
     assert second == f"{FOLDER}/Untitled.ipynb"
-    run_in(lab, 0, setup_cell(wire))
-    lab.wait_for_output(0, "setup-end")
-    run_in(lab, 1, "%%pi\nWhat is the code word?")
-    out = lab.wait_for_static(1, "noted")
+    out = ask(lab, wire, 1, "What is the code word?")
     body = sent(wire)
     assert "What is the code word?" in body and "ZEBRA" not in body
     fresh = next(s for s in session_files(jupyter_server) if s.id != zebra.id)
@@ -133,10 +136,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     # the file browser's Duplicate on the renamed one: the copy goes on in a fork, said once
     copy = lab.page.evaluate(f"async () => (await window.jupyterapp.serviceManager.contents.copy('{FOLDER}/zebra.ipynb', '{FOLDER}')).path")
     open_existing(lab, copy)
-    run_in(lab, 0, setup_cell(wire))
-    lab.wait_for_output(0, "setup-end")
-    run_in(lab, 2, "%%pi\nIn the copy: the fruit is MANGO-42.")
-    out = lab.wait_for_static(2, "noted")
+    out = ask(lab, wire, 2, "In the copy: the fruit is MANGO-42.")
     assert "ZEBRA-ALPHA-71" in sent(wire)
     assert out.count("copy of zebra.ipynb") == 1, out
     assert f"forked from Untitled · {short(zebra)}" in out
@@ -148,10 +148,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     lab.page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
     time.sleep(1)
     lab.wait_for_kernel()
-    run_in(lab, 0, setup_cell(wire))
-    lab.wait_for_output(0, "setup-end")
-    run_in(lab, 2, "%%pi\nWhat is the fruit?")
-    out = lab.wait_for_static(2, "noted")
+    out = ask(lab, wire, 2, "What is the fruit?")
     body = sent(wire)
     assert "ZEBRA-ALPHA-71" in body and "MANGO" not in body
     assert f"· {short(zebra)}" in out and "copy of" not in out
