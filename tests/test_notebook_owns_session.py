@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from notebook_runs import add_cell, new_notebook, output_text, run
+from wire.helpers import sent_since
 
 from pi_jupyter import Session
 
@@ -40,13 +41,6 @@ def answers(wire):
     return wire
 
 
-def sent(wire) -> str:
-    """Every request body the model server received since the last reset, as one text."""
-    bodies = json.dumps([r.body for r in wire.requests], ensure_ascii=False)
-    wire.requests.clear()
-    return bodies
-
-
 def sessions(folder: Path) -> list[Session]:
     return [Session.open(p, readonly=True) for p in sorted((folder / "pi-sessions").glob("*.jsonl"))]
 
@@ -59,7 +53,7 @@ def short(session: Session) -> str:
 def test_a_new_notebook_named_like_an_old_one_never_sees_its_conversation(answers, tmp_path, old_one):
     old = new_notebook(tmp_path / "Untitled.ipynb", [setup_cell(answers), "%%pi\nThe code word is ZEBRA-ALPHA-71."])
     run(old, env=KEY)
-    assert "ZEBRA-ALPHA-71" in sent(answers)
+    assert "ZEBRA-ALPHA-71" in sent_since(answers)
     if old_one == "renamed":
         old.rename(tmp_path / "zebra.ipynb")
     else:
@@ -67,7 +61,7 @@ def test_a_new_notebook_named_like_an_old_one_never_sees_its_conversation(answer
 
     new = new_notebook(tmp_path / "Untitled.ipynb", [setup_cell(answers), "%%pi\nWhat is the code word?"])
     nb = run(new, env=KEY)
-    body = sent(answers)
+    body = sent_since(answers)
     assert "What is the code word?" in body
     assert "ZEBRA" not in body  # another notebook's conversation never reaches the model
 
@@ -81,14 +75,14 @@ def test_a_new_notebook_named_like_an_old_one_never_sees_its_conversation(answer
 def test_a_renamed_notebook_keeps_its_conversation_across_restarts(answers, tmp_path):
     nb_path = new_notebook(tmp_path / "Untitled.ipynb", [setup_cell(answers), "%%pi\nThe code word is ZEBRA-ALPHA-71."])
     nb = run(nb_path, env=KEY)
-    sent(answers)
+    sent_since(answers)
     checkout_hint = output_text(nb, 1)
 
     moved = tmp_path / "analysis.ipynb"
     nb_path.rename(moved)
     index = add_cell(moved, "%%pi\nWhat is the code word?")
     nb = run(moved, [0, index], env=KEY)  # a fresh kernel, as after a server restart
-    assert "ZEBRA-ALPHA-71" in sent(answers)  # the conversation went on
+    assert "ZEBRA-ALPHA-71" in sent_since(answers)  # the conversation went on
     (only,) = sessions(tmp_path)  # the same session, not a new one
     assert f"analysis · {short(only)}" in output_text(nb, index)  # the name it took from the notebook followed it
     assert "·" in checkout_hint and short(only) in checkout_hint
@@ -100,13 +94,13 @@ def test_a_renamed_notebook_keeps_its_conversation_across_restarts(answers, tmp_
 def test_a_duplicated_notebook_forks_the_conversation_once(answers, tmp_path):
     original = new_notebook(tmp_path / "study.ipynb", [setup_cell(answers), "%%pi\nThe code word is ZEBRA-ALPHA-71."])
     run(original, env=KEY)
-    sent(answers)
+    sent_since(answers)
     copy = tmp_path / "study-Copy1.ipynb"
     shutil.copy(original, copy)  # what JupyterLab's Duplicate does (the server copies the file)
 
     index = add_cell(copy, "%%pi\nIn the copy: the fruit is MANGO-42.")
     nb = run(copy, [0, index], env=KEY)
-    assert "ZEBRA-ALPHA-71" in sent(answers)  # the copy carries the conversation on...
+    assert "ZEBRA-ALPHA-71" in sent_since(answers)  # the copy carries the conversation on...
     said = output_text(nb, index)
     assert said.count("copy of study.ipynb") == 1, said  # ...in a fork, and says so once
     parent, fork = sorted(sessions(tmp_path), key=lambda s: s.header.timestamp)
@@ -115,14 +109,14 @@ def test_a_duplicated_notebook_forks_the_conversation_once(answers, tmp_path):
 
     index = add_cell(original, "%%pi\nWhat is the fruit?")
     nb = run(original, [0, index], env=KEY)
-    body = sent(answers)
+    body = sent_since(answers)
     assert "ZEBRA-ALPHA-71" in body and "MANGO" not in body  # the original never sees the copy's turns
     assert "copy of" not in output_text(nb, index) and short(fork) not in output_text(nb, index)
 
     # the copy restarted before it was saved again: the same fork, not a second one
     index = add_cell(copy, "%%pi\nWhat is the fruit?")
     nb = run(copy, [0, index], env=KEY)
-    assert "MANGO-42" in sent(answers)
+    assert "MANGO-42" in sent_since(answers)
     assert len(sessions(tmp_path)) == 2
     assert "copy of" not in output_text(nb, index)  # said once
 
@@ -130,9 +124,9 @@ def test_a_duplicated_notebook_forks_the_conversation_once(answers, tmp_path):
 def test_a_restarted_kernel_continues_before_the_notebook_was_saved(answers, tmp_path):
     nb_path = new_notebook(tmp_path / "Untitled.ipynb", [setup_cell(answers), "%%pi\nThe code word is ZEBRA-ALPHA-71.", "%%pi\nAnd?"])
     run(nb_path, [0, 1], env=KEY, save=False)  # "Restart Kernel and Run All" before any save
-    sent(answers)
+    sent_since(answers)
     run(nb_path, [0, 2], env=KEY, save=False)
-    assert "ZEBRA-ALPHA-71" in sent(answers)
+    assert "ZEBRA-ALPHA-71" in sent_since(answers)
     assert len(sessions(tmp_path)) == 1
 
 
@@ -144,7 +138,7 @@ def test_headless_runs_without_a_notebook_path_start_their_own_conversation(answ
     nb_path = new_notebook(tmp_path / "report.ipynb", [setup_cell(answers), "%%pi\nWhat is the code word?"])
     run(nb_path, frontend="nbclient", env=KEY)
     run(nb_path, frontend="nbclient", env=KEY)
-    body = sent(answers)
+    body = sent_since(answers)
     assert body.count("What is the code word?") == 2
     assert "ZEBRA" not in body
     assert len(sessions(tmp_path)) == 3  # the old one and one per run
@@ -154,7 +148,7 @@ def test_papermill_runs_a_bound_notebook_in_a_new_conversation(answers, tmp_path
     papermill = pytest.importorskip("papermill")
     nb_path = new_notebook(tmp_path / "study.ipynb", [setup_cell(answers), "%%pi\nThe code word is ZEBRA-ALPHA-71."])
     run(nb_path, env=KEY)
-    sent(answers)
+    sent_since(answers)
     index = add_cell(nb_path, "%%pi\nWhat is the code word?")
     before_run = nb_path.read_bytes()
     out = tmp_path / "out" / "study-run.ipynb"
@@ -172,7 +166,7 @@ def test_papermill_runs_a_bound_notebook_in_a_new_conversation(answers, tmp_path
             else:
                 os.environ[k] = v
     first_request = answers.requests[0].body["messages"]
-    body = sent(answers)
+    body = sent_since(answers)
     assert "What is the code word?" in body
     # the run's first cell starts a conversation: no turn of the one the notebook was bound to
     assert [m["role"] for m in first_request if m["role"] != "system"] == ["user"], first_request

@@ -97,7 +97,7 @@ def test_a_fork_from_a_notebook_tree_says_the_next_cells_continue_there(tmp_path
     view.fork(key_of(view, t["a"][0]))
     (new,) = followed
     text = view.status["text"]
-    assert new.id.replace('-', '')[-8:] in text  # the new session, by its short id
+    assert new.id.replace("-", "")[-8:] in text  # the new session, by its short id
     assert "the notebook's next %%pi cells continue in it" in text  # said, not done silently
 
 

@@ -28,6 +28,7 @@ from pydantic import SecretStr
 from ..messages import THINKING_LEVELS, UserMessage, as_message
 from ..providers.base import AbortSignal, Model
 from ..session import Session
+from .carry_edits import carry_edits
 from .compaction_runner import Compactor
 from .events import EntryAppendedEvent, Event, SessionEvent
 from .extensions import HANDLED, ExtensionManager
@@ -434,6 +435,8 @@ class Agent:
         return await after_tool(call, extensions=self.extensions, user_hook=self.after_tool_call)
 
     async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
+        if carry_edits(self.session, self.announce_entry):  # forgotten on another branch: forgotten here too
+            self.reload()
         self._state.start()
         started = time.monotonic()
         started_from = self.session.leaf_id
@@ -524,6 +527,7 @@ class Agent:
             self.reload()
             self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": session.leaf_id}))
             return session.leaf_id
+        carry_edits(session, self.announce_entry)  # the branch left behind is summarized without what was forgotten
         leaf = await self._compactor.summarize_branch_and_checkout(target_id, instructions, replace_instructions, label)
         self.reload()
         self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": leaf, "summarized": True}))
@@ -537,6 +541,7 @@ class Agent:
         """
         if self._state.running:
             raise AgentBusyError("cannot compact while the agent is running; abort() first")
+        carry_edits(self.session, self.announce_entry)
         result = await self._compactor.compact(instructions, keep_recent_tokens=keep_recent_tokens)
         self.reload()
         return result

@@ -239,7 +239,7 @@ class Binder:
         said = f"this notebook was {os.path.basename(last.path or '')}: its conversation ({label}) goes on here"
         return Choice(session, notebook_id, said)
 
-    def _still_there(self, other_path: str, notebook_id: str, nb: NotebookFile | None) -> bool:
+    def _still_there(self, other_path: str | None, notebook_id: str, nb: NotebookFile | None) -> bool:
         """Is the notebook recorded at ``other_path`` still there (so the one running is a copy of it)?"""
         other = read_notebook(other_path)
         if other is None:

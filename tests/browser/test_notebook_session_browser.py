@@ -9,10 +9,10 @@ model is a local OpenAI-compatible server, so what is checked is the request bod
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
+from wire.helpers import sent_since
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
 
@@ -29,12 +29,6 @@ def setup_cell(wire) -> str:
         '%config PiMagics.thinking = "off"\n'
         "print('setup-end')"
     )
-
-
-def sent(wire) -> str:
-    bodies = json.dumps([r.body for r in wire.requests], ensure_ascii=False)
-    wire.requests.clear()
-    return bodies
 
 
 def open_lab(lab) -> None:
@@ -117,7 +111,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     first = new_untitled(lab)
     assert first == f"{FOLDER}/Untitled.ipynb"
     out = ask(lab, wire, 1, "The code word is ZEBRA-ALPHA-71.")
-    assert "ZEBRA-ALPHA-71" in sent(wire)
+    assert "ZEBRA-ALPHA-71" in sent_since(wire)
     (zebra,) = session_files(jupyter_server)
     assert f"Untitled · {short(zebra)}" in out
     save_untitled_as(lab, "zebra.ipynb")  # renamed at its first save, after its first run
@@ -126,7 +120,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     second = new_untitled(lab)
     assert second == f"{FOLDER}/Untitled.ipynb"
     out = ask(lab, wire, 1, "What is the code word?")
-    body = sent(wire)
+    body = sent_since(wire)
     assert "What is the code word?" in body and "ZEBRA" not in body
     fresh = next(s for s in session_files(jupyter_server) if s.id != zebra.id)
     assert f"Untitled · {short(fresh)}" in out and short(zebra) not in out
@@ -137,7 +131,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     copy = lab.page.evaluate(f"async () => (await window.jupyterapp.serviceManager.contents.copy('{FOLDER}/zebra.ipynb', '{FOLDER}')).path")
     open_existing(lab, copy)
     out = ask(lab, wire, 2, "In the copy: the fruit is MANGO-42.")
-    assert "ZEBRA-ALPHA-71" in sent(wire)
+    assert "ZEBRA-ALPHA-71" in sent_since(wire)
     assert out.count("copy of zebra.ipynb") == 1, out
     assert f"forked from Untitled · {short(zebra)}" in out
     lab.screenshot("notebook_owns_copy.png", lab.cell(2))
@@ -149,7 +143,7 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     time.sleep(1)
     lab.wait_for_kernel()
     out = ask(lab, wire, 2, "What is the fruit?")
-    body = sent(wire)
+    body = sent_since(wire)
     assert "ZEBRA-ALPHA-71" in body and "MANGO" not in body
     assert f"· {short(zebra)}" in out and "copy of" not in out
     assert len(session_files(jupyter_server)) == 3  # the first, the new Untitled's, the copy's fork
