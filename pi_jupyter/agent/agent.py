@@ -43,6 +43,7 @@ from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
 from .transcript_system import prepare_run, reuse_recorded
+from .typed_text import scrub
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -350,7 +351,7 @@ class Agent:
         """
         if self._state.running:
             raise AgentBusyError("the agent is running: edit the context when it is idle (or abort first)")
-        edit_id = self.session.edit_context(entry_id, replacement)
+        edit_id = self.session.edit_context(entry_id, scrub(replacement))  # typed text: never sent or stored as typed
         self.reload()
         self.announce_entry(edit_id)
         return edit_id
@@ -380,9 +381,8 @@ class Agent:
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):
             return as_message(text)
-        from .redact import redact  # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
-
-        return UserMessage.text(redact(self._expand_skill(text)), images)
+        # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
+        return UserMessage.text(scrub(self._expand_skill(text)), images)
 
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):
@@ -520,6 +520,7 @@ class Agent:
             raise AgentBusyError("cannot move in the tree while the agent is running; abort() first")
         session = self.session
         target_id = session.resolve(target) if target is not None else None
+        instructions, label = scrub(instructions), scrub(label)
         if not summarize:
             session.checkout(target_id)
             if label and target_id:
@@ -542,7 +543,7 @@ class Agent:
         if self._state.running:
             raise AgentBusyError("cannot compact while the agent is running; abort() first")
         carry_edits(self.session, self.announce_entry)
-        result = await self._compactor.compact(instructions, keep_recent_tokens=keep_recent_tokens)
+        result = await self._compactor.compact(scrub(instructions), keep_recent_tokens=keep_recent_tokens)
         self.reload()
         return result
 

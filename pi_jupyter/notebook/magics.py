@@ -17,6 +17,7 @@ from IPython.display import display
 from traitlets.config import Config
 
 from ..agent.agent import Agent, AgentBusyError
+from ..agent.typed_text import scrub
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
 from . import context_commands, page_bridge
@@ -449,7 +450,7 @@ class PiMagics(Magics, PiConfig):
             raise UsageError("%pi label: give an entry id and a label ('' clears it)")
         agent = self._agent()
         target = self._resolve_ref(agent, rest[0])
-        text = " ".join(rest[1:])
+        text = scrub(" ".join(rest[1:]))  # typed text: a key in a label is never stored as typed
         agent.session.label(target, text or None)
         print(f"labelled {target}: {text!r}" if text else f"cleared the label of {target}")
         return None
@@ -468,7 +469,7 @@ class PiMagics(Magics, PiConfig):
 
     def _cmd_name(self, rest: list[str]) -> Any:
         agent = self._agent()
-        agent.session.set_name(" ".join(rest))
+        agent.session.set_name(scrub(" ".join(rest)))
         print(f"session named {agent.session.name!r}")
         return None
 

@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeGuard, get_args
 
 from ..agent.agent import Agent
 from ..agent.events import Event
+from ..agent.typed_text import scrub
 from ..session import Session, SessionError
 from .binding import Binder, origin, session_label, short_id
 from .display_capture import display_capture
@@ -70,7 +71,7 @@ class NotebookState:
 
     def _create(self, name: str | None) -> Session:
         session = Session.create(self.session_dir, durability=self.config.durability)
-        if name:
+        if name and (name := scrub(name).strip()):  # a name is typed text: never stored with a key in it
             session.set_name(name)
         return session
 
@@ -139,9 +140,7 @@ class NotebookState:
                 return agent.session
         if not create:
             raise SessionError(f"no session named {ref!r} in {self.session_dir} (%pi sessions lists them; %pi new {ref} makes one)")
-        session = Session.create(self.session_dir, durability=self.config.durability)
-        session.set_name(ref)
-        return session
+        return self._create(ref)
 
     def _open(self, path: str) -> Session:
         path = os.path.abspath(path)
@@ -227,10 +226,7 @@ class NotebookState:
 
     def new_session(self, name: str | None = None) -> Agent:
         """Start a new session file in the session folder and make it current."""
-        session = Session.create(self.session_dir, durability=self.config.durability)
-        if name:
-            session.set_name(name)
-        return self.agent_for(session)
+        return self.agent_for(self._create(name))
 
     def switch(self, session: Session) -> Agent:
         """Make ``session`` the current one."""

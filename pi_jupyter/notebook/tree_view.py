@@ -358,7 +358,9 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     def label(self, ref: str | None, text: str | None) -> str:
         """Label a node's last step (``""`` or ``None`` clears the label); returns the label entry's id."""
         target = self._target_id(ref)
-        text = (text or "").strip() or None
+        from ..agent.typed_text import scrub
+
+        text = scrub((text or "").strip()) or None  # a key typed into a label is never stored as typed
         entry_id = self.session.label(target, text)
         self._done(f"labelled {target} {text!r}" if text else f"cleared the label of {target}")
         return entry_id
