@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from IPython.terminal.interactiveshell import TerminalInteractiveShell
-from IPython.testing.globalipapp import start_ipython
+from test_notebook_magics import ip  # noqa: F401 - the in-process IPython fixture
 from wire.helpers import sent_since, wire_model
 
 from pi_jupyter import Agent, Session
@@ -86,22 +85,7 @@ def test_edit_text_and_instructions_are_never_sent_nor_stored(answers, tmp_path)
     assert "[REDACTED" in file_text(agent.session)
 
 
-@pytest.fixture
-def ip(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "no-user-config.toml"))
-    start_ipython()
-    shell = TerminalInteractiveShell.instance()
-    shell.run_line_magic("load_ext", "pi_jupyter")
-    shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
-    shell.run_line_magic("config", "PiMagics.widget = False")
-    shell.run_line_magic("config", "PiMagics.model = 'offline/echo'")
-    yield shell
-    shell.run_line_magic("unload_ext", "pi_jupyter")
-    shell._pi_magics = None
-
-
-def test_labels_names_and_vary_values_typed_in_a_notebook_are_stored_redacted(ip, tmp_path):
+def test_labels_names_and_vary_values_typed_in_a_notebook_are_stored_redacted(ip, tmp_path):  # noqa: F811
     answer = ip.run_cell_magic("pi", "", "Hello.").entry_ids[-1]
     ip.run_line_magic("pi", f"label {answer} mine-{KEY}")
     ip.run_line_magic("pi", f"name project {KEY}")
