@@ -31,7 +31,7 @@ from ..session import Session
 from .carry_edits import carry_edits
 from .compaction_runner import Compactor
 from .events import EntryAppendedEvent, Event, SessionEvent
-from .extensions import HANDLED, ExtensionManager
+from .extensions import HANDLED, ExtensionManager, GuardError
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
 from .persistence import persistence
 from .result import AgentBusyError, RunResult, usage_total
@@ -299,7 +299,12 @@ class Agent:
         :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
         """
         if isinstance(text, str) and len(self.extensions):
-            text = await self.extensions.on_input(text)
+            try:
+                text = await self.extensions.on_input(text)
+            except GuardError as refused:  # a guard that failed: nothing is sent, the result says why
+                return self._result([], self.session.leaf_id, 0.0).model_copy(
+                    update={"stop_reason": "error", "error_message": str(refused)}
+                )
             if text is HANDLED:
                 return self._result([], self.session.leaf_id, 0.0)
         message = self._prompt_message(text, images)
