@@ -102,3 +102,22 @@ def output_text(nb: Any, index: int) -> str:
         if out.get("output_type") == "error":
             parts.append(f"{out.get('ename')}: {out.get('evalue')}")
     return "\n".join(parts)
+
+
+def bound_notebook(path: Path, session: Any, notebook_id: str, cell_ids: list[str] | tuple[str, ...]) -> Path:
+    """A notebook of ``%%pi`` cells with these ids, saved as Jupyter saves it after an output bound to ``session`` (``None``: none)."""
+    import nbformat
+
+    from pi_jupyter.notebook.notebook_file import Binding
+
+    nb = nbformat.v4.new_notebook()
+    for cid in cell_ids:
+        cell = nbformat.v4.new_code_cell("%%pi\nhello")
+        cell.id = cid
+        nb.cells.append(cell)
+    if session is not None:
+        out = nbformat.v4.new_output("display_data", data={"text/plain": "pi"})
+        out.metadata = Binding.of(session.id, notebook_id, session.path, str(path)).metadata()
+        nb.cells[-1].outputs = [out]
+    nbformat.write(nb, path)
+    return path

@@ -45,6 +45,20 @@ from .cells import CellRun, cell_runs, record_run
 from .notebook_file import NotebookFile, is_cell_id, new_notebook_id, read_notebook
 
 _CELL_ID_RE = re.compile(rb'"cellId"\s*:\s*"([^"\\]{1,200})"')
+RECENT_SESSIONS = 64
+"""How many of the most recently written session files a notebook without saved outputs is looked for in."""
+
+
+def _recent(folder: Path, limit: int) -> list[Path]:
+    """The ``limit`` most recently modified session files of ``folder`` (a restart before the first save is recent)."""
+    stamped = []
+    for file in folder.glob("*.jsonl"):
+        try:
+            stamped.append((file.stat().st_mtime, file))
+        except OSError:
+            continue
+    stamped.sort(key=lambda item: item[0], reverse=True)
+    return [file for _, file in stamped[:limit]]
 
 
 def short_id(session_id: str) -> str:
@@ -223,8 +237,8 @@ class Binder:
             return Choice(session, notebook_id)
         last = next((r for r in reversed(mine) if r.path), None)
         if last is None or path is None or _same(last.path, path):
-            if last is None and path is not None:
-                record(session, NotebookRecord(notebook=notebook_id, path=path))
+            if path is not None and (last is None or (last.file_id is None and file_id(path))):
+                record(session, NotebookRecord(notebook=notebook_id, path=path))  # the path, or the file id it lacked
             return Choice(session, notebook_id)
         here = file_id(path)
         moved = here is not None and here == last.file_id  # the very file, renamed or moved
@@ -286,7 +300,7 @@ class Binder:
         if not ids or not self.session_dir.is_dir():
             return None
         found: list[tuple[float, Session]] = []
-        for file in self.session_dir.glob("*.jsonl"):
+        for file in _recent(self.session_dir, RECENT_SESSIONS):
             try:
                 data = read_regular(str(file))
             except (OSError, SessionError):

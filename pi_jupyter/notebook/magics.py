@@ -397,7 +397,7 @@ class PiMagics(Magics, PiConfig):
         s = agent.session
         busy = self.state.busy(agent)
         lines = [
-            f"session  {s.path or 'in memory'}" + (f"  ({s.name})" if s.name else ""),
+            f"session  {self.state.header(s)}  ({s.path or 'in memory'})",
             f"entries  {len(s)}, leaf {s.leaf_id}",
             f"model    {agent.model.ref}, thinking {agent.thinking_level}",
             f"tools    {', '.join(t.name for t in agent.tools) or '(none)'}",
