@@ -7,6 +7,7 @@ is not one, a conversation whose file is gone, a copy made after a rename that n
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from notebook_runs import bound_notebook
 
 from pi_jupyter import Session
 from pi_jupyter.notebook.binding import Binder, notebook_records
+from pi_jupyter.notebook.notebook_file import Binding
 
 
 def binder(folder: Path) -> Binder:
@@ -74,3 +76,23 @@ def test_a_copy_of_a_notebook_renamed_since_its_last_run_is_still_the_copy(tmp_p
     assert again.session.id == copy.session.id and again.said is None
     paths = [r.path for r in notebook_records(Session.open(first.session.path)) if not r.fork]
     assert paths[-1] == str(tmp_path / "study.ipynb")
+
+
+def test_the_notebook_path_comes_from_jupyter_or_vs_code(tmp_path, monkeypatch):
+    from pi_jupyter.notebook.notebook_file import notebook_path
+
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert notebook_path({}) is None  # jupyter execute, papermill: not told
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "a.ipynb"))
+    assert notebook_path({}) == str(tmp_path / "a.ipynb")
+    assert notebook_path({"__vsc_ipynb_file__": str(tmp_path / "b.ipynb")}) == str(tmp_path / "b.ipynb")  # VS Code's own
+    monkeypatch.setenv("JPY_SESSION_NAME", "console-1")  # a console's session, not a notebook
+    assert notebook_path({}) is None
+
+
+def test_a_binding_names_the_session_file_without_the_users_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home" / "ada"))
+    beside = Binding.of("s1", "n1", str(tmp_path / "work" / "pi-sessions" / "x.jsonl"), str(tmp_path / "work" / "nb.ipynb"))
+    assert beside.file == "pi-sessions/x.jsonl"
+    elsewhere = Binding.of("s1", "n1", str(tmp_path / "home" / "ada" / ".pi" / "x.jsonl"), str(tmp_path / "work" / "nb.ipynb"))
+    assert elsewhere.file == "~/.pi/x.jsonl" and "ada" not in json.dumps(elsewhere.metadata())

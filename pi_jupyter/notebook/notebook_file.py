@@ -43,7 +43,7 @@ class Binding(BaseModel):
     notebook: str
     """The notebook id (the same in every output of one notebook; a copy starts with its original's)."""
     file: str | None = None
-    """The session file, relative to the notebook's folder when it lies below it, else absolute."""
+    """The session file, relative to the notebook's folder when it lies below it, else from ``~`` or absolute."""
     at: str = Field(default_factory=now_iso)
     """When the output was made: the latest binding of a notebook is the one it continues."""
 
@@ -57,10 +57,12 @@ class Binding(BaseModel):
         file = None
         if session_path:
             file = os.path.abspath(session_path)
-            if notebook_path:
-                folder = os.path.dirname(os.path.abspath(notebook_path))
-                if file.startswith(folder + os.sep):
-                    file = os.path.relpath(file, folder)
+            folder = os.path.dirname(os.path.abspath(notebook_path)) if notebook_path else None
+            home = os.path.expanduser("~")
+            if folder and file.startswith(folder + os.sep):
+                file = os.path.relpath(file, folder)
+            elif home not in ("", "~", os.sep) and file.startswith(home + os.sep):
+                file = "~" + file[len(home) :]  # a shared notebook does not show whose home it came from
         return cls(session=session_id, notebook=notebook_id, file=file)
 
     @classmethod
@@ -96,7 +98,7 @@ class NotebookFile(BaseModel):
         """The absolute path ``binding.file`` names, seen from this notebook's folder."""
         if not binding.file:
             return None
-        return os.path.normpath(os.path.join(os.path.dirname(self.path), binding.file))
+        return os.path.normpath(os.path.join(os.path.dirname(self.path), os.path.expanduser(binding.file)))
 
 
 def notebook_path(namespace: dict[str, Any] | None = None) -> str | None:
