@@ -94,3 +94,13 @@ def test_labels_names_and_vary_values_typed_in_a_notebook_are_stored_redacted(ip
     stored = "".join(p.read_text() for p in (tmp_path / "sessions").glob("*.jsonl"))
     assert KEY not in stored
     assert stored.count("[REDACTED:openai-key]") >= 4  # the label, both names, the variant (and its branch's prompt)
+
+
+def test_a_label_typed_in_the_tree_is_stored_redacted(tmp_path):
+    from pi_jupyter.notebook.tree_view import TreeView
+
+    s = Session.create(tmp_path)
+    entry = s.append_message({"role": "user", "content": "hello", "timestamp": 1})
+    TreeView(s).label(entry, f"baseline {KEY}")
+    assert s.label_of(entry) == "baseline [REDACTED:openai-key]"
+    assert KEY not in file_text(s)
