@@ -95,4 +95,16 @@ def test_a_binding_names_the_session_file_without_the_users_home(tmp_path, monke
     beside = Binding.of("s1", "n1", str(tmp_path / "work" / "pi-sessions" / "x.jsonl"), str(tmp_path / "work" / "nb.ipynb"))
     assert beside.file == "pi-sessions/x.jsonl"
     elsewhere = Binding.of("s1", "n1", str(tmp_path / "home" / "ada" / ".pi" / "x.jsonl"), str(tmp_path / "work" / "nb.ipynb"))
-    assert elsewhere.file == "~/.pi/x.jsonl" and "ada" not in json.dumps(elsewhere.metadata())
+    assert elsewhere.file is None and elsewhere.path == "~/.pi/x.jsonl" and "ada" not in json.dumps(elsewhere.metadata())
+
+
+def test_a_notebook_moved_to_another_folder_keeps_its_conversation(tmp_path):
+    (tmp_path / "project").mkdir()
+    saved_notebook(tmp_path / "project" / "study.ipynb", None)
+    first = binder(tmp_path / "project").choose(str(tmp_path / "project" / "study.ipynb"), {"c1"})
+    saved_notebook(tmp_path / "project" / "study.ipynb", first.session, first.notebook_id)
+    (tmp_path / "project" / "done").mkdir()
+    moved = tmp_path / "project" / "done" / "study.ipynb"
+    (tmp_path / "project" / "study.ipynb").rename(moved)  # dragged into a subfolder: its kernel now starts there
+    again = binder(tmp_path / "project" / "done").choose(str(moved), {"c1"})
+    assert again.session.id == first.session.id and "was ../study.ipynb" in (again.said or "")

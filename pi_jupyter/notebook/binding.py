@@ -155,6 +155,13 @@ def _same(a: str | None, b: str | None) -> bool:
         return False
 
 
+def _where(old: str, new: str) -> str:
+    """The old path as the user knows it: its name, or where it was seen from the new folder when only the folder changed."""
+    if os.path.basename(old) != os.path.basename(new):
+        return os.path.basename(old)
+    return os.path.relpath(old, os.path.dirname(new))
+
+
 @dataclass
 class Choice:
     """The session a notebook continues, its notebook id, and a line to say once (or ``None``)."""
@@ -181,7 +188,7 @@ class Binder:
         stem = Path(path).stem if path else None
         binding = nb.latest() if nb is not None else None
         if nb is not None and binding is not None:
-            found = self._locate(binding.session, nb.session_file(binding), binding.file)
+            found = self._locate(binding.session, *nb.session_files(binding))
             if found is None:
                 said = (
                     f"the conversation this notebook continued (session {short_id(binding.session)}) is not in "
@@ -250,7 +257,7 @@ class Binder:
         if last.path and session.name == Path(last.path).stem and not session.readonly:
             session.set_name(Path(path).stem)  # the name it got from the notebook follows the notebook
         label = session_label(session.name, session.id)
-        said = f"this notebook was {os.path.basename(last.path or '')}: its conversation ({label}) goes on here"
+        said = f"this notebook was {_where(last.path or '', path)}: its conversation ({label}) goes on here"
         return Choice(session, notebook_id, said)
 
     def _still_there(self, other_path: str | None, notebook_id: str, nb: NotebookFile | None) -> bool:

@@ -43,7 +43,9 @@ class Binding(BaseModel):
     notebook: str
     """The notebook id (the same in every output of one notebook; a copy starts with its original's)."""
     file: str | None = None
-    """The session file, relative to the notebook's folder when it lies below it, else from ``~`` or absolute."""
+    """The session file, relative to the notebook's folder when it lies below it (a folder moved or sent whole)."""
+    path: str | None = None
+    """The session file's absolute path, from ``~`` when under the home folder (a notebook moved to another folder)."""
     at: str = Field(default_factory=now_iso)
     """When the output was made: the latest binding of a notebook is the one it continues."""
 
@@ -54,16 +56,16 @@ class Binding(BaseModel):
     @classmethod
     def of(cls, session_id: str, notebook_id: str, session_path: str | None, notebook_path: str | None) -> Binding:
         """The binding of an output of the notebook at ``notebook_path`` made on the session at ``session_path``."""
-        file = None
+        file = path = None
         if session_path:
-            file = os.path.abspath(session_path)
+            path = os.path.abspath(session_path)
             folder = os.path.dirname(os.path.abspath(notebook_path)) if notebook_path else None
+            if folder and path.startswith(folder + os.sep):
+                file = os.path.relpath(path, folder)
             home = os.path.expanduser("~")
-            if folder and file.startswith(folder + os.sep):
-                file = os.path.relpath(file, folder)
-            elif home not in ("", "~", os.sep) and file.startswith(home + os.sep):
-                file = "~" + file[len(home) :]  # a shared notebook does not show whose home it came from
-        return cls(session=session_id, notebook=notebook_id, file=file)
+            if home not in ("", "~", os.sep) and path.startswith(home + os.sep):
+                path = "~" + path[len(home) :]  # a shared notebook does not show whose home it came from
+        return cls(session=session_id, notebook=notebook_id, file=file, path=path)
 
     @classmethod
     def from_output(cls, output: Any) -> Binding | None:
@@ -94,11 +96,14 @@ class NotebookFile(BaseModel):
         """Every notebook id its outputs carry."""
         return {b.notebook for b in self.bindings}
 
-    def session_file(self, binding: Binding) -> str | None:
-        """The absolute path ``binding.file`` names, seen from this notebook's folder."""
-        if not binding.file:
-            return None
-        return os.path.normpath(os.path.join(os.path.dirname(self.path), os.path.expanduser(binding.file)))
+    def session_files(self, binding: Binding) -> list[str]:
+        """Where the session file of ``binding`` may be: beside this notebook, then where it was written."""
+        out = []
+        if binding.file:
+            out.append(os.path.normpath(os.path.join(os.path.dirname(self.path), binding.file)))
+        if binding.path:
+            out.append(os.path.abspath(os.path.expanduser(binding.path)))
+        return out
 
 
 def notebook_path(namespace: dict[str, Any] | None = None) -> str | None:
