@@ -58,7 +58,7 @@ def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
     roles = [m.role for m in s.context().messages]
     assert roles == ["system", "user", "assistant", "user", "assistant", "toolResult", "assistant"]  # prompt recorded first
     assert s.context().messages[3].content[0].text.endswith("print(x + 42)\n```")
-    assert s.name == "notebook"
+    assert s.name is None  # the kernel was not told its notebook (no JPY_SESSION_NAME): a session of its own, unnamed
     # each cell record carries the In [n] the notebook shows for that cell
     counts = {e["data"]["cellId"]: e["data"]["executionCount"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.cell"}
     assert counts == {"c1": first.reply["execution_count"], "c3": third.reply["execution_count"]}

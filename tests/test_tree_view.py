@@ -87,6 +87,18 @@ def test_browser_actions_check_out_label_and_fork_through_the_session(tmp_path):
     assert set(new.branch_ids()) >= set(t["root"] + t["a"]) and not set(t["b"]) & set(new.branch_ids())
     assert {n["title"] for n in view.nodes.values()} == {"You: load the data", "You: idea A"}
     assert "forked" in view.status["text"]
+    assert "next %%pi cells" not in view.status["text"]  # a bare view belongs to no notebook
+
+
+def test_a_fork_from_a_notebook_tree_says_the_next_cells_continue_there(tmp_path):
+    s, t = branched(tmp_path)
+    followed = []
+    view = TreeView(s, on_fork=lambda new: followed.append(new) or new)  # the notebook's state.switch
+    view.fork(key_of(view, t["a"][0]))
+    (new,) = followed
+    text = view.status["text"]
+    assert new.id.replace("-", "")[-8:] in text  # the new session, by its short id
+    assert "the notebook's next %%pi cells continue in it" in text  # said, not done silently
 
 
 def test_summaries_and_compaction_need_an_agent_and_say_so(tmp_path):

@@ -28,9 +28,10 @@ from pydantic import SecretStr
 from ..messages import THINKING_LEVELS, UserMessage, as_message
 from ..providers.base import AbortSignal, Model
 from ..session import Session
+from .carry_edits import carry_edits
 from .compaction_runner import Compactor
 from .events import EntryAppendedEvent, Event, SessionEvent
-from .extensions import HANDLED, ExtensionManager
+from .extensions import HANDLED, ExtensionManager, GuardError
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
 from .persistence import persistence
 from .result import AgentBusyError, RunResult, usage_total
@@ -42,6 +43,7 @@ from .thinking import available_thinking_levels, clamp_thinking
 from .tool_hooks import PolicyContext, after_tool, before_tool
 from .tools import Tool, ToolResult
 from .transcript_system import prepare_run, reuse_recorded
+from .typed_text import scrub
 
 log = logging.getLogger("pi_jupyter.agent")
 
@@ -297,7 +299,12 @@ class Agent:
         :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
         """
         if isinstance(text, str) and len(self.extensions):
-            text = await self.extensions.on_input(text)
+            try:
+                text = await self.extensions.on_input(text)
+            except GuardError as refused:  # a guard that failed: nothing is sent, the result says why
+                return self._result([], self.session.leaf_id, 0.0).model_copy(
+                    update={"stop_reason": "error", "error_message": str(refused)}
+                )
             if text is HANDLED:
                 return self._result([], self.session.leaf_id, 0.0)
         message = self._prompt_message(text, images)
@@ -349,7 +356,7 @@ class Agent:
         """
         if self._state.running:
             raise AgentBusyError("the agent is running: edit the context when it is idle (or abort first)")
-        edit_id = self.session.edit_context(entry_id, replacement)
+        edit_id = self.session.edit_context(entry_id, scrub(replacement))  # typed text: never sent or stored as typed
         self.reload()
         self.announce_entry(edit_id)
         return edit_id
@@ -379,9 +386,8 @@ class Agent:
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):
             return as_message(text)
-        from .redact import redact  # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
-
-        return UserMessage.text(redact(self._expand_skill(text)), images)
+        # a key pasted into a prompt is never sent or stored as typed (the notebook also warns)
+        return UserMessage.text(scrub(self._expand_skill(text)), images)
 
     def _expand_skill(self, text: str) -> str:
         if not text.startswith("/skill:"):
@@ -434,6 +440,8 @@ class Agent:
         return await after_tool(call, extensions=self.extensions, user_hook=self.after_tool_call)
 
     async def _run(self, prompts: list[Any], *, skip_initial_steering: bool = False) -> RunResult:
+        if carry_edits(self.session, self.announce_entry):  # forgotten on another branch: forgotten here too
+            self.reload()
         self._state.start()
         started = time.monotonic()
         started_from = self.session.leaf_id
@@ -517,6 +525,7 @@ class Agent:
             raise AgentBusyError("cannot move in the tree while the agent is running; abort() first")
         session = self.session
         target_id = session.resolve(target) if target is not None else None
+        instructions, label = scrub(instructions), scrub(label)
         if not summarize:
             session.checkout(target_id)
             if label and target_id:
@@ -524,6 +533,7 @@ class Agent:
             self.reload()
             self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": session.leaf_id}))
             return session.leaf_id
+        carry_edits(session, self.announce_entry)  # the branch left behind is summarized without what was forgotten
         leaf = await self._compactor.summarize_branch_and_checkout(target_id, instructions, replace_instructions, label)
         self.reload()
         self._emit(SessionEvent(action="checkout", data={"target": target_id, "leaf": leaf, "summarized": True}))
@@ -537,7 +547,8 @@ class Agent:
         """
         if self._state.running:
             raise AgentBusyError("cannot compact while the agent is running; abort() first")
-        result = await self._compactor.compact(instructions, keep_recent_tokens=keep_recent_tokens)
+        carry_edits(self.session, self.announce_entry)
+        result = await self._compactor.compact(scrub(instructions), keep_recent_tokens=keep_recent_tokens)
         self.reload()
         return result
 

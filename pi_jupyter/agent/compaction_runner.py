@@ -34,6 +34,7 @@ from ..compaction.errors import nothing_to_compact_advice
 from ..messages import ThinkingLevel
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
+from .extensions import GuardError
 from .run_context import RunContext
 
 OVERFLOW_RETRY_FAILED = "Context overflow recovery failed after one compact-and-retry attempt"
@@ -53,6 +54,14 @@ class CompactionHooks(Protocol):
 
 class CompactionCancelled(CompactionError):
     """An extension cancelled the compaction (or the summarized checkout); nothing was written."""
+
+
+async def _ask(hooks: CompactionHooks, hook: str, request: Any) -> Any:
+    """The extensions' answer; a guard that failed cancels (fails closed), with its error named."""
+    try:
+        return await hooks.decide(hook, request)
+    except GuardError as exc:
+        raise CompactionCancelled(str(exc)) from None
 
 
 class Compactor:
@@ -120,7 +129,7 @@ class Compactor:
         decision = None
         if self._hooks is not None and len(self._hooks):
             request = {"reason": reason, "instructions": instructions, "preparation": prep}
-            decision = await self._hooks.decide("before_compact", request)
+            decision = await _ask(self._hooks, "before_compact", request)
         if decision is not None and not isinstance(decision, str):
             raise CompactionCancelled("compaction cancelled by an extension")
         if isinstance(decision, str):
@@ -165,7 +174,7 @@ class Compactor:
                     "entries": plan.entries_to_summarize,
                     "commonAncestorId": plan.common_ancestor_id,
                 }
-                decision = await self._hooks.decide("before_checkout", request)
+                decision = await _ask(self._hooks, "before_checkout", request)
                 if decision is not None and not isinstance(decision, str):
                     raise CompactionCancelled("checkout cancelled by an extension")
                 if isinstance(decision, str):

@@ -38,8 +38,15 @@ Private state goes into ``custom`` entries with ``ctx.append_entry(custom_type, 
 in the session file, never sent to the model. ``ctx.send_message(custom_type, content,
 display=True)`` writes a ``custom_message``, which the model does see, on purpose.
 
-A hook that raises becomes an ``extension_error`` event naming the extension and the hook;
-the run goes on and nothing is lost. Extensions are registered in code
+A hook that raises becomes an ``extension_error`` event naming the extension and the hook (the
+one line the user sees). An *observer* (``setup``, ``on_event``, ``before_prompt``, ``tools``)
+fails open: the run goes on as if it were not there. A *guard*, a hook whose answer can stop or
+narrow what runs or what is sent (``on_input``, ``transform_context``, ``before_tool_call``,
+``after_tool_call``, ``before_compact``, ``before_checkout``), fails closed: the prompt or the
+request is not sent, the tool call is refused, the tool's output is withheld from the model, the
+compaction or summarized checkout does not happen; the model (or the caller) is told which
+extension failed and how, and the run goes on where it can. A guard with a bug never lets
+through what it was written to stop. Extensions are registered in code
 (``agent.extensions.add(obj)``), by the entry point group ``pi_jupyter.extensions``
 (``agent.extensions.load_entry_points()``), or from a notebook (``%pi ext load MODULE``).
 """
@@ -64,6 +71,18 @@ HANDLED = object()
 
 CANCEL = object()
 """Returned by ``before_compact`` / ``before_checkout``: do not compact / do not move."""
+
+
+class GuardError(RuntimeError):
+    """A guard hook raised, so what it guards does not happen (see the module's docstring)."""
+
+    def __init__(self, extension: str, hook: str, error: str, outcome: str) -> None:
+        self.extension, self.hook, self.error = extension, hook, error
+        super().__init__(f"extension {extension}'s {hook} failed ({error}): {outcome}")
+
+
+GUARD_HOOKS = ("on_input", "transform_context", "before_tool_call", "after_tool_call", "before_compact", "before_checkout")
+"""Hooks that fail closed: their answer can stop or narrow what runs or what is sent."""
 
 HOOKS = (
     "setup",
@@ -251,6 +270,17 @@ class ExtensionManager:
             self._error(name, hook, exc)
             return None
 
+    async def _guard(self, name: str, hook: str, fn: Any, *args: Any, outcome: str) -> Any:
+        """Call a guard hook: its failure is reported once and raised as :class:`GuardError` (fail closed)."""
+        try:
+            out = fn(*args)
+            if inspect.isawaitable(out):
+                out = await out
+            return out
+        except Exception as exc:  # noqa: BLE001 - reported, then refused
+            self._error(name, hook, exc)
+            raise GuardError(name, hook, f"{type(exc).__name__}: {exc}", outcome) from None
+
     async def _call(self, name: str, hook: str, fn: Any, *args: Any) -> Any:
         try:
             out = fn(*args)
@@ -275,9 +305,9 @@ class ExtensionManager:
             self._call_sync(name, "on_event", fn, event, ctx)
 
     async def on_input(self, text: str) -> Any:
-        """Chain the ``on_input`` hooks; returns the text, or :data:`HANDLED`."""
+        """Chain the ``on_input`` hooks; returns the text, or :data:`HANDLED` (a failing one: :class:`GuardError`, nothing is sent)."""
         for name, fn, ctx in self._with("on_input"):
-            out = await self._call(name, "on_input", fn, text, ctx)
+            out = await self._guard(name, "on_input", fn, text, ctx, outcome="the prompt was not sent")
             if out is HANDLED:
                 return HANDLED
             if isinstance(out, str):
@@ -299,19 +329,24 @@ class ExtensionManager:
         return extra
 
     async def transform_context(self, messages: list[Any], signal: Any = None) -> list[Any]:
-        """Chain the ``transform_context`` hooks over a copy of ``messages``."""
+        """Chain the ``transform_context`` hooks over a copy of ``messages`` (a failing one: :class:`GuardError`, no request)."""
         current = list(messages)
         for name, fn, ctx in self._with("transform_context"):
-            out = await self._call(name, "transform_context", fn, list(current), ctx)
+            out = await self._guard(name, "transform_context", fn, list(current), ctx, outcome="the request was not sent")
             if isinstance(out, list):
                 current = out
         return current
 
     async def before_tool_call(self, call: Any) -> Any:
-        """The first blocking decision wins; argument changes carry on to later hooks."""
+        """The first blocking decision wins; argument changes carry on to later hooks; a failing hook refuses the call."""
+        from .loop import ToolDecision
+
         decision = None
         for name, fn, ctx in self._with("before_tool_call"):
-            out = await self._call(name, "before_tool_call", fn, call, ctx)
+            try:
+                out = await self._guard(name, "before_tool_call", fn, call, ctx, outcome=f"the {call.tool.name} call was not run")
+            except GuardError as refused:
+                return ToolDecision(block=True, reason=f"Refused: {refused}")
             if out is None:
                 continue
             if getattr(out, "block", False):
@@ -322,19 +357,26 @@ class ExtensionManager:
         return decision
 
     async def after_tool_call(self, call: Any) -> Any:
-        """Chain the ``after_tool_call`` hooks; each sees the previous replacement."""
+        """Chain the ``after_tool_call`` hooks; each sees the previous replacement; a failing hook withholds the output."""
+        from .tools import ToolResult
+
         replaced = None
         for name, fn, ctx in self._with("after_tool_call"):
-            out = await self._call(name, "after_tool_call", fn, call, ctx)
+            try:
+                out = await self._guard(name, "after_tool_call", fn, call, ctx, outcome="the tool's output was withheld from the model")
+            except GuardError as withheld:
+                call.result = ToolResult.error(str(withheld))
+                return call.result
             if out is not None and hasattr(out, "content"):
                 call.result = out
                 replaced = out
         return replaced
 
     async def decide(self, hook: str, request: Any) -> Any:
-        """``before_compact`` / ``before_checkout``: :data:`CANCEL`, a summary string, or ``None``."""
+        """``before_compact`` / ``before_checkout``: :data:`CANCEL`, a summary string, or ``None``; a failing hook: :class:`GuardError`."""
         for name, fn, ctx in self._with(hook):
-            out = await self._call(name, hook, fn, request, ctx)
+            what = "the compaction did not run" if hook == "before_compact" else "the checkout did not happen"
+            out = await self._guard(name, hook, fn, request, ctx, outcome=what)
             if out is CANCEL or isinstance(out, str):
                 return out
         return None

@@ -181,7 +181,10 @@ async def _stream_assistant(history: list[Any], config: LoopConfig, emit: Callab
         return _synthetic(model, "aborted", "Request was aborted", history, emit)
     messages = history
     if config.transform_context is not None:
-        messages = await _maybe(config.transform_context(list(history), signal))
+        try:
+            messages = await _maybe(config.transform_context(list(history), signal))
+        except Exception as exc:  # noqa: BLE001 - a guard that failed: the request is not sent (fail closed)
+            return _synthetic(model, "error", str(exc), history, emit)
     request = LlmRequest.model_construct(
         system_prompt=config.system_prompt,
         messages=config.convert(messages),

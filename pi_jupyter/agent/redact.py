@@ -33,6 +33,7 @@ __all__ = [
     "find_secrets",
     "redact",
     "redact_partial",
+    "redact_typed",
     "redact_value",
     "register_secret",
     "registered_secret_count",
@@ -353,3 +354,36 @@ def stream_safe_length(text: str, extra_secrets: Iterable[str | SecretStr] = (),
 def redact_partial(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
     """The part of a still-growing ``text`` that may be shown now (:func:`stream_safe_length`), redacted."""
     return redact(text[: stream_safe_length(text, extra_secrets, env=env)], extra_secrets, env=env)
+
+
+# -- text a user typed ------------------------------------------------------------------
+#
+# A URL password typed raw may hold a "#", a "?" or a space, where the rule of ``redact`` stops
+# (RFC 3986 wants them percent-encoded): in a prompt, an edit, instructions, a label or a name,
+# the password runs to the first "@" followed by a host. Only such passwords are taken here
+# (the rest is ``redact``'s), and not a "host:port" followed by words and an e-mail address.
+_TYPED_URL_PASSWORD_RE = re.compile(
+    r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\n@]{1,200}?)(@)"
+    r"(?=(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%\-]+)(?::\d*)?(?:[/?#\s\"'<>(),;\]}]|$))"
+)
+_RAW_PASSWORD_CHARS = re.compile(r"[#?\s]")
+_PORT_RE = re.compile(r"\d{1,5}(?:[\s/?#]|$)")
+
+
+def redact_typed(text: str) -> str:
+    """Redact text a user typed (a prompt, an edit, instructions, a label, a name, a ``--vary`` value).
+
+    Everything :func:`redact` hides, and URL passwords written raw, with a ``#``, a ``?`` or a
+    space in them (``postgres://bob:my pa#ss@db/x``): they become ``[REDACTED:url-password]``.
+    """
+    text = redact(text)
+    if "://" not in text or "@" not in text:
+        return text
+
+    def hide(m: re.Match[str]) -> str:
+        password = m.group(2)
+        if not _RAW_PASSWORD_CHARS.search(password) or _PORT_RE.match(password):
+            return m.group(0)  # redact's own rule, or a host:port and then ordinary words
+        return m.group(1) + "[REDACTED:url-password]" + m.group(3)
+
+    return _TYPED_URL_PASSWORD_RE.sub(hide, text)

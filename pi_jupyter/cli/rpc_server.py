@@ -27,6 +27,7 @@ from typing import IO, Any
 from ..agent.agent import Agent, AgentBusyError, AgentSettings
 from ..agent.compaction_runner import CompactionCancelled
 from ..agent.redact import redact
+from ..agent.typed_text import scrub
 from ..compaction import SummaryAborted, estimate_tokens_pi
 from ..messages import UserMessage
 from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
@@ -429,7 +430,7 @@ class RpcServer(MoreCommands):
         if kind == "get_session_stats":
             return success(cid, kind, views.session_stats(agent.model, agent.session, agent.messages))
         if isinstance(command, SetSessionNameCommand):
-            name = command.name.strip()
+            name = scrub(command.name.strip())  # typed text: a key in it is never stored as typed
             if not name:
                 raise CommandError("Session name cannot be empty")
             agent.session.set_name(name)

@@ -122,6 +122,17 @@ class BranchSession:
         """Attach a branch summary (moves this branch's leaf)."""
         return self._append(lambda: self.shared.branch_with_summary(*args, **kwargs))
 
+    def carry_context_edits(self) -> list[str]:
+        """Carry the file's latest context edits onto this branch (see :meth:`Session.carry_context_edits`)."""
+        carried: list[str] = []
+
+        def carry() -> str:
+            carried.extend(self.shared.carry_context_edits())
+            return carried[-1] if carried else ""
+
+        self._append(carry)
+        return carried
+
     def label(self, target: str, label: str | None) -> str:
         """Label an entry (the label entry goes below this branch's leaf)."""
         return self._append(lambda: self.shared.label(target, label))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from .. import providers
+from ..agent.typed_text import scrub
 from ..session import Session
 from .branch_session import BranchSession
 from .choose import executor_for
@@ -82,7 +83,8 @@ class Experiment:
         self.session = session
         self.base_url = base_url or None
         self.agent_options = dict(agent_options or {})
-        self.vary = {k: [str(v) for v in values] for k, values in (vary or {}).items()}
+        # values are typed text: a key in one is never sent, stored or shown as typed (the prompt is redacted when sent)
+        self.vary = {k: [scrub(str(v)) for v in values] for k, values in (vary or {}).items()}
         self.repeat, self.concurrency, self.budget = repeat, concurrency, budget
         validate(
             self.vary,
@@ -104,7 +106,13 @@ class Experiment:
         self.default_model = self._default_model(model)
         self.variants = expand(self.vary, repeat)
         self.grid = Grid(
-            id=uuid.uuid4().hex[:12], start=self.start, prompt=prompt, vary=self.vary, repeat=repeat, size=len(self.variants), budget=budget
+            id=uuid.uuid4().hex[:12],
+            start=self.start,
+            prompt=scrub(prompt),
+            vary=self.vary,
+            repeat=repeat,
+            size=len(self.variants),
+            budget=budget,
         )
         self.continue_from = continue_from
         self.cwd = cwd or session.cwd or os.getcwd()

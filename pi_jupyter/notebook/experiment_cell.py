@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from collections import ChainMap
 from typing import Any
 
@@ -53,6 +52,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     vary = parse_vary(args.vary or [])
     state = magics.state
     agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
+    if said := state.take_said():
+        print(f"pi: {said}")
     busy = state.busy(agent)
     if busy is not None or agent.is_running:
         raise UsageError(f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run; await it first")
@@ -95,10 +96,10 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     if magics.widget:
         from .experiment_view import ExperimentView
 
-        title = f"experiment · {exp.grid.size} branches · {session.name or os.path.basename(session.path or 'session')}"
+        title = f"experiment · {exp.grid.size} branches · {state.header(session)}"
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
-    handle = display(view, display_id=True) if view is not None else None
+    handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
     produced: list[str] = []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
 
@@ -130,7 +131,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
             if handle is not None and exp.result is not None:
                 from .experiment_view import final_bundle
 
-                handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
+                handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True, metadata=state.binding(session))
 
     def finish(result: ExperimentResult) -> ExperimentResult:
         brought = world_cells.note(agent)

@@ -17,6 +17,7 @@ from IPython.display import display
 from traitlets.config import Config
 
 from ..agent.agent import Agent, AgentBusyError
+from ..agent.typed_text import scrub
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
 from . import context_commands, page_bridge, world_cells
@@ -188,6 +189,8 @@ class PiMagics(Magics, PiConfig):
             print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
+        if said := state.take_said():  # a copy forked, a notebook moved: said once, in the cell where it happened
+            print(f"pi: {said}")
         busy = state.busy(agent)
         if busy is not None or agent.is_running:
             raise UsageError(
@@ -205,7 +208,10 @@ class PiMagics(Magics, PiConfig):
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
-        handle = display(view, display_id=True) if view is not None else None
+        binding = state.binding(agent.session)  # the notebook's saved outputs say which conversation it continues
+        handle = display(view, display_id=True, metadata=binding) if view is not None else None
+        if view is None:
+            print(f"[{state.header(agent.session)}]")
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
 
@@ -231,7 +237,7 @@ class PiMagics(Magics, PiConfig):
                     try:  # the static rendering replaces the widget: it reads the same once the kernel is gone
                         finish_actions()  # the "forget this" clicked during the run
                         view.set_footer(*siblings_footer(agent.session, cell_id, start, agent.session.leaf_id))
-                        handle.update(view.final_bundle(), raw=True)
+                        handle.update(view.final_bundle(), raw=True, metadata=binding)
                         view.close()
                     except Exception:  # noqa: BLE001 - the transcript update is best effort
                         pass
@@ -299,7 +305,7 @@ class PiMagics(Magics, PiConfig):
         from .agent_view import AgentView
 
         view = AgentView(
-            title=agent.session.name or os.path.basename(agent.session.path or "session"),
+            title=self.state.header(agent.session),
             model=agent.model.ref,
             max_rate=self.stream_rate,
             scale=self.scale,
@@ -371,15 +377,9 @@ class PiMagics(Magics, PiConfig):
         return None
 
     def _cmd_sessions(self, rest: list[str]) -> Any:
-        from ..session import Session
+        from .session_commands import sessions_listing
 
-        infos = Session.list(self.state.session_dir)
-        current = self.state.current
-        if not infos:
-            print(f"no sessions in {self.state.session_dir}")
-        for info in infos:
-            mark = "*" if info.path == current else " "
-            print(f"{mark} {info}")
+        print(sessions_listing(self.state))
         return None
 
     def _cmd_new(self, rest: list[str]) -> Any:
@@ -401,7 +401,7 @@ class PiMagics(Magics, PiConfig):
         s = agent.session
         busy = self.state.busy(agent)
         lines = [
-            f"session  {s.path or 'in memory'}" + (f"  ({s.name})" if s.name else ""),
+            f"session  {self.state.header(s)}  ({s.path or 'in memory'})",
             f"entries  {len(s)}, leaf {s.leaf_id}",
             f"model    {agent.model.ref}, thinking {agent.thinking_level}",
             f"tools    {', '.join(t.name for t in agent.tools) or '(none)'}",
@@ -449,7 +449,7 @@ class PiMagics(Magics, PiConfig):
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
         moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
-        print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
+        print(f"forked into {self.state.header(new)} ({len(new)} entries); the notebook's next %%pi cells continue in it")
         world_cells.say(moved)
         return new
 
@@ -458,7 +458,7 @@ class PiMagics(Magics, PiConfig):
             raise UsageError("%pi label: give an entry id and a label ('' clears it)")
         agent = self._agent()
         target = self._resolve_ref(agent, rest[0])
-        text = " ".join(rest[1:])
+        text = scrub(" ".join(rest[1:]))  # typed text: a key in a label is never stored as typed
         agent.session.label(target, text or None)
         print(f"labelled {target}: {text!r}" if text else f"cleared the label of {target}")
         return None
@@ -477,7 +477,7 @@ class PiMagics(Magics, PiConfig):
 
     def _cmd_name(self, rest: list[str]) -> Any:
         agent = self._agent()
-        agent.session.set_name(" ".join(rest))
+        agent.session.set_name(scrub(" ".join(rest)))
         print(f"session named {agent.session.name!r}")
         return None
 
@@ -613,6 +613,10 @@ def register(shell: Any) -> PiMagics:
 
     def remember_cell(info: Any) -> None:
         shell._pi_cell_id = getattr(info, "cell_id", None)
+        if shell._pi_cell_id:
+            magics.state.seen_cells.add(str(shell._pi_cell_id))
+
+    magics.state.seen_cells.add(_cell_id(shell, ""))  # the cell that loads the extension
 
     shell.events.register("pre_run_cell", remember_cell)
     from .async_cell import install, stop_note

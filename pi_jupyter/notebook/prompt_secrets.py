@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..agent.redact import find_secrets, redact
+from ..agent.redact import find_secrets, redact_typed
 
 __all__ = ["guard_prompt"]
 
@@ -21,14 +21,15 @@ _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
 def guard_prompt(prompt: str, cell_text: str) -> tuple[str, str | None]:
     """``(prompt to send, warning or None)``: ``prompt`` with its secrets redacted, and one line for the user."""
-    found = find_secrets(prompt)
+    clean = redact_typed(prompt)
+    found = find_secrets(clean)  # the labels left where secrets were
     if not found:
         return prompt, None
     what = ", ".join(found)
     warning = f"pi: the prompt contains a secret ({what}); it was sent and stored as [REDACTED:...], never as typed."
-    if find_secrets(cell_text):
+    if find_secrets(redact_typed(cell_text)):
         warning += " It is still in this cell's text, which the notebook saves: remove it there."
     env = [name for name in found if _ENV_NAME.match(name)]
     if env:
         warning += f" Code the agent runs can read it as os.environ[{env[0]!r}]."
-    return redact(prompt), warning
+    return clean, warning

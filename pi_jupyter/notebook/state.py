@@ -10,9 +10,12 @@ from typing import Any, Literal, TypeGuard, get_args
 
 from ..agent.agent import Agent
 from ..agent.events import Event
+from ..agent.typed_text import scrub
 from ..session import Session, SessionError
+from .binding import Binder, origin, session_label, short_id
 from .display_capture import display_capture
 from .live_settings import apply_settings
+from .notebook_file import Binding, is_cell_id, new_notebook_id, notebook_path, read_notebook
 from .runner import BackgroundRun, KernelRunner
 from .world_cells import Tracker, attach
 
@@ -41,6 +44,12 @@ class NotebookState:
         """Per agent: the settings it last took (see :mod:`.live_settings`)."""
         self.tracker = Tracker()
         """What the world knows of the namespace, shared by every session's world (see :mod:`.world_cells`)."""
+        self.seen_cells: set[str] = set()
+        """Ids of the cells this kernel ran (how it knows the notebook file it reads is its own)."""
+        self.notebook_id: str | None = None
+        """This notebook's id (see :mod:`.notebook_file`), known once a session is bound."""
+        self._origins: dict[str, str | None] = {}
+        self._said: str | None = None
 
     # ------------------------------------------------------------ sessions
 
@@ -49,11 +58,66 @@ class NotebookState:
         """Where new session files go."""
         return Path(os.path.abspath(os.path.expanduser(self.config.session_dir)))
 
-    def default_name(self) -> str:
-        """The session name a notebook uses when none is given: the notebook's file name."""
-        nb = os.environ.get("JPY_SESSION_NAME") or ""
-        stem = Path(nb).stem if nb else ""
-        return stem or "notebook"
+    @property
+    def notebook_path(self) -> str | None:
+        """The path of this kernel's notebook, as the front end told it (``None`` under nbclient and papermill)."""
+        return notebook_path(self.namespace)
+
+    def _notebook_session(self) -> Session:
+        """The session this notebook continues, or a new one (the rule of :mod:`.binding`)."""
+        choice = Binder(self.session_dir, self._open, self._create).choose(self.notebook_path, self.seen_cells)
+        self.notebook_id = choice.notebook_id
+        self._said = choice.said
+        key = choice.session.path or f"memory:{choice.session.id}"
+        self._origins[key] = origin(choice.session, choice.notebook_id)
+        return choice.session
+
+    def _create(self, name: str | None) -> Session:
+        session = Session.create(self.session_dir, durability=self.config.durability)
+        if name and (name := scrub(name).strip()):  # a name is typed text: never stored with a key in it
+            session.set_name(name)
+        return session
+
+    def identity(self) -> str:
+        """This notebook's id: the one its saved outputs carry, else a new one."""
+        if self.notebook_id is None:
+            nb = read_notebook(self.notebook_path)
+            ran = {c for c in self.seen_cells if is_cell_id(c)}
+            latest = nb.latest() if nb is not None and (not ran or ran & nb.cell_ids) else None
+            self.notebook_id = latest.notebook if latest is not None else new_notebook_id()
+        return self.notebook_id
+
+    def _bind(self, key: str, session: Session) -> None:
+        """``session`` becomes the one this notebook continues (``%pi open``, ``new``, ``fork``, ``--session``)."""
+        if key in self._origins:
+            return
+        notebook_id = self.identity()
+        self._origins[key] = origin(session, notebook_id)
+        Binder(self.session_dir, self._open, self._create).adopt(session, notebook_id, self.notebook_path)
+
+    def header(self, session: Session) -> str:
+        """What the header of a ``%%pi`` output says of its session: ``name · short id``, and where it started if not here."""
+        key = session.path or f"memory:{session.id}"
+        started = self._origins.get(key)
+        label = session_label(session.name, session.id)
+        return f"{label} · {started}" if started else label
+
+    def take_said(self) -> str | None:
+        """The line to say once about the session just chosen (a copy forked, a moved notebook), then ``None``."""
+        said, self._said = self._said, None
+        return said
+
+    def binding(self, session: Session) -> dict[str, Any]:
+        """The output metadata that ties a ``%%pi`` output to ``session`` (see :mod:`.notebook_file`)."""
+        return Binding.of(session.id, self.identity(), session.path, self.notebook_path).metadata()
+
+    def named(self, ref: str) -> list[Any]:
+        """The sessions of the session folder called ``ref``, or whose id starts or ends with it (a short id)."""
+        infos = Session.list(self.session_dir)
+        named = [i for i in infos if i.name == ref]
+        if named:
+            return named
+        return [i for i in infos if len(ref) >= 4 and (i.id.startswith(ref) or i.id.replace("-", "").endswith(ref))]
 
     def find_session(self, ref: str, *, create: bool) -> Session:
         """A session by path (``x.jsonl`` or containing ``/``), by name, or by id prefix in the session folder."""
@@ -68,21 +132,18 @@ class NotebookState:
                 if not os.path.isdir(os.path.dirname(path)):
                     raise FileNotFoundError(f"no folder {os.path.dirname(path)} for the new session file {os.path.basename(path)}")
             return Session.open(path, create=True, durability=self.config.durability)
-        for agent in self.agents.values():
+        matches = self.named(ref)
+        if len(matches) > 1:
+            which = "; ".join(f"{short_id(i.id)} ({i.message_count} messages, {i.modified.astimezone():%Y-%m-%d %H:%M})" for i in matches)
+            raise SessionError(f"{len(matches)} sessions are named {ref!r}: {which}; give the id to pick one (%pi open ID)")
+        if matches:
+            return self._open(matches[0].path)
+        for agent in self.agents.values():  # an open session outside the folder (or in memory)
             if agent.session.name == ref:
                 return agent.session
-        infos = Session.list(self.session_dir)
-        named = [i for i in infos if i.name == ref]
-        if named:
-            return self._open(named[0].path)
-        by_id = [i for i in infos if i.id.startswith(ref)]
-        if len(by_id) == 1:
-            return self._open(by_id[0].path)
         if not create:
             raise SessionError(f"no session named {ref!r} in {self.session_dir} (%pi sessions lists them; %pi new {ref} makes one)")
-        session = Session.create(self.session_dir, durability=self.config.durability)
-        session.set_name(ref)
-        return session
+        return self._create(ref)
 
     def _open(self, path: str) -> Session:
         path = os.path.abspath(path)
@@ -96,7 +157,7 @@ class NotebookState:
             key = self.current
         else:
             if session is None:
-                session = self.find_session(self.default_name(), create=True)
+                session = self._notebook_session()
             key = session.path or f"memory:{session.id}"
         agent = self.agents.get(key)
         if agent is None:
@@ -107,6 +168,8 @@ class NotebookState:
         if not agent.is_running:  # settings changed since the last cell apply now (never in the middle of a run)
             self.applied[key] = apply_settings(agent, self.config, self.applied.get(key, {}), make_policy=self._policy)
         if make_current:
+            if key != self.current:
+                self._bind(key, agent.session)
             self.current = key
         return agent
 
@@ -167,10 +230,7 @@ class NotebookState:
 
     def new_session(self, name: str | None = None) -> Agent:
         """Start a new session file in the session folder and make it current."""
-        session = Session.create(self.session_dir, durability=self.config.durability)
-        if name:
-            session.set_name(name)
-        return self.agent_for(session)
+        return self.agent_for(self._create(name))
 
     def switch(self, session: Session) -> Agent:
         """Make ``session`` the current one."""

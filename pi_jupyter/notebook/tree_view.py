@@ -338,10 +338,14 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         new = self.session.fork(target)
         self.last_fork = new
         follow = self._on_fork(new) if self._on_fork is not None else self._default_follow(new)
-        where = new.path or "a new in-memory session"
+        from .binding import session_label
+
+        where = session_label(new.name, new.id) if new.path else "a new in-memory session"
         if follow is not None:
             self.show(follow)
-        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now")
+        # with the notebook's state (on_fork), the notebook's next cells continue in the fork: say so, never silently
+        then = "; the notebook's next %%pi cells continue in it" if self._on_fork is not None else ""
+        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now{then}")
         return new
 
     def _default_follow(self, new: Session) -> Any:
@@ -355,7 +359,9 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     def label(self, ref: str | None, text: str | None) -> str:
         """Label a node's last step (``""`` or ``None`` clears the label); returns the label entry's id."""
         target = self._target_id(ref)
-        text = (text or "").strip() or None
+        from ..agent.typed_text import scrub
+
+        text = scrub((text or "").strip()) or None  # a key typed into a label is never stored as typed
         entry_id = self.session.label(target, text)
         self._done(f"labelled {target} {text!r}" if text else f"cleared the label of {target}")
         return entry_id

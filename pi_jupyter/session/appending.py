@@ -158,6 +158,21 @@ class SessionAppending(SessionReading):
         fields = context_edit_entry(self._index.by_id.get(target_id), target_id, self.branch_ids(), replacement)
         return self._append(lambda eid, parent, ts: {"type": "context_edit", "id": eid, "parentId": parent, "timestamp": ts, **fields})
 
+    def carry_context_edits(self) -> list[str]:
+        """Copy onto the current branch the file's latest edit of each entry it holds, where the branch says otherwise.
+
+        A context edit follows its entry (see :mod:`~pi_jupyter.session.edit_follow`): an entry
+        forgotten on one branch is forgotten on every branch, so a request built from here
+        never sends it again, and pi rebuilds the same context from the file. Returns the ids of
+        the ``context_edit`` entries appended (none, almost always).
+        """
+        from .edit_follow import edits_to_carry, latest_edits
+
+        latest = latest_edits(self._index.order, self._index.kinds)
+        if not latest or self.readonly:
+            return []
+        return [self._append(_entry_of(fields)) for fields in edits_to_carry(latest, self.raw_branch())]
+
     def append_custom(self, custom_type: str, data: Any = None) -> str:
         """Append private state (an extension's, or pi-jupyter's own). The model never sees it."""
 
@@ -373,3 +388,12 @@ def fresh_id(used: Container[str]) -> str:
         if candidate not in used:
             return candidate
     return str(uuid.uuid4())
+
+
+def _entry_of(fields: dict[str, Any]) -> Callable[[str, str | None, str], RawEntry]:
+    """The builder :meth:`SessionAppending._append` takes, for an entry of ``fields``."""
+
+    def build(eid: str, parent: str | None, ts: str) -> RawEntry:
+        return {"type": fields["type"], "id": eid, "parentId": parent, "timestamp": ts, **fields}
+
+    return build

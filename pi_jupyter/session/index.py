@@ -42,10 +42,13 @@ CHECKOUT_TYPE = "pi_jupyter.checkout"
 CELL_TYPE = "pi_jupyter.cell"
 """``customType`` of the record of one notebook cell's run (see ``pi_jupyter.notebook.cells``)."""
 
+NOTEBOOK_TYPE = "pi_jupyter.notebook"
+"""``customType`` of the record that a notebook continues this session (see ``pi_jupyter.notebook.binding``)."""
+
 EXPERIMENT_TYPES = ("pi_jupyter.score", "pi_jupyter.branch_end", "pi_jupyter.experiment")
 """``custom`` records of experiments (``pi_jupyter.experiment``): scores, branch outcomes, the grid."""
 
-TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, *EXPERIMENT_TYPES})
+TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, NOTEBOOK_TYPE, *EXPERIMENT_TYPES})
 """``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
 
 # kind codes, one byte per line; the first five are the ones a context rebuild looks at

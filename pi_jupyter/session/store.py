@@ -44,6 +44,7 @@ from typing import Any
 
 from ..messages import now_iso
 from .appending import fresh_id
+from .edit_follow import edits_to_carry, latest_edits
 from .entries import CURRENT_VERSION
 from .files import create_exclusive, read_regular
 from .index import EntryIndex, RawEntry
@@ -404,6 +405,12 @@ class Session(SessionMoves):
                 ids.add(lid)
                 labels.append({"type": "label", "id": lid, "parentId": parent, "timestamp": ts, "targetId": target, "label": text})
                 parent = lid
+        # an entry forgotten on another branch stays forgotten in the fork (see edit_follow)
+        for fields in edits_to_carry(latest_edits(self._index.order, self._index.kinds), kept):
+            eid = fresh_id(ids)
+            ids.add(eid)
+            labels.append({"type": "context_edit", "id": eid, "parentId": parent, "timestamp": now_iso(), **fields})
+            parent = eid
         sid = new_session_id()
         stamp = now_iso()
         header = _header(sid, stamp, self.cwd or os.getcwd(), self._path)

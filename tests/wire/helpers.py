@@ -59,3 +59,12 @@ def abort_mid_stream(model: Model | str, request: LlmRequest, options: StreamOpt
         return events
 
     return asyncio.run(main())
+
+
+def sent_since(server: WireServer) -> str:
+    """Every request body ``server`` received since the last call, as one JSON text (then forgotten)."""
+    import json
+
+    bodies = json.dumps([r.body for r in server.requests], ensure_ascii=False)
+    server.requests.clear()
+    return bodies
