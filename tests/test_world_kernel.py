@@ -97,7 +97,16 @@ def test_a_rerun_cell_and_a_checkout_bring_each_branch_its_plan_and_its_file(ker
 
 
 def test_after_a_restart_a_checkout_restores_from_the_saved_state(tmp_path):
-    k = Kernel(str(tmp_path))
+    # as in JupyterLab: the kernel knows its notebook (JPY_SESSION_NAME), whose cell ids the session
+    # recorded, so the restarted kernel continues the same session (see notebook/binding.py)
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%%pi ...", id="plan")]
+    path = tmp_path / "study.ipynb"
+    nbformat.write(nb, path)
+    env = {"JPY_SESSION_NAME": str(path)}
+    k = Kernel(str(tmp_path), env=env)
     try:
         assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
         assert k.run(both("plan = 'A'", "A"), "plan").status == "ok"
@@ -105,7 +114,7 @@ def test_after_a_restart_a_checkout_restores_from_the_saved_state(tmp_path):
     finally:
         k.close()
     leaf_a = first_run_end(session_of(tmp_path), "plan")
-    k = Kernel(str(tmp_path))  # a restarted kernel: nothing in its namespace
+    k = Kernel(str(tmp_path), env=env)  # a restarted kernel: nothing in its namespace
     try:
         assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
         back = k.run(f"%pi checkout {leaf_a}")
