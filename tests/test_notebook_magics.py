@@ -39,6 +39,9 @@ def ip(tmp_path, monkeypatch):
     yield shell
     shell.run_line_magic("unload_ext", "pi_jupyter")
     shell._pi_magics = None
+    # %config writes into the shared shell's config: the next test's magics must not inherit it
+    for section in ("PiMagics", "PiConfig"):
+        shell.config.pop(section, None)
 
 
 def usage_error(shell, line: str, cell: str | None = None) -> str:
