@@ -22,6 +22,7 @@ from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileE
 from . import context_commands, page_bridge
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .freshness import fresh_agent
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
@@ -192,6 +193,7 @@ class PiMagics(Magics, PiConfig):
                 f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run "
                 f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
             )
+        agent = fresh_agent(state, agent)  # what other writers appended since the last cell (or a reopened file)
         self._configure(agent, args)
         cell_id = _cell_id(self.shell, cell)
         start, forked = start_for(agent.session, cell_id, continue_=args.continue_)

@@ -135,6 +135,7 @@ class EntryIndex:
         self._kind = bytearray()  # per line: a K_* code
         self._lines: list[int] = []  # per line: its 1-based line number in the file (0: not from a file)
         self._children: dict[str | None, list[str]] | None = None  # built on first use
+        self._cells: dict[str, list[int]] = {}  # notebook cell id -> positions of its run records, in file order
         self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
         self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
 
@@ -258,6 +259,11 @@ class EntryIndex:
                     # a checkout marker stands for "the leaf is my parent": it is a dead-end child
                     # of the target, so the branch (and pi's context, which walks through it) is the target's
                     leaf = parent
+                    if entry.get("customType") == CELL_TYPE:
+                        data = entry.get("data")
+                        cell_id = data.get("cellId") if type(data) is dict else None
+                        if type(cell_id) is str:
+                            self._cells.setdefault(cell_id, []).append(n - 1)
                 kinds.append(kind)
                 if children is not None:
                     children.setdefault(None if parent == eid else parent, []).append(eid)
@@ -299,6 +305,15 @@ class EntryIndex:
         """Entry id -> the line number that stands for it (built on each call; for reports)."""
         lines = self._lines
         return {eid: lines[p] for eid, p in self._pos.items()}
+
+    def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
+        """The run records of notebook cell ``cell_id`` (every cell's with ``None``), in file order; O(records)."""
+        if cell_id is not None:
+            positions = self._cells.get(cell_id, [])
+        else:
+            positions = sorted(p for runs in self._cells.values() for p in runs)
+        order = self.order
+        return [order[p] for p in positions]
 
     def line(self, entry_id: str) -> int:
         """The 1-based line number of an entry (0 when unknown or not from a file)."""

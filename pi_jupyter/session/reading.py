@@ -129,6 +129,14 @@ class SessionReading:
         """Every entry dict in file order (the fast path for large sessions)."""
         return list(self._index.order)
 
+    def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
+        """The ``pi_jupyter.cell`` records of notebook cell ``cell_id`` (of every cell with ``None``), in file order.
+
+        Kept in an index as the file is read and appended to, so a cell finds its earlier runs
+        without reading the whole session.
+        """
+        return self._index.cell_records(cell_id)
+
     def info(self) -> SessionInfo:
         """This session's listing info (pi's ``SessionInfo`` fields: name, counts, first message, times)."""
         from .listing import info_from_entries
