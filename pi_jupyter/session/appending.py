@@ -155,7 +155,7 @@ class SessionAppending(SessionReading):
             target_id = self.resolve(entry_id)
         except EntryNotFoundError:
             target_id = entry_id
-        fields = context_edit_entry(self._index.by_id.get(target_id), target_id, self.branch_ids(), replacement)
+        fields = context_edit_entry(self._index.get(target_id), target_id, self.branch_ids(), replacement)
         return self._append(lambda eid, parent, ts: {"type": "context_edit", "id": eid, "parentId": parent, "timestamp": ts, **fields})
 
     def append_custom(self, custom_type: str, data: Any = None) -> str:
