@@ -17,8 +17,6 @@ from ..session.scan import ScannedSession
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
 from .render import render_message, render_messages
 
-NAME = "context"
-HELP = "print the rebuilt context of the current branch (or of --leaf)"
 DESCRIPTION = """\
 Print what a model would be given on the current branch: pi's buildSessionContext
 (the latest compaction summary, the kept and later messages, custom messages and branch

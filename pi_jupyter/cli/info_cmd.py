@@ -16,8 +16,6 @@ from ..session.scan import ScannedSession
 from ..session.usage import entry_usage
 from .common import open_session, safe_stdout, scan_session, status, write_json
 
-NAME = "info"
-HELP = "print the session's id, times, counts, models, token and cost totals, and its load report"
 DESCRIPTION = """\
 Print what the session is (id, file, cwd, name, parent session, created/modified, entry
 and message counts, leaf, models used, token and cost totals over every branch) and its

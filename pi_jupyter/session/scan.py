@@ -30,6 +30,7 @@ from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
 from .report import CycleError, LoadReport, SessionFileError
+from .stubs import message_stub
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -218,34 +219,32 @@ def scan(
             lines: list[int] = []
             view = memoryview(data)
             start = 0
+            light = visit is None and keep is None  # message lines need not be read whole
+            ascii_only = light and data.isascii()
             with paused_gc():
                 while start < cut:
                     end = data.find(b"\n", start, cut)
                     if end < 0:
                         end = cut
                     if end > start:
-                        try:
-                            obj = orjson.loads(view[start:end])
-                        except orjson.JSONDecodeError:
-                            torn = final and end == cut and not data.endswith(b"\n")
-                            obj = slow_line(data[start:end], lineno, report, torn=torn)
-                            if obj is SKIP or obj is TORN:
-                                lineno += 1
-                                start = end + 1
-                                continue
-                        if type(obj) is not dict:
-                            from ..messages.text import json_type
-
-                            report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
-                        elif header is None:
-                            header = obj
-                            _check_header(p, header, lineno)
-                        else:
-                            if visit is not None:
-                                visit(obj)
-                            stub = _stub(obj)
-                            if keep is not None:
-                                stub["_keep"] = keep(obj)
+                        stub = message_stub(view[start:end], ascii_only) if light and header is not None else None
+                        if stub is None:
+                            stub = _whole_line(
+                                view, data, start, end, lineno, report, torn=final and end == cut and not data.endswith(b"\n")
+                            )
+                            if stub is None:
+                                pass  # blank, unreadable (reported) or torn
+                            elif header is None:
+                                header, stub = stub, None
+                                _check_header(p, header, lineno)
+                            else:
+                                obj = stub
+                                if visit is not None:
+                                    visit(obj)
+                                stub = _stub(obj)
+                                if keep is not None:
+                                    stub["_keep"] = keep(obj)
+                        if stub is not None:
                             stubs.append(stub)
                             lines.append(lineno)
                             offsets.append(base + start)
@@ -272,6 +271,22 @@ def scan(
     report.problems.sort(key=lambda problem: problem.line)
     settle_gc()  # the stubs, made with the collector paused, go straight to its oldest generation
     return ScannedSession(p, header, index, report, offsets)
+
+
+def _whole_line(view: memoryview, data: bytes, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool) -> RawEntry | None:
+    """The object on a line read whole, or ``None`` for a blank, unreadable or torn line, or one that is not an object (reported)."""
+    try:
+        obj = orjson.loads(view[start:end])
+    except orjson.JSONDecodeError:
+        obj = slow_line(data[start:end], lineno, report, torn=torn)
+        if obj is SKIP or obj is TORN:
+            return None
+    if type(obj) is not dict:
+        from ..messages.text import json_type
+
+        report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
+        return None
+    return obj
 
 
 def _check_header(path: str, header: RawEntry, line: int) -> None:
