@@ -22,6 +22,7 @@ from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileE
 from . import context_commands, page_bridge
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .failure import CellFailed, CompactionAdvice, cell_failure
 from .freshness import fresh_agent
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
@@ -207,15 +208,18 @@ class PiMagics(Magics, PiConfig):
         handle = display(view, display_id=True) if view is not None else None
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
+        advice = CompactionAdvice()
 
         async def run() -> CellResult:
             unsubscribe = agent.subscribe(view.handle) if view is not None else (lambda: None)
+            unadvise = agent.subscribe(advice)
             result = None
             try:
                 result = await agent.prompt(prompt)
                 return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
             finally:
                 unsubscribe()
+                unadvise()
                 agent.tools = tools_before
                 produced = list(result.entry_ids) if result is not None else []
                 try:
@@ -245,14 +249,17 @@ class PiMagics(Magics, PiConfig):
                 self._user_ns()[args.name] = bg
             return bg
         stopped = lambda: bool(view and view.stop_requested)  # noqa: E731
-        pending = PendingRun(state.runner, future, agent.abort, lambda r: self._finish_cell(args, view, r), stopped)
+        finish = lambda r: self._finish_cell(args, view, r, cell_failure(agent, r, advice.text))  # noqa: E731
+        pending = PendingRun(state.runner, future, agent.abort, finish, stopped)
         return pending if self._awaited else pending.wait()
 
-    def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult) -> CellResult:
+    def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult, failed: CellFailed | None = None) -> CellResult:
         if args.name:
             self._user_ns()[args.name] = result
         if view is None:
             print(result.text)
+        if failed is not None:
+            raise failed
         return result
 
     async def pi_async(self, line: str, cell: str) -> Any:

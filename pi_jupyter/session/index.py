@@ -526,8 +526,34 @@ class EntryIndex:
         return [order[i] for i in positions]
 
     def child_ids(self, entry_id: str | None) -> list[str]:
-        """Ids of the direct children of ``entry_id`` (``None``: the roots), in file order."""
-        return list(self.children.get(entry_id, ()))
+        """Ids of the direct children of ``entry_id`` (``None``: the roots), in file order.
+
+        Before :attr:`children` is built, one entry's children are found with a C-speed search of
+        the parent positions, rather than building the lists of every entry in the file.
+        """
+        if self._children is not None or entry_id is None or entry_id not in self._pos:
+            return list(self.children.get(entry_id, ()))
+        if self._stale:
+            self._resolve_parents()
+        parents, order, pos = self._parent, self.order, self._pos
+        target = pos[entry_id]
+        out: list[str] = []
+        i = -1
+        while True:
+            try:
+                i = parents.index(target, i + 1)
+            except ValueError:
+                return out
+            eid = order[i]["id"]
+            if pos[eid] == i:  # not an earlier line of a repeated id
+                out.append(eid)
+
+    def whole_positions(self) -> Iterable[int]:
+        """Positions of the entries read whole (not stubs), in file order."""
+        if not self._stubs:
+            return range(len(self.order))
+        offs = self._stub_off
+        return (p for p in range(len(offs)) if offs[p] < 0)
 
     def tree(self) -> list[TreeNode]:
         """The whole tree as pi's ``getTree`` builds it: roots in file order, children by time."""
