@@ -295,10 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for name, (first, _best, pi) in results.items():
         if pi is not None:
-            ours = first["overhead"] * 1000
-            print(
-                f"    {name}: pi 1.6 opens it and builds its context in {pi['openMs'] + pi['contextMs']:.0f} ms (our first cell: {ours:.0f} ms)"
-            )
+            ours, theirs = first["overhead"] * 1000, pi["openMs"] + pi["contextMs"]
+            print(f"    {name}: pi 1.6 opens it and builds its context in {theirs:.0f} ms (our first cell: {ours:.0f} ms)")
     if floor:
         line10k = results["linear 10k"][1]["overhead"]
         what = f"{line10k * 1000:.0f} ms vs serializing its messages for a request {floor['floor'] * 1000:.0f} ms"
