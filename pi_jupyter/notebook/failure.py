@@ -9,12 +9,12 @@ what the model sees), or a branch too long to compact (and how to start afresh).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..agent.agent import Agent
 from ..compaction.oversize import ContextTooLarge, millions
 from ..messages.overflow import is_context_overflow
+from .typos import session_label
 
 
 class CellFailed(Exception):
@@ -28,12 +28,6 @@ class CellFailed(Exception):
         return [f"\x1b[1;31mCellFailed\x1b[0m: {self.lines[0]}", *self.lines[1:]]
 
 
-def session_label(agent: Agent) -> str:
-    """How errors name a session: its name, else its file's name (never a full path)."""
-    session = agent.session
-    return session.name or (os.path.basename(session.path) if session.path else "in-memory session")
-
-
 def cell_failure(agent: Agent, result: Any, advice: str | None) -> CellFailed | None:
     """The error a finished cell ends in, or ``None`` when the run did not end in an error.
 
@@ -41,7 +35,7 @@ def cell_failure(agent: Agent, result: Any, advice: str | None) -> CellFailed | 
     """
     if getattr(result, "stop_reason", None) != "error":
         return None
-    label = session_label(agent)
+    label = session_label(agent.session)
     lines = [f"the model's answer failed ({label}): {result.error_message or 'unknown error'}"]
     too_large: ContextTooLarge | None = agent.context_too_large
     last = result.messages[-1] if result.messages else None
@@ -81,4 +75,4 @@ class CompactionAdvice:
             self.text = event.error_message
 
 
-__all__ = ["CellFailed", "CompactionAdvice", "cell_failure", "session_label"]
+__all__ = ["CellFailed", "CompactionAdvice", "cell_failure"]

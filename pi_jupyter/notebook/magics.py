@@ -30,6 +30,7 @@ from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
 from .state import NotebookState
+from .typos import command_error, option_error, session_label, without_paths
 
 _USER_ERRORS = (
     SessionError,
@@ -168,6 +169,8 @@ class PiMagics(Magics, PiConfig):
             args = self.pi.parser.parse_args(shlex.split(line))
         except ValueError as exc:
             raise UsageError(f"%%pi: {exc} in the options {line!r}") from None
+        except UsageError as exc:  # IPython's parser says "bad option" this way
+            raise UsageError(option_error(self.pi.parser, str(exc))) from None
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:
@@ -177,7 +180,11 @@ class PiMagics(Magics, PiConfig):
                 return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {exc}") from None
+            raise UsageError(f"%%pi: {self._named(exc)}") from None
+
+    def _named(self, exc: BaseException) -> str:
+        """An error's text with the session files it names shown by their session names."""
+        return without_paths(str(exc), [agent.session for agent in self.state.agents.values()])
 
     def _run_cell(self, args: argparse.Namespace, cell: str) -> Any:
         text = cell.strip()
@@ -191,7 +198,7 @@ class PiMagics(Magics, PiConfig):
         busy = state.busy(agent)
         if busy is not None or agent.is_running:
             raise UsageError(
-                f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run "
+                f"%%pi: session {session_label(agent.session)} is busy with a background run "
                 f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
             )
         agent = fresh_agent(state, agent)  # what other writers appended since the last cell (or a reopened file)
@@ -274,7 +281,7 @@ class PiMagics(Magics, PiConfig):
         try:
             return await value.wait_async()
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {exc}") from None
+            raise UsageError(f"%%pi: {self._named(exc)}") from None
 
     def _configure(self, agent: Agent, args: argparse.Namespace) -> None:
         from ..providers import resolve_model
@@ -335,7 +342,7 @@ class PiMagics(Magics, PiConfig):
         command, rest = words[0], words[1:]
         handler = getattr(self, f"_cmd_{command.replace('-', '_')}", None)
         if handler is None:
-            raise UsageError(f"%pi: unknown command {command!r}; %pi help lists them")
+            raise UsageError(command_error(command, [n[5:] for n in dir(self) if n.startswith("_cmd_")]))
         try:
             return handler(rest)
         except UsageError:
@@ -343,7 +350,7 @@ class PiMagics(Magics, PiConfig):
         except SystemExit:
             raise UsageError(f"%pi {command}: bad arguments {' '.join(rest)!r}") from None
         except _USER_ERRORS as exc:
-            raise UsageError(f"%pi {command}: {exc}") from None
+            raise UsageError(f"%pi {command}: {self._named(exc)}") from None
 
     # dedented like the docstring above, so ``%pi?`` lines the commands up under their heading
     pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS  # type: ignore[assignment]  # Never: see @line_magic
