@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from IPython.core.error import UsageError
 from test_notebook_magics import ip  # noqa: F401 - the fixture
-
-
-def error(shell, line: str, cell: str | None = None) -> str:
-    with pytest.raises(UsageError) as info:
-        if cell is None:
-            shell.run_line_magic("pi", line)
-        else:
-            shell.run_cell_magic("pi", line, cell)
-    return str(info.value)
+from test_notebook_magics import usage_error as error
 
 
 @pytest.mark.parametrize(
