@@ -142,3 +142,10 @@ def test_appends_and_other_writers_mix_with_entries_read_as_stubs(tmp_path):
     ]
     reread = Session.open(path, readonly=True)
     assert reread.raw_entries() == s.raw_entries()
+
+
+def test_every_entry_type_has_a_kind_code_in_the_index():
+    from pi_jupyter.session.entries import ENTRY_TYPES
+    from pi_jupyter.session.kinds import KINDS
+
+    assert set(KINDS) == set(ENTRY_TYPES)

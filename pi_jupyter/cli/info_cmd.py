@@ -131,7 +131,7 @@ def _summary(session: Session | ScannedSession, totals: Totals, info: SessionInf
         "models": list(totals.models),
         "tokens": totals.tokens,
         "cost": round(totals.cost, 6),
-        "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
+        "problems": [p.to_dict() for p in session.load_report.problems],
         "omittedProblems": dict(session.load_report.omitted),
     }
 

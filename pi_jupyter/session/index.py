@@ -30,7 +30,6 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from .entries import ENTRY_TYPES
 from .jsonl import paused_gc
 from .kinds import (
     CELL_TYPE,
@@ -59,7 +58,6 @@ from .kinds import (
 )
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
-assert set(KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
 _MISSING: Any = object()
 _SINGLE_READS = 32  # stubs read back one line at a time; more are read in one span of the file
 

@@ -1,10 +1,13 @@
-"""What went wrong while reading a session file, and the errors the store raises."""
+"""What went wrong while reading a session file, and the errors the store raises.
+
+Plain dataclasses: every command and every open builds a report, and these cost nothing to
+import (a shell command that reads a small file starts in a few tens of milliseconds).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from .errors import (
     CycleError,
@@ -40,7 +43,8 @@ SAMPLE_PER_KIND = 100
 """Problems of one kind kept in full; beyond that only counted, so a badly damaged file costs no more than a sound one."""
 
 
-class LoadProblem(BaseModel):
+@dataclass(slots=True)
+class LoadProblem:
     """One problem found while reading, with the 1-based line it is on (0: the whole file)."""
 
     line: int
@@ -49,12 +53,17 @@ class LoadProblem(BaseModel):
     severity: Literal["error", "warning", "info"] = "warning"
     entry_id: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{line, kind, message, severity, entry_id}`` (the JSON of ``pi-jupyter info --json``)."""
+        return {"line": self.line, "kind": self.kind, "message": self.message, "severity": self.severity, "entry_id": self.entry_id}
+
     def __str__(self) -> str:
         where = f"line {self.line}" if self.line else "file"
         return f"{where}: {self.severity}: {self.message}"
 
 
-class LoadReport(BaseModel):
+@dataclass
+class LoadReport:
     """Every problem found while reading a session file. Nothing reported here was rewritten.
 
     The first :data:`SAMPLE_PER_KIND` problems of each kind are kept in :attr:`problems`; the
@@ -63,11 +72,14 @@ class LoadReport(BaseModel):
     """
 
     path: str | None = None
-    problems: list[LoadProblem] = Field(default_factory=list)
-    omitted: dict[str, int] = Field(default_factory=dict)
-    counts: dict[str, int] = Field(default_factory=dict, exclude=True, repr=False)
-    """Problems found per kind (listed and omitted); a field rather than a private attribute, which
-    pydantic reads through a slow ``__getattr__``: :meth:`add` runs once per problem."""
+    problems: list[LoadProblem] = field(default_factory=list)
+    omitted: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict, repr=False)
+    """Problems found per kind (listed and omitted)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (``path``, ``problems``, ``omitted``)."""
+        return {"path": self.path, "problems": [p.to_dict() for p in self.problems], "omitted": dict(self.omitted)}
 
     @property
     def ok(self) -> bool:

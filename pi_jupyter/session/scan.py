@@ -17,12 +17,10 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import ValidationError
 
-from .entries import SessionHeader
 from .files import read_regular_fd
 from .index import EntryIndex, RawEntry, TreeNode
 from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
@@ -31,6 +29,9 @@ from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
 from .report import CycleError, LoadReport, SessionFileError
 from .stubs import message_stub
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .entries import SessionHeader
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -91,6 +92,8 @@ class ScannedSession:
     @property
     def header(self) -> SessionHeader:
         """The header, typed."""
+        from .entries import SessionHeader
+
         return SessionHeader.model_validate(self.raw_header)
 
     @property
@@ -296,10 +299,27 @@ def _check_header(path: str, header: RawEntry, line: int) -> None:
         raise SessionFileError(path, f"the first JSON line is {what}, not a session header (type 'session' with a string id)", line)
     if needs_migration(header):
         raise NeedsFullRead("an old version, migrated in memory")
+    if _plain_header(header):
+        return  # the usual header: no need for the model's validation (nor for importing it)
+    from pydantic import ValidationError
+
+    from .entries import SessionHeader
+
     try:
         SessionHeader.model_validate(header)
     except ValidationError:
         raise NeedsFullRead("odd header fields") from None
+
+
+_HEADER_STRINGS = ("timestamp", "cwd", "parentSession")
+
+
+def _plain_header(header: RawEntry) -> bool:
+    """True when every known header field has exactly its usual type (anything else is checked by the model)."""
+    version = header.get("version")
+    if version is not None and type(version) is not int:
+        return False
+    return all(type(header.get(key, "")) is str for key in _HEADER_STRINGS)
 
 
 __all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "scan"]
