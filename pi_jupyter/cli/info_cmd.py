@@ -7,14 +7,18 @@ import math
 import os
 from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..messages import iso_from_ms
-from ..session import CycleError, Session, SessionInfo
-from ..session.listing import InfoBuilder
-from ..session.scan import ScannedSession
+from ..messages.text import iso_from_ms
+from ..session.errors import CycleError
+from ..session.listing import InfoBuilder, SessionInfo
 from ..session.usage import entry_usage
+from ..session.version import CURRENT_VERSION
 from .common import open_session, safe_stdout, scan_session, status, write_json
+
+if TYPE_CHECKING:  # pragma: no cover - a file read as stubs needs no Session (nor its models)
+    from ..session import Session
+    from ..session.scan import ScannedSession
 
 DESCRIPTION = """\
 Print what the session is (id, file, cwd, name, parent session, created/modified, entry
@@ -114,7 +118,7 @@ def _summary(session: Session | ScannedSession, totals: Totals, info: SessionInf
     return {
         "id": info.id,
         "path": info.path,
-        "version": session.raw_header.get("version", session.header.version),
+        "version": session.raw_header.get("version", CURRENT_VERSION),
         "cwd": info.cwd,
         "name": info.name,
         "parentSession": info.parent_session_path,

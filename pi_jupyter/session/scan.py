@@ -28,7 +28,6 @@ from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
 from .report import CycleError, LoadReport, SessionFileError
-from .stubs import message_stub
 
 if TYPE_CHECKING:  # pragma: no cover
     from .entries import SessionHeader
@@ -194,6 +193,9 @@ def scan(
     p = os.path.abspath(path)
     if os.path.isdir(p):
         raise SessionFileError(p, "is a folder, not a session file")
+    light = visit is None and keep is None  # message lines need not be read whole
+    if light:
+        from .stubs import message_stub  # msgspec: imported only by the commands that use it
     report = LoadReport(path=p)
     index = EntryIndex()
     offsets = array("q")  # per entry: byte offset, length
@@ -222,7 +224,6 @@ def scan(
             lines: list[int] = []
             view = memoryview(data)
             start = 0
-            light = visit is None and keep is None  # message lines need not be read whole
             ascii_only = light and data.isascii()
             with paused_gc():
                 while start < cut:
