@@ -72,15 +72,25 @@ def message_stub(raw: bytes | memoryview, ascii_only: bool) -> RawEntry | None:
         stub["parentId"] = fields.parentId
     if fields.timestamp is not _UNSET:
         stub["timestamp"] = fields.timestamp
-    head: dict[str, Any] = {}
-    if role is not _UNSET:
-        head["role"] = role
-    if message.provider is not _UNSET:
-        head["provider"] = message.provider
-    if message.model is not _UNSET:
-        head["model"] = message.model
+    key = (role, message.provider, message.model)
+    try:
+        head = _HEADS.get(key)
+    except TypeError:  # an unhashable value (a list where a string was expected): not shared
+        head = None
+    if head is None:
+        head = {k: v for k, v in zip(("role", "provider", "model"), key, strict=True) if v is not _UNSET}
+        if len(_HEADS) < _MAX_HEADS:
+            try:
+                _HEADS[key] = head
+            except TypeError:
+                pass
     stub["message"] = head
     return stub
+
+
+_HEADS: dict[tuple[Any, Any, Any], dict[str, Any]] = {}
+"""One ``message`` stub per (role, provider, model): a file has a handful, shared by its 100k stubs (never modified)."""
+_MAX_HEADS = 1024
 
 
 __all__ = ["message_stub"]
