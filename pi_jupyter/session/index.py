@@ -28,7 +28,7 @@ import itertools
 import threading
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .jsonl import paused_gc
 from .kinds import (
@@ -56,7 +56,11 @@ from .kinds import (
     js_date_ms,
     time_key,
 )
+
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .lazy import LineSource
 
 _MISSING: Any = object()
 _SINGLE_READS = 32  # stubs read back one line at a time; more are read in one span of the file
@@ -70,26 +74,6 @@ def _is_transparent(entry: RawEntry) -> bool:
 def _parent_key(entry: RawEntry) -> str | None:
     parent = entry.get("parentId")
     return parent if type(parent) is str and parent else None
-
-
-class LineSource(Protocol):
-    """Where the whole lines of entries read as stubs are read back from (see :mod:`.lazy`)."""
-
-    def read(self, offset: int, length: int) -> bytes:
-        """The bytes of one line."""
-        ...
-
-    def whole(self) -> bytes:
-        """Every byte that was indexed, in one read."""
-        ...
-
-    def parse(self, raw: bytes | memoryview, entry_id: str) -> RawEntry:
-        """The entry of a line read back; raises when it is not the entry ``entry_id`` any more (the file changed)."""
-        ...
-
-    def done(self) -> None:
-        """Every stub was read back: the source is not needed any more."""
-        ...
 
 
 class EntryIndex:
@@ -604,7 +588,6 @@ __all__ = [
     "KINDS",
     "TRANSPARENT_TYPES",
     "EntryIndex",
-    "LineSource",
     "RawEntry",
     "TreeNode",
     "is_assistant",

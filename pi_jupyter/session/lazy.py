@@ -10,12 +10,33 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import Protocol
 
 import orjson
 
-from .index import RawEntry
 from .jsonl import loads_line
+from .kinds import RawEntry
 from .report import SessionChangedError
+
+
+class LineSource(Protocol):
+    """Where the whole lines of entries read as stubs are read back from (see :mod:`.lazy`)."""
+
+    def read(self, offset: int, length: int) -> bytes:
+        """The bytes of one line."""
+        ...
+
+    def whole(self) -> bytes:
+        """Every byte that was indexed, in one read."""
+        ...
+
+    def parse(self, raw: bytes | memoryview, entry_id: str) -> RawEntry:
+        """The entry of a line read back; raises when it is not the entry ``entry_id`` any more (the file changed)."""
+        ...
+
+    def done(self) -> None:
+        """Every stub was read back: the source is not needed any more."""
+        ...
 
 
 class FileLines:
@@ -78,4 +99,4 @@ class FileLines:
                 self.done()
 
 
-__all__ = ["FileLines"]
+__all__ = ["FileLines", "LineSource"]
