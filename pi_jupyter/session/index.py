@@ -56,7 +56,6 @@ from .kinds import (
     js_date_ms,
     time_key,
 )
-
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
