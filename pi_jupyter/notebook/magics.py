@@ -30,7 +30,7 @@ from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
 from .state import NotebookState
-from .typos import command_error, option_error, session_label, without_paths
+from .typos import command_error, named, option_error, session_label
 
 _USER_ERRORS = (
     SessionError,
@@ -180,11 +180,7 @@ class PiMagics(Magics, PiConfig):
                 return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {self._named(exc)}") from None
-
-    def _named(self, exc: BaseException) -> str:
-        """An error's text with the session files it names shown by their session names."""
-        return without_paths(str(exc), [agent.session for agent in self.state.agents.values()])
+            raise UsageError(f"%%pi: {named(exc, self.state)}") from None
 
     def _run_cell(self, args: argparse.Namespace, cell: str) -> Any:
         text = cell.strip()
@@ -281,7 +277,7 @@ class PiMagics(Magics, PiConfig):
         try:
             return await value.wait_async()
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {self._named(exc)}") from None
+            raise UsageError(f"%%pi: {named(exc, self.state)}") from None
 
     def _configure(self, agent: Agent, args: argparse.Namespace) -> None:
         from ..providers import resolve_model
@@ -350,7 +346,7 @@ class PiMagics(Magics, PiConfig):
         except SystemExit:
             raise UsageError(f"%pi {command}: bad arguments {' '.join(rest)!r}") from None
         except _USER_ERRORS as exc:
-            raise UsageError(f"%pi {command}: {self._named(exc)}") from None
+            raise UsageError(f"%pi {command}: {named(exc, self.state)}") from None
 
     # dedented like the docstring above, so ``%pi?`` lines the commands up under their heading
     pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS  # type: ignore[assignment]  # Never: see @line_magic

@@ -57,4 +57,9 @@ def without_paths(text: str, sessions: Iterable[Any]) -> str:
     return text
 
 
-__all__ = ["command_error", "option_error", "session_label", "without_paths"]
+def named(exc: BaseException, state: Any) -> str:
+    """An error's text with the files of the sessions ``state`` (the notebook's) has open shown by their names."""
+    return without_paths(str(exc), [agent.session for agent in state.agents.values()])
+
+
+__all__ = ["command_error", "named", "option_error", "session_label", "without_paths"]
