@@ -132,8 +132,9 @@ class Compactor:
             entry_id = session.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True)
         else:
             window = self._run.model.context_window
-            if window and exceeds([*prep.messages_to_summarize, *prep.turn_prefix_messages], window):
-                # the summary request could not fit either: say so now, not after sending the whole branch
+            if reason != "manual" and window and exceeds([*prep.messages_to_summarize, *prep.turn_prefix_messages], 2 * window):
+                # twice the window by our estimate: the summary request cannot fit either. Say so now rather
+                # than send the whole branch (a compaction asked for by hand is sent, as pi sends it)
                 raise ContextTooLarge("summary", diagnose(session.raw_branch()), self._run.model.ref, window)
             result = await compact(prep, self.summarizer(signal), custom_instructions=instructions)
             entry_id = result.append_to(session)
