@@ -51,6 +51,7 @@ import importlib
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -150,6 +151,7 @@ class ExtensionContext:
 
 
 _ADVERTISED: tuple[tuple[tuple[str, int], ...], list[Any]] | None = None
+_ADVERTISED_LOCK = threading.Lock()
 
 
 def _path_state() -> tuple[tuple[str, int], ...]:
@@ -172,11 +174,17 @@ def advertised_extensions() -> list[Any]:
     """
     global _ADVERTISED
     state = _path_state()
-    if _ADVERTISED is None or _ADVERTISED[0] != state:
-        from importlib.metadata import entry_points
+    with _ADVERTISED_LOCK:  # a prefetch may be reading them: wait for it rather than read twice
+        if _ADVERTISED is None or _ADVERTISED[0] != state:
+            from importlib.metadata import entry_points
 
-        _ADVERTISED = (state, list(entry_points(group=ENTRY_POINT_GROUP)))
-    return _ADVERTISED[1]
+            _ADVERTISED = (state, list(entry_points(group=ENTRY_POINT_GROUP)))
+        return _ADVERTISED[1]
+
+
+def prefetch_advertised_extensions() -> None:
+    """Read the advertised extensions in a background thread (``%load_ext`` does, so the first cell finds them read)."""
+    threading.Thread(target=advertised_extensions, name="pi-jupyter-extensions", daemon=True).start()
 
 
 class ExtensionManager:
