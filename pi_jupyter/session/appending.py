@@ -337,7 +337,10 @@ class SessionAppending(SessionReading):
                 self._dirty = False
 
     def close(self) -> None:
-        """Sync (unless durability is ``"never"``) and release the file. Reading still works."""
+        """Sync (unless durability is ``"never"``) and release the file for writing.
+
+        Reading still works: entries not read yet are read from the file as it was opened.
+        """
         with self._lock:
             if self._durability != "never":
                 self.sync()
