@@ -19,7 +19,6 @@ Run ``python bench/bench_shell.py`` (``--runs N``, ``--no-pi``, ``--cache DIR``)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -36,7 +35,13 @@ from bench_cell import _files  # noqa: E402 - the same 100k files as the cell be
 
 from pi_jupyter.session import Session  # noqa: E402
 
-PEAK = "import atexit, sys\ndef _peak():\n    for row in open('/proc/self/status'):\n        if row.startswith('VmHWM:'):\n            sys.stderr.write('PEAK ' + row.split()[1] + '\\n')\natexit.register(_peak)\n"
+PEAK = """import atexit, sys
+def _peak():
+    for row in open('/proc/self/status'):
+        if row.startswith('VmHWM:'):
+            sys.stderr.write('PEAK ' + row.split()[1] + '\\n')
+atexit.register(_peak)
+"""
 """Prepended to a Python child: its own peak RSS (VmHWM) on stderr when it exits."""
 
 ORJSON_PASS = PEAK + "import orjson, sys\nwith open(sys.argv[1], 'rb') as fh:\n    for line in fh:\n        orjson.loads(line)\n"
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         imports = [tuple(map(float, _run([py, "-c", IMPORT_IN_KERNEL])[3].split())) for _ in range(args.runs)]
 
     bare = _best(starts["python -c pass"])
-    print("shell start (fresh processes, best of %d)" % args.runs)
+    print(f"shell start (fresh processes, best of {args.runs})")
     for name, runs in starts.items():
         b = _best(runs)
         extra = (
@@ -137,11 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:30} {b['wall'] * 1000:6.0f} ms wall {b['cpu'] * 1000:6.0f} ms CPU{extra}{met}")
     pkg = min(i[0] for i in imports)
     nb = min(i[1] for i in imports)
-    print(
-        f"  import pi_jupyter in a kernel     {pkg * 1000:6.1f} ms (target 150 ms: {'met' if pkg <= 0.15 else 'NOT met'}); then the magics (%load_ext) {nb * 1000:.0f} ms"
-    )
+    verdict = "met" if pkg <= 0.15 else "NOT met"
+    print(f"  import pi_jupyter in a kernel     {pkg * 1000:6.1f} ms (target 150 ms: {verdict})")
+    print(f"  then its magics (%load_ext)       {nb * 1000:6.0f} ms")
 
-    print("\npi-jupyter context --json on 100k entries (fresh processes, best of %d, alternating)" % args.runs)
+    print(f"\npi-jupyter context --json on 100k entries (fresh processes, best of {args.runs}, alternating)")
     files = _files(args.cache)
     for name in ("short", "path2771"):
         path = files[name]
@@ -163,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             pi = _best(rows["pi"])
             t, tc, m = ours["wall"] / pi["wall"], ours["cpu"] / pi["cpu"], ours["peak_kb"] / pi["peak_kb"]
             line += f"\n      pi 1.6 {pi['wall']:.2f} s wall {pi['cpu']:.2f} s CPU {pi['peak_kb'] / 1024:.0f} MB:"
-            line += f" ours {t:.2f}x wall, {tc:.2f}x CPU, {m:.2f}x memory (target 0.25x: {'met' if tc <= 0.25 and m <= 0.25 else 'NOT met'}, by CPU)"
+            verdict = "met" if tc <= 0.25 and m <= 0.25 else "NOT met"
+            line += f" ours {t:.2f}x wall, {tc:.2f}x CPU, {m:.2f}x memory (target 0.25x: {verdict}, by CPU)"
         print(line)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"\nPython {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f} at the end")
