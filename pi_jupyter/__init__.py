@@ -10,9 +10,12 @@ In a notebook: ``%load_ext pi_jupyter``, then ``%%pi`` cells. From Python::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .session import Session, viewers
+from .session import viewers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .session import Session
 
 __version__ = "0.1.0"
 
@@ -35,7 +38,11 @@ viewers.provide(graph=_graph, compare=_compare)
 
 
 def __getattr__(name: str) -> Any:
-    # the agent layer pulls in the vendor SDKs; import it only when asked for
+    # nothing is imported before it is asked for: ``import pi_jupyter`` (and the shell's start) stays instant
+    if name == "Session":
+        from .session.store import Session
+
+        return Session
     if name in ("Agent", "AgentSettings", "RunResult"):
         from .agent import agent as _agent
 

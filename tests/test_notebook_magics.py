@@ -115,7 +115,7 @@ def test_options_change_model_thinking_and_tools(ip):
 @pytest.mark.parametrize(
     ("line", "cell", "says"),
     [
-        ("--nope", "hi", "unrecognized arguments: --nope"),
+        ("--nope", "hi", "%%pi: unknown option --nope"),
         ("", "   ", "the cell is empty"),
         ("", "What is {undefined_thing}?", "undefined_thing"),
         ("--model anthropic/claude-sonnet-4-5", "hi", "no API key for anthropic: set ANTHROPIC_API_KEY"),

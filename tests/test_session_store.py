@@ -3,6 +3,7 @@ forking, in-memory sessions, and keeping what it does not understand."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -115,7 +116,7 @@ def test_listing_gives_pis_info_fields_most_recent_first(tmp_path):
     assert info.modified.timestamp() == 1_700_000_001.0
     assert infos[0].parent_session_path is None and infos[0].problems == 0
     assert Session.continue_recent(tmp_path).id == new.id
-    assert old.info().model_dump() == info.model_dump()
+    assert dataclasses.asdict(old.info()) == dataclasses.asdict(info)
 
 
 def test_continue_recent_starts_a_session_in_an_empty_folder(tmp_path):

@@ -473,6 +473,16 @@ class Agent:
         return await run_loop(prompts, self.messages, config, self._emit, signal, skip_initial_steering=skip_initial_steering)
 
     @property
+    def context_too_large(self) -> Any:
+        """Why the last prompt's context could not fit the model's window when compaction could not help, else ``None``.
+
+        A :class:`~pi_jupyter.compaction.oversize.ContextTooLarge`: ``reason`` (``"entry"``: one entry
+        makes it too long, ``size.entry_id`` names it; ``"summary"``: the branch is too long to
+        summarize in one request) and the numbers, in ``size``.
+        """
+        return self._compactor.too_large
+
+    @property
     def is_compacting(self) -> bool:
         """True while a compaction (manual or automatic) is running."""
         return self._compactor.compacting

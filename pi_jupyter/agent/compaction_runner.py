@@ -31,6 +31,7 @@ from ..compaction import (
     prepare_compaction,
 )
 from ..compaction.errors import nothing_to_compact_advice
+from ..compaction.oversize import ContextTooLarge, diagnose, exceeds
 from ..messages import ThinkingLevel
 from ..providers.base import AbortSignal, LlmRequest, StreamOptions, final_message
 from .events import AutoCompactionEndEvent, AutoCompactionStartEvent, SessionEvent
@@ -77,10 +78,13 @@ class Compactor:
         """True while a compaction (manual or automatic) is running."""
         self.overflow_attempted = False
         """True once this prompt's one compact-and-retry after a context overflow was used."""
+        self.too_large: ContextTooLarge | None = None
+        """Why this prompt's context cannot fit the window, when compaction found it could not help."""
 
     def new_prompt(self) -> None:
         """A new prompt starts: it gets its own overflow recovery."""
         self.overflow_attempted = False
+        self.too_large = None
 
     def settings(self) -> CompactionSettings:
         """The compaction settings (pi's defaults unless set), fitted to the model's window.
@@ -136,6 +140,11 @@ class Compactor:
             result = CompactionResult(summary=decision, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before)
             entry_id = session.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True)
         else:
+            window = self._run.model.context_window
+            if reason != "manual" and window and exceeds([*prep.messages_to_summarize, *prep.turn_prefix_messages], 2 * window):
+                # twice the window by our estimate: the summary request cannot fit either. Say so now rather
+                # than send the whole branch (a compaction asked for by hand is sent, as pi sends it)
+                raise ContextTooLarge("summary", diagnose(session.raw_branch()), self._run.model.ref, window)
             result = await compact(prep, self.summarizer(signal), custom_instructions=instructions)
             entry_id = result.append_to(session)
         return CompactionOutcome(entry_id=entry_id, result=result, preparation=prep)
@@ -205,7 +214,13 @@ class Compactor:
             return None
         overflow = trigger.reason == "overflow"
         if overflow and self.overflow_attempted:
-            run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=OVERFLOW_RETRY_FAILED))
+            model = run.model
+            size = diagnose(run.session.raw_branch())
+            message = OVERFLOW_RETRY_FAILED
+            if size.dominated(model.context_window):  # what is left after the compaction: name what makes it too long
+                self.too_large = ContextTooLarge("entry", size, model.ref, model.context_window)
+                message = f"{OVERFLOW_RETRY_FAILED}. {self.too_large}"
+            run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=message))
             return None
         if not await self._auto(settings, trigger.reason, will_retry=overflow):
             return None
@@ -253,8 +268,19 @@ class Compactor:
                 outcome = await self._compact(settings, None, reason, signal)
         except NothingToCompact as exc:
             model = run.model
-            advice = nothing_to_compact_advice(model.ref, model.context_window, exc) if reason == "overflow" else None
+            advice = None
+            if reason == "overflow":
+                size = diagnose(run.session.raw_branch())
+                if size.dominated(model.context_window):
+                    self.too_large = ContextTooLarge("entry", size, model.ref, model.context_window)
+                    advice = str(self.too_large)
+                else:
+                    advice = nothing_to_compact_advice(model.ref, model.context_window, exc)
             run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=advice))
+            return False
+        except ContextTooLarge as exc:
+            self.too_large = exc
+            run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=str(exc)))
             return False
         except (SummaryAborted, CompactionCancelled):
             run.emit(AutoCompactionEndEvent(aborted=True, will_retry=False))

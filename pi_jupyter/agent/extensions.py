@@ -56,6 +56,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
+import threading
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -166,6 +169,43 @@ class ExtensionContext:
         run.emit(MessageEndEvent(message=message))
 
 
+_ADVERTISED: tuple[tuple[tuple[str, int], ...], list[Any]] | None = None
+_ADVERTISED_LOCK = threading.Lock()
+
+
+def _path_state() -> tuple[tuple[str, int], ...]:
+    """Each import folder with its modification time: an install or a new folder on the path changes it."""
+    state = []
+    for folder in sys.path:
+        try:
+            state.append((folder, os.stat(folder or ".").st_mtime_ns))
+        except OSError:
+            continue
+    return tuple(state)
+
+
+def advertised_extensions() -> list[Any]:
+    """The entry points of the ``pi_jupyter.extensions`` group, read again only when the installed packages changed.
+
+    Reading them walks the metadata of every installed distribution (tens of milliseconds in a
+    large environment): a kernel pays that once, not for every session it opens, and again after
+    a ``%pip install`` (which changes the folder it installs into).
+    """
+    global _ADVERTISED
+    state = _path_state()
+    with _ADVERTISED_LOCK:  # a prefetch may be reading them: wait for it rather than read twice
+        if _ADVERTISED is None or _ADVERTISED[0] != state:
+            from importlib.metadata import entry_points
+
+            _ADVERTISED = (state, list(entry_points(group=ENTRY_POINT_GROUP)))
+        return _ADVERTISED[1]
+
+
+def prefetch_advertised_extensions() -> None:
+    """Read the advertised extensions in a background thread (``%load_ext`` does, so the first cell finds them read)."""
+    threading.Thread(target=advertised_extensions, name="pi-jupyter-extensions", daemon=True).start()
+
+
 class ExtensionManager:
     """The extensions of one agent, and the code that calls their hooks safely.
 
@@ -226,10 +266,8 @@ class ExtensionManager:
         Returns the names registered. A plugin that cannot be imported, built or registered
         (no hooks) is reported as an ``extension_error`` event (hook ``"load"``) and skipped.
         """
-        from importlib.metadata import entry_points
-
         loaded: list[str] = []
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
+        for ep in advertised_extensions():
             if ep.name in self.names():
                 continue
             try:

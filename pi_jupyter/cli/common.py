@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
+from ..session.errors import SessionError
 
-from ..session import Session
-from ..session.report import SessionError
-from ..session.scan import NeedsFullRead, ScannedSession, scan
+if TYPE_CHECKING:  # pragma: no cover - imported where used: --help imports no session code
+    from ..session import Session
+    from ..session.scan import ScannedSession
 
 EXIT_OK = 0
 """The file is sound."""
@@ -38,6 +38,8 @@ def fail(message: str, code: int = EXIT_UNUSABLE) -> int:
 
 def open_session(path: str) -> Session:
     """Open ``path`` read-only (never rewritten, not even migrated on disk); failures become :class:`CliError`."""
+    from ..session.store import Session
+
     if os.path.isdir(path):
         raise CliError(f"{path}: is a folder, not a session file")
     try:
@@ -55,6 +57,8 @@ def scan_session(path: str, **options: Any) -> ScannedSession | None:
 
     Failures become :class:`CliError`, as in :func:`open_session`.
     """
+    from ..session.scan import NeedsFullRead, scan
+
     if os.path.isdir(path):
         raise CliError(f"{path}: is a folder, not a session file")
     try:
@@ -108,6 +112,8 @@ def note_problems(session: Session | ScannedSession) -> None:
 
 def write_json(obj: Any) -> None:
     """Write one JSON document (UTF-8, one line) to stdout."""
+    import orjson
+
     try:
         blob = orjson.dumps(obj, default=_default)
     except TypeError:

@@ -7,18 +7,17 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..messages import convert_to_llm
-from ..session import CycleError, Session
+from ..session.errors import CycleError
 from ..session.jsonl import dumps
-from ..session.rebuild import ContextPlan
-from ..session.scan import ScannedSession
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
-from .render import render_message, render_messages
 
-NAME = "context"
-HELP = "print the rebuilt context of the current branch (or of --leaf)"
+if TYPE_CHECKING:  # pragma: no cover - imported where used, so a plain --json run imports no message models
+    from ..session import Session
+    from ..session.rebuild import ContextPlan
+    from ..session.scan import ScannedSession
+
 DESCRIPTION = """\
 Print what a model would be given on the current branch: pi's buildSessionContext
 (the latest compaction summary, the kept and later messages, custom messages and branch
@@ -65,6 +64,8 @@ def llm_items(message: Any) -> list[Any]:
         return []  # not a message at all: pi's convertToLlm drops it (or, for null, fails)
     if role in _PASS_THROUGH:
         return [message]  # passed on unchanged: written as read, byte for byte
+    from ..messages import convert_to_llm
+
     # never raises for what a file holds; a summary without a valid time keeps "timestamp": null
     return [m.to_dict() for m in convert_to_llm([message])]
 
@@ -117,6 +118,8 @@ def _stream_json(scanned: ScannedSession, plan: ContextPlan) -> None:
 
 def _stream_text(scanned: ScannedSession, plan: ContextPlan, leaf_id: str | None) -> None:
     """The header line (counts first: a pass over the stubs), then the transcript, one message at a time."""
+    from .render import render_message
+
     safe_stdout()
     count = sent = 0
     for message in _counted(scanned, plan):
@@ -151,6 +154,8 @@ def _counted(scanned: ScannedSession, plan: ContextPlan) -> Iterator[Any]:
 
 def _run_whole(args: argparse.Namespace) -> int:
     """The context of a file opened whole (an old version, repeated ids)."""
+    from .render import render_messages
+
     session = open_session(args.file)
     leaf = resolve_leaf(session, args.leaf)
     try:

@@ -9,8 +9,6 @@ from typing import Any
 
 from .common import CliError, write_json
 
-NAME = "experiment"
-HELP = "run a grid of sibling branches (models, thinking levels, prompt bindings, repeats) and print the table"
 DESCRIPTION = """\
 Run one branch per combination of the --vary values (times --repeat), all siblings from the
 session's current leaf, and print one row per branch: its values, repeat, state, stop reason,

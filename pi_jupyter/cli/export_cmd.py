@@ -10,8 +10,6 @@ from ..session import SessionError
 from ..views.export import branch_markdown, export_html
 from .common import CliError, note_problems, open_session, status
 
-NAME = "export"
-HELP = "write a session as one self-contained HTML page (the tree and every branch) or a branch as Markdown"
 DESCRIPTION = """\
 Write the session as one HTML file that needs no network (CSS, script, the tree drawn
 by Graphviz and every entry inline): click a node of the tree or a branch to read that

@@ -8,8 +8,6 @@ import os
 from ..world.gc import collect
 from .common import CliError
 
-NAME = "gc"
-HELP = "show and reclaim the space of a session folder's world store (.pi-world)"
 DESCRIPTION = """\
 The variables and files the agent's tools change are kept in a content-addressed store,
 .pi-world, in the folder of the session files. gc counts its objects and removes those no

@@ -7,17 +7,19 @@ import math
 import os
 from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..messages import iso_from_ms
-from ..session import CycleError, Session, SessionInfo
-from ..session.listing import InfoBuilder
-from ..session.scan import ScannedSession
+from ..messages.text import iso_from_ms
+from ..session.errors import CycleError
+from ..session.listing import InfoBuilder, SessionInfo
 from ..session.usage import entry_usage
+from ..session.version import CURRENT_VERSION
 from .common import open_session, safe_stdout, scan_session, status, write_json
 
-NAME = "info"
-HELP = "print the session's id, times, counts, models, token and cost totals, and its load report"
+if TYPE_CHECKING:  # pragma: no cover - a file read as stubs needs no Session (nor its models)
+    from ..session import Session
+    from ..session.scan import ScannedSession
+
 DESCRIPTION = """\
 Print what the session is (id, file, cwd, name, parent session, created/modified, entry
 and message counts, leaf, models used, token and cost totals over every branch) and its
@@ -116,7 +118,7 @@ def _summary(session: Session | ScannedSession, totals: Totals, info: SessionInf
     return {
         "id": info.id,
         "path": info.path,
-        "version": session.raw_header.get("version", session.header.version),
+        "version": session.raw_header.get("version", CURRENT_VERSION),
         "cwd": info.cwd,
         "name": info.name,
         "parentSession": info.parent_session_path,
@@ -133,7 +135,7 @@ def _summary(session: Session | ScannedSession, totals: Totals, info: SessionInf
         "models": list(totals.models),
         "tokens": totals.tokens,
         "cost": round(totals.cost, 6),
-        "problems": [p.model_dump(mode="json", by_alias=True) for p in session.load_report.problems],
+        "problems": [p.to_dict() for p in session.load_report.problems],
         "omittedProblems": dict(session.load_report.omitted),
     }
 

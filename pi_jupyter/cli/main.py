@@ -1,7 +1,9 @@
 """``pi-jupyter``: the command line (also ``python -m pi_jupyter``).
 
-Each subcommand is a module of this package with ``NAME``, ``HELP``, ``add_arguments(parser)``
-and ``run(args) -> int``; adding one is adding a module and its name to :data:`COMMANDS`.
+Each subcommand is a module of this package with ``DESCRIPTION``, ``add_arguments(parser)``
+and ``run(args) -> int``; adding one is adding a module and a row to :data:`COMMANDS`. Only
+the module of the command being run is imported, so ``--help`` and a small file's ``info``
+start at once.
 
 Exit status: 0 when the file is sound, 1 when problems were reported but the file loaded,
 2 when it cannot be used (missing, a folder, not a session file, an unknown ``--leaf``...);
@@ -19,17 +21,23 @@ from types import ModuleType
 
 from .common import EXIT_UNUSABLE, CliError, fail
 
-COMMANDS: tuple[str, ...] = (
-    "context_cmd",
-    "tree_cmd",
-    "info_cmd",
-    "prompt_cmd",
-    "rpc_cmd",
-    "export_cmd",
-    "experiment_cmd",
-    "gc_cmd",
-)
-"""Modules of ``pi_jupyter.cli`` that provide a subcommand, in the order ``--help`` lists them."""
+COMMANDS: dict[str, tuple[str, str]] = {
+    "context": ("context_cmd", "print the rebuilt context of the current branch (or of --leaf)"),
+    "tree": ("tree_cmd", "print the session tree (current path marked with *, labels in [brackets])"),
+    "info": ("info_cmd", "print the session's id, times, counts, models, token and cost totals, and its load report"),
+    "prompt": ("prompt_cmd", "run one prompt through the agent and print the answer"),
+    "rpc": ("rpc_cmd", "serve the agent over JSON lines on stdin/stdout (pi's RPC mode)"),
+    "export": (
+        "export_cmd",
+        "write a session as one self-contained HTML page (the tree and every branch) or a branch as Markdown",
+    ),
+    "experiment": (
+        "experiment_cmd",
+        "run a grid of sibling branches (models, thinking levels, prompt bindings, repeats) and print the table",
+    ),
+    "gc": ("gc_cmd", "show and reclaim the space of a session folder's world store (.pi-world)"),
+}
+"""Command name -> (module of ``pi_jupyter.cli``, one-line help), in the order ``--help`` lists them."""
 
 _DESCRIPTION = """\
 pi-jupyter from a shell; context, tree and info look at pi-compatible session files
@@ -46,10 +54,16 @@ def _load(name: str) -> ModuleType:
     return importlib.import_module(f"{__package__}.{name}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every registered subcommand."""
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The command named on the command line (the first word that is one), if any."""
+    return next((word for word in argv if word in COMMANDS), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every command listed, the one named in ``argv`` (default: ``sys.argv[1:]``) with its options."""
     from .. import __version__
 
+    chosen = _chosen(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="pi-jupyter",
         description=_DESCRIPTION,
@@ -57,12 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"pi-jupyter {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = _load(name)
+    for name, (module_name, help_text) in COMMANDS.items():
+        if name != chosen:
+            sub.add_parser(name, help=help_text)  # listed by --help; only the chosen command is parsed
+            continue
+        module = _load(module_name)
         command = sub.add_parser(
-            module.NAME,
-            help=module.HELP,
-            description=getattr(module, "DESCRIPTION", module.HELP),
+            name,
+            help=help_text,
+            description=getattr(module, "DESCRIPTION", help_text),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(command)
@@ -72,8 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    words = list(argv) if argv is not None else sys.argv[1:]
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     run = getattr(args, "_run", None)
     if run is None:
         parser.print_help(sys.stderr)

@@ -12,8 +12,6 @@ from typing import Any
 from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
 from .common import CliError
 
-NAME = "prompt"
-HELP = "run one prompt through the agent and print the answer"
 DESCRIPTION = """\
 Run one prompt and print the answer. The session is kept: in FILE with --session (created
 when missing), else in pi's folder for this project (~/.pi/agent/sessions/--<cwd>--/);

@@ -11,8 +11,6 @@ import sys
 from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
 from .common import CliError
 
-NAME = "rpc"
-HELP = "serve the agent over JSON lines on stdin/stdout (pi's RPC mode)"
 DESCRIPTION = """\
 Read commands from stdin, one JSON object per line, and write responses and the event
 stream to stdout, one compact JSON object per line, in pi's RPC shapes (pi --mode rpc).

@@ -14,8 +14,6 @@ from ..views.edit_marks import MARK_SIGNS, MARK_WORDS, branch_edit_marks
 from .common import note_problems, open_session, safe_stdout, scan_session, status
 from .render import entry_summary, visible_children
 
-NAME = "tree"
-HELP = "print the session tree (current path marked with *, labels in [brackets])"
 DESCRIPTION = """\
 Print every entry of the session as a tree. A linear run of entries stays at one
 indentation level, however long; indentation grows only where the conversation branches

@@ -1,39 +1,101 @@
 """Neutral message and content types, ``convert_to_llm`` and the wire constants.
 
 The bottom layer: it imports nothing else from pi_jupyter.
+
+Names are imported from their modules on first use, so importing one module of this package
+(its text helpers, say) does not import the others.
 """
 
-from .base import WireModel
-from .content import ContentBlock, ImageContent, OpaqueContent, TextContent, ThinkingContent, ToolCall, text_of
-from .convert import bash_execution_to_text, convert_to_llm
-from .text import iso_from_ms, js_len, js_slice, ms_from_iso, now_iso, now_ms
-from .types import (
-    THINKING_LEVELS,
-    AgentMessage,
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    Cost,
-    CustomMessage,
-    Message,
-    OpaqueMessage,
-    StopReason,
-    SystemMessage,
-    ThinkingLevel,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-    as_message,
-    message_from_dict,
-    messages_from_dicts,
-)
-from .wire import (
-    BRANCH_SUMMARY_PREFIX,
-    BRANCH_SUMMARY_SUFFIX,
-    COMPACTION_SUMMARY_PREFIX,
-    COMPACTION_SUMMARY_SUFFIX,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first use
+    from .base import WireModel
+    from .content import ContentBlock, ImageContent, OpaqueContent, TextContent, ThinkingContent, ToolCall, text_of
+    from .convert import bash_execution_to_text, convert_to_llm
+    from .text import iso_from_ms, js_len, js_slice, ms_from_iso, now_iso, now_ms
+    from .types import (
+        THINKING_LEVELS,
+        AgentMessage,
+        AssistantMessage,
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        Cost,
+        CustomMessage,
+        Message,
+        OpaqueMessage,
+        StopReason,
+        SystemMessage,
+        ThinkingLevel,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+        as_message,
+        message_from_dict,
+        messages_from_dicts,
+    )
+    from .wire import (
+        BRANCH_SUMMARY_PREFIX,
+        BRANCH_SUMMARY_SUFFIX,
+        COMPACTION_SUMMARY_PREFIX,
+        COMPACTION_SUMMARY_SUFFIX,
+    )
+
+_WHERE: dict[str, str] = {
+    "WireModel": "base",
+    "ContentBlock": "content",
+    "ImageContent": "content",
+    "OpaqueContent": "content",
+    "TextContent": "content",
+    "ThinkingContent": "content",
+    "ToolCall": "content",
+    "text_of": "content",
+    "bash_execution_to_text": "convert",
+    "convert_to_llm": "convert",
+    "iso_from_ms": "text",
+    "js_len": "text",
+    "js_slice": "text",
+    "ms_from_iso": "text",
+    "now_iso": "text",
+    "now_ms": "text",
+    "THINKING_LEVELS": "types",
+    "AgentMessage": "types",
+    "AssistantMessage": "types",
+    "BashExecutionMessage": "types",
+    "BranchSummaryMessage": "types",
+    "CompactionSummaryMessage": "types",
+    "Cost": "types",
+    "CustomMessage": "types",
+    "Message": "types",
+    "OpaqueMessage": "types",
+    "StopReason": "types",
+    "SystemMessage": "types",
+    "ThinkingLevel": "types",
+    "ToolResultMessage": "types",
+    "Usage": "types",
+    "UserMessage": "types",
+    "as_message": "types",
+    "message_from_dict": "types",
+    "messages_from_dicts": "types",
+    "BRANCH_SUMMARY_PREFIX": "wire",
+    "BRANCH_SUMMARY_SUFFIX": "wire",
+    "COMPACTION_SUMMARY_PREFIX": "wire",
+    "COMPACTION_SUMMARY_SUFFIX": "wire",
+}
+"""Public name -> the module of this package that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentMessage",

@@ -23,6 +23,11 @@ def _as_dict(message: Any) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
+def _system_dicts(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """The system messages among ``messages``, as dicts; the role is read first, so the others are never converted."""
+    return [data for m in messages if is_system(m) and (data := _as_dict(m)) is not None]
+
+
 def is_system(message: Any) -> bool:
     """True for a system message (model or dict)."""
     role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
@@ -81,10 +86,7 @@ def render_system_message_update(message: Any) -> str:
 def current_tools(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """The tool declarations after replaying every system message in order (pi's ``getCurrentTools``)."""
     tools: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        data = _as_dict(message)
-        if data is None or data.get("role") != "system":
-            continue
+    for data in _system_dicts(messages):
         for tool in _tools(data, "toolsRemoved"):
             tools.pop(tool["name"], None)
         for tool in _tools(data, "toolsAdded"):
@@ -94,14 +96,11 @@ def current_tools(messages: Iterable[Any]) -> list[dict[str, Any]]:
 
 def current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
     """Every system message replayed into one (pi's ``getCurrentSystemMessage``); ``None`` when there is none."""
-    messages = list(messages)
+    system = _system_dicts(messages)
     content: list[str] = []
     sections: dict[str, str] = {}
     timestamp: Any = None
-    for message in messages:
-        data = _as_dict(message)
-        if data is None or data.get("role") != "system":
-            continue
+    for data in system:
         if timestamp is None:
             timestamp = data.get("timestamp")
         text = content_text(data.get("content"))
@@ -112,7 +111,7 @@ def current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
                 sections.pop(name, None)
             else:
                 sections[name] = value
-    tools = current_tools(messages)
+    tools = current_tools(system)
     if timestamp is None and not tools:
         return None
     head: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}

@@ -18,6 +18,9 @@ def load_ipython_extension(shell: Any) -> None:
         shell._pi_magics = register(shell)
     except ValueError as exc:  # a bad setting in pyproject.toml or the config file: one line naming the file
         raise UsageError(f"pi_jupyter not loaded: {exc}") from None
+    from ..agent.extensions import prefetch_advertised_extensions
+
+    prefetch_advertised_extensions()  # while the user writes the first cell
 
 
 def unload_ipython_extension(shell: Any) -> None:

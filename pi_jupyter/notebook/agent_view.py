@@ -83,6 +83,8 @@ ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retry
 """What the status line says the agent is doing."""
 
 _STATES: frozenset[str] = frozenset(get_args(ViewState))
+PROMPT_KEPT = 4000
+"""Characters of a prompt the Markdown and plain-text outputs keep (head and tail); the HTML output keeps it whole, folded."""
 _RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
 
 
@@ -149,6 +151,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
         self._scheduled_due: float | None = None
         self._snapshot_dirty = False
         self._status_dirty = False
+        self._after_compaction = "running"  # the state a compaction hands back (see _on_compaction_start)
         self._state: str = "idle"
         self._note = ""
         self._model = str(model) if model is not None else ""
@@ -246,7 +249,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
 
     def markdown(self) -> str:
         """The conversation so far as Markdown (what nbconvert's markdown export and a text frontend show)."""
-        text = render_markdown(self.static_items(), status=self.run_status(), title=self.title)
+        text = render_markdown(self.static_items(), status=self.run_status(), title=self.title, max_prompt=PROMPT_KEPT)
         return text + ("\n" + self._footer[1] + "\n" if self._footer[1] else "")
 
     def html(self) -> str:
@@ -261,7 +264,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
         """The conversation so far as plain text."""
         with self._lock:
             head = f"{self.title}\n\n" if self.title else ""
-            return head + transcript_text(self._messages) + "\n" + self.run_status().line()
+            return head + transcript_text(self._messages, max_prompt=PROMPT_KEPT) + "\n" + self.run_status().line()
 
     def set_footer(self, html: str, markdown: str) -> None:
         """Add trusted ``html`` (and its ``markdown``) after the status line of the static rendering (e.g. sibling answers)."""
@@ -478,6 +481,8 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
     def _on_compaction_start(self, event: AutoCompactionStartEvent) -> None:
         why = "the context is nearly full" if event.reason == "threshold" else "the model refused the context as too long"
         self._notices["compaction"] = self._add({"kind": "notice", "tone": "info", "active": True, "text": f"Compacting context: {why}…"})
+        # after a finished run (an overflow recovery that fails comes after agent_end), its outcome stands again
+        self._after_compaction = self._state if self._run_started is None and self._state not in _RUNNING else "running"
         self._set_state("compacting")
 
     def _on_compaction_end(self, event: AutoCompactionEndEvent) -> None:
@@ -497,7 +502,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
         self._update_notice("compaction", text, tone)
         self._snapshot_dirty = True
         if self._state == "compacting":
-            self._set_state("running")
+            self._set_state(self._after_compaction)
 
     def _on_retry_start(self, event: AutoRetryStartEvent) -> None:
         asked = "" if event.retry_after_ms is None else f" (the server asked for {event.retry_after_ms / 1000:g} s)"

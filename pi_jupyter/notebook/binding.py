@@ -39,7 +39,7 @@ from pydantic.alias_generators import to_camel
 
 from ..session import Session, SessionError
 from ..session.files import read_regular
-from ..session.index import NOTEBOOK_TYPE
+from ..session.kinds import NOTEBOOK_TYPE
 from ..session.listing import session_info
 from .cells import CellRun, cell_runs, record_run
 from .notebook_file import NotebookFile, is_cell_id, new_notebook_id, read_notebook

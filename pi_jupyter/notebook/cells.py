@@ -63,11 +63,9 @@ class CellRun(BaseModel):
 def cell_runs(session: Session, cell_id: str | None = None) -> list[CellRun]:
     """Every recorded cell run in file order (only ``cell_id``'s when given)."""
     out: list[CellRun] = []
-    for entry in session.raw_entries():
-        if entry.get("type") != "custom" or entry.get("customType") != CELL_TYPE:
-            continue
+    for entry in session.cell_records(cell_id):
         run = CellRun.from_entry(entry)
-        if run is not None and (cell_id is None or run.cell_id == cell_id):
+        if run is not None:
             out.append(run)
     return out
 

@@ -23,16 +23,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections import ChainMap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
 from . import world_cells
 from .cells import CellRun, record_run, start_for
 from .prompt_text import fill_prompt
 from .runner import BackgroundRun, PendingRun, RunStopped
+
+if TYPE_CHECKING:  # pragma: no cover - a plain %%pi cell does not import the experiment package
+    from ..experiment import Experiment, ExperimentResult
 
 GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
 
@@ -49,6 +51,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
     if args.continue_:
         raise UsageError("%%pi: --continue does not apply to a grid (--vary/--repeat): its branches are siblings from the cell's start")
+    from ..experiment import Experiment, parse_vary
+
     vary = parse_vary(args.vary or [])
     state = magics.state
     agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
@@ -188,6 +192,7 @@ def score_command(magics: Any, rest: list[str]) -> ExperimentResult:
         raise UsageError("%pi score: give an experiment (its id, 'last', or a branch leaf) and one or more scorer names")
     session = magics.state.agent_for().session
     ref, names = rest[0], rest[1:]
+    from ..experiment import load_experiment
     from ..experiment.records import experiment_ids
 
     if ref == "last" or any(i.startswith(ref) for i in experiment_ids(session)):

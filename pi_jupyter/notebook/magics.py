@@ -23,12 +23,15 @@ from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileE
 from . import context_commands, page_bridge, world_cells
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .failure import CellFailed, CompactionAdvice, cell_failure
+from .freshness import fresh_agent
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
 from .state import NotebookState
+from .typos import command_error, named, option_error, session_label
 
 _USER_ERRORS = (
     SessionError,
@@ -169,6 +172,8 @@ class PiMagics(Magics, PiConfig):
             args = self.pi.parser.parse_args(shlex.split(line))
         except ValueError as exc:
             raise UsageError(f"%%pi: {exc} in the options {line!r}") from None
+        except UsageError as exc:  # IPython's parser says "bad option" this way
+            raise UsageError(option_error(self.pi.parser, str(exc))) from None
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:
@@ -178,7 +183,7 @@ class PiMagics(Magics, PiConfig):
                 return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {exc}") from None
+            raise UsageError(f"%%pi: {named(exc, self.state)}") from None
 
     def _run_cell(self, args: argparse.Namespace, cell: str) -> Any:
         text = cell.strip()
@@ -194,9 +199,10 @@ class PiMagics(Magics, PiConfig):
         busy = state.busy(agent)
         if busy is not None or agent.is_running:
             raise UsageError(
-                f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run "
+                f"%%pi: session {session_label(agent.session)} is busy with a background run "
                 f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
             )
+        agent = fresh_agent(state, agent)  # what other writers appended since the last cell (or a reopened file)
         self._configure(agent, args)
         cell_id = _cell_id(self.shell, cell)
         start, forked = start_for(agent.session, cell_id, continue_=args.continue_)
@@ -214,15 +220,18 @@ class PiMagics(Magics, PiConfig):
             print(f"[{state.header(agent.session)}]")
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
+        advice = CompactionAdvice()
 
         async def run() -> CellResult:
             unsubscribe = agent.subscribe(view.handle) if view is not None else (lambda: None)
+            unadvise = agent.subscribe(advice)
             result = None
             try:
                 result = await agent.prompt(prompt)
                 return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
             finally:
                 unsubscribe()
+                unadvise()
                 agent.tools = tools_before
                 world_cells.settle(agent)
                 produced = list(result.entry_ids) if result is not None else []
@@ -253,14 +262,17 @@ class PiMagics(Magics, PiConfig):
                 self._user_ns()[args.name] = bg
             return bg
         stopped = lambda: bool(view and view.stop_requested)  # noqa: E731
-        pending = PendingRun(state.runner, future, agent.abort, lambda r: self._finish_cell(args, view, r), stopped)
+        finish = lambda r: self._finish_cell(args, view, r, cell_failure(agent, r, advice.text))  # noqa: E731
+        pending = PendingRun(state.runner, future, agent.abort, finish, stopped)
         return pending if self._awaited else pending.wait()
 
-    def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult) -> CellResult:
+    def _finish_cell(self, args: argparse.Namespace, view: Any, result: CellResult, failed: CellFailed | None = None) -> CellResult:
         if args.name:
             self._user_ns()[args.name] = result
         if view is None:
             print(result.text)
+        if failed is not None:
+            raise failed
         return result
 
     async def pi_async(self, line: str, cell: str) -> Any:
@@ -275,7 +287,7 @@ class PiMagics(Magics, PiConfig):
         try:
             return await value.wait_async()
         except _USER_ERRORS as exc:
-            raise UsageError(f"%%pi: {exc}") from None
+            raise UsageError(f"%%pi: {named(exc, self.state)}") from None
 
     def _configure(self, agent: Agent, args: argparse.Namespace) -> None:
         from ..providers import resolve_model
@@ -336,7 +348,7 @@ class PiMagics(Magics, PiConfig):
         command, rest = words[0], words[1:]
         handler = getattr(self, f"_cmd_{command.replace('-', '_')}", None)
         if handler is None:
-            raise UsageError(f"%pi: unknown command {command!r}; %pi help lists them")
+            raise UsageError(command_error(command, [n[5:] for n in dir(self) if n.startswith("_cmd_")]))
         try:
             return handler(rest)
         except UsageError:
@@ -344,7 +356,7 @@ class PiMagics(Magics, PiConfig):
         except SystemExit:
             raise UsageError(f"%pi {command}: bad arguments {' '.join(rest)!r}") from None
         except _USER_ERRORS as exc:
-            raise UsageError(f"%pi {command}: {exc}") from None
+            raise UsageError(f"%pi {command}: {named(exc, self.state)}") from None
 
     # dedented like the docstring above, so ``%pi?`` lines the commands up under their heading
     pi_line.__doc__ = inspect.cleandoc(pi_line.__doc__ or "") + "\n\nCommands:\n" + SUBCOMMANDS  # type: ignore[assignment]  # Never: see @line_magic

@@ -155,7 +155,7 @@ class SessionAppending(SessionReading):
             target_id = self.resolve(entry_id)
         except EntryNotFoundError:
             target_id = entry_id
-        fields = context_edit_entry(self._index.by_id.get(target_id), target_id, self.branch_ids(), replacement)
+        fields = context_edit_entry(self._index.get(target_id), target_id, self.branch_ids(), replacement)
         return self._append(lambda eid, parent, ts: {"type": "context_edit", "id": eid, "parentId": parent, "timestamp": ts, **fields})
 
     def carry_context_edits(self) -> list[str]:
@@ -352,7 +352,10 @@ class SessionAppending(SessionReading):
                 self._dirty = False
 
     def close(self) -> None:
-        """Sync (unless durability is ``"never"``) and release the file. Reading still works."""
+        """Sync (unless durability is ``"never"``) and release the file for writing.
+
+        Reading still works: entries not read yet are read from the file as it was opened.
+        """
         with self._lock:
             if self._durability != "never":
                 self.sync()

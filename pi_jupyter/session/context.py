@@ -8,6 +8,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..messages import Message, OpaqueMessage, convert_to_llm, message_from_dict
+from .jsonl import paused_gc, settle_gc
+
+_SETTLE_MESSAGES = 2000
+"""Contexts of at least this many messages are built with the collector paused (see :func:`~.jsonl.settle_gc`)."""
 
 
 class ModelRef(BaseModel):
@@ -67,7 +71,15 @@ class SessionContext(BaseModel):
         or an object without a string ``role``) becomes an empty :class:`OpaqueMessage`, which
         is never sent to a model (pi's ``convertToLlm`` drops such items too).
         """
-        return [message_from_dict(m) if type(m) is dict and type(m.get("role")) is str else OpaqueMessage() for m in self.raw_messages]
+        raw = self.raw_messages
+        if len(raw) < _SETTLE_MESSAGES:
+            return [message_from_dict(m) if type(m) is dict and type(m.get("role")) is str else OpaqueMessage() for m in raw]
+        # a long branch makes hundreds of thousands of objects: with the collector running, its
+        # repeated walks of them (and of everything else the kernel holds) cost more than building them
+        with paused_gc():
+            out = [message_from_dict(m) if type(m) is dict and type(m.get("role")) is str else OpaqueMessage() for m in raw]
+            settle_gc()
+        return out
 
     def llm(self) -> list[Message]:
         """The messages after ``convert_to_llm``: what a model request carries."""

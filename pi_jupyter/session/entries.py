@@ -15,8 +15,7 @@ from pydantic import Field, ValidationError
 from ..messages import WireModel, message_from_dict
 from ..messages.base import WIRE
 from ..messages.types import AgentMessage
-
-CURRENT_VERSION = 3
+from .version import CURRENT_VERSION
 
 
 class SessionHeader(WireModel):

@@ -34,19 +34,37 @@ def not_regular(mode: int) -> str | None:
     return next((what for test, what in _KINDS if test(mode)), "not a regular file")
 
 
+def _open_regular_fd(path: str) -> int:
+    """A read-only descriptor of the regular file at ``path``; anything else raises :class:`SessionFileError`."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    what = not_regular(os.fstat(fd).st_mode)
+    if what is not None:
+        os.close(fd)
+        raise SessionFileError(path, f"is {what}, not a regular file: a session is a .jsonl file")
+    return fd
+
+
 @contextlib.contextmanager
 def read_regular_fd(path: str) -> Iterator[BinaryIO]:
     """The regular file at ``path`` opened for reading in chunks; anything else raises :class:`SessionFileError`."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd = _open_regular_fd(path)
     try:
-        what = not_regular(os.fstat(fd).st_mode)
-        if what is not None:
-            raise SessionFileError(path, f"is {what}, not a regular file: a session is a .jsonl file")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             yield fh
     finally:
         os.close(fd)
+
+
+def open_regular(path: str) -> tuple[int, bytes]:
+    """A read-only descriptor of the regular file at ``path``, kept open, and its bytes (see :func:`read_regular`)."""
+    fd = _open_regular_fd(path)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fd, fh.read()
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_regular(path: str) -> bytes:

@@ -24,94 +24,45 @@ How odd files are read, entry by entry as pi reads them, except where pi hangs:
 from __future__ import annotations
 
 import contextlib
-import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+import itertools
+import threading
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..messages.text import ms_from_iso
-from .entries import ENTRY_TYPES
 from .jsonl import paused_gc
+from .kinds import (
+    CELL_TYPE,
+    CHECKOUT_TYPE,
+    EXPERIMENT_TYPES,
+    K_ASSISTANT,
+    K_BRANCH_SUMMARY,
+    K_COMPACTION,
+    K_CONTEXT_EDIT,
+    K_CUSTOM,
+    K_CUSTOM_MESSAGE,
+    K_LABEL,
+    K_MESSAGE,
+    K_MODEL,
+    K_OTHER,
+    K_SESSION_INFO,
+    K_THINKING,
+    K_USAGE,
+    KINDS,
+    TRANSPARENT_TYPES,
+    RawEntry,
+    TreeNode,
+    is_assistant,
+    js_date_ms,
+    time_key,
+)
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
-RawEntry = dict[str, Any]
+if TYPE_CHECKING:  # pragma: no cover
+    from .lazy import LineSource
 
-CHECKOUT_TYPE = "pi_jupyter.checkout"
-"""``customType`` of the marker entry that persists a checkout (see ``Session.checkout``)."""
-
-CELL_TYPE = "pi_jupyter.cell"
-"""``customType`` of the record of one notebook cell's run (see ``pi_jupyter.notebook.cells``)."""
-
-NOTEBOOK_TYPE = "pi_jupyter.notebook"
-"""``customType`` of the record that a notebook continues this session (see ``pi_jupyter.notebook.binding``)."""
-
-EXPERIMENT_TYPES = ("pi_jupyter.score", "pi_jupyter.branch_end", "pi_jupyter.experiment")
-"""``custom`` records of experiments (``pi_jupyter.experiment``): scores, branch outcomes, the grid."""
-
-TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, NOTEBOOK_TYPE, *EXPERIMENT_TYPES})
-"""``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
-
-# kind codes, one byte per line; the first five are the ones a context rebuild looks at
-K_OTHER = 0
-K_MESSAGE = 1
-K_ASSISTANT = 2  # unused: whether a message is an assistant's is looked up when needed
-K_CUSTOM_MESSAGE = 3
-K_BRANCH_SUMMARY = 4
-K_COMPACTION = 5
-K_THINKING = 6
-K_MODEL = 7
-K_LABEL = 8
-K_SESSION_INFO = 9
-K_CUSTOM = 10
-K_CONTEXT_EDIT = 11
-K_USAGE = 12
-
-KINDS = {
-    "message": K_MESSAGE,
-    "custom_message": K_CUSTOM_MESSAGE,
-    "branch_summary": K_BRANCH_SUMMARY,
-    "compaction": K_COMPACTION,
-    "thinking_level_change": K_THINKING,
-    "model_change": K_MODEL,
-    "label": K_LABEL,
-    "session_info": K_SESSION_INFO,
-    "custom": K_CUSTOM,
-    "context_edit": K_CONTEXT_EDIT,
-    "usage": K_USAGE,
-}
-assert set(KINDS) == set(ENTRY_TYPES), "every known entry type needs a kind code"
 _MISSING: Any = object()
-
-
-@dataclass(slots=True)
-class TreeNode:
-    """One entry in :meth:`Session.tree`, with its children in pi's order (oldest first)."""
-
-    entry: RawEntry
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
-    label_timestamp: str | None = None
-
-    @property
-    def id(self) -> str:
-        """The entry id."""
-        return self.entry["id"]
-
-    @property
-    def type(self) -> str:
-        """The entry type (``message``, ``compaction``, ...)."""
-        return self.entry.get("type", "")
-
-    def typed(self) -> Any:
-        """The entry as a pydantic model."""
-        from .entries import entry_from_dict
-
-        return entry_from_dict(self.entry)
-
-
-def is_assistant(entry: RawEntry) -> bool:
-    message = entry.get("message")
-    return type(message) is dict and message.get("role") == "assistant"
+_SINGLE_READS = 32  # stubs read back one line at a time; more are read in one span of the file
 
 
 def _is_transparent(entry: RawEntry) -> bool:
@@ -125,7 +76,12 @@ def _parent_key(entry: RawEntry) -> str | None:
 
 
 class EntryIndex:
-    """Entries of one session file in file order, indexed for tree queries."""
+    """Entries of one session file in file order, indexed for tree queries.
+
+    Entries may be *stubs* (see :mod:`.stubs`): the line's id, parent, time and message role,
+    the rest left in the file. Every method that hands out entries reads those back whole
+    first (:meth:`materialize`); :attr:`order` and :attr:`by_id` may hold stubs.
+    """
 
     def __init__(self) -> None:
         self.by_id: dict[str, RawEntry] = {}
@@ -138,6 +94,12 @@ class EntryIndex:
         self._kind = bytearray()  # per line: a K_* code
         self._lines: list[int] = []  # per line: its 1-based line number in the file (0: not from a file)
         self._children: dict[str | None, list[str]] | None = None  # built on first use
+        self._cells: dict[str, list[int]] = {}  # notebook cell id -> positions of its run records, in file order
+        self._stub_off = array("q")  # per line: byte offset of a line read as a stub, -1 for a whole entry
+        self._stub_len = array("q")  # per line: its length
+        self._stubs = 0  # how many lines are stubs
+        self._source: LineSource | None = None
+        self._fill_lock = threading.Lock()
         self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
         self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
 
@@ -160,10 +122,21 @@ class EntryIndex:
         """Index one entry (file order). Returns False when it is not an entry at all."""
         return self.extend((entry,), (line,), report, bulk=False) == 1
 
-    def extend(self, entries: Iterable[RawEntry], lines: Iterable[int], report: LoadReport | None = None, *, bulk: bool = True) -> int:
+    def extend(
+        self,
+        entries: Iterable[RawEntry],
+        lines: Iterable[int],
+        report: LoadReport | None = None,
+        *,
+        bulk: bool = True,
+        offsets: Sequence[int] | None = None,
+        lengths: Sequence[int] | None = None,
+    ) -> int:
         """Index many entries in file order (the bulk path of opening a file). Returns how many were entries.
 
         ``bulk`` pauses the garbage collector while the index grows (see :func:`~.jsonl.paused_gc`).
+        ``offsets`` and ``lengths``, per entry, place the lines of stubs in the file (offset -1:
+        a whole entry); they are read back from the :meth:`attach` ed source.
         """
         by_id = self.by_id
         order = self.order
@@ -176,8 +149,12 @@ class EntryIndex:
         n = len(order)
         added = 0
         leaf = self.leaf
+        stub_off, stub_len = self._stub_off, self._stub_len
+        stubs = 0
+        offs = itertools.repeat(-1) if offsets is None else offsets
+        lens = itertools.repeat(0) if lengths is None else lengths
         with paused_gc() if bulk else contextlib.nullcontext():
-            for entry, line in zip(entries, lines):  # noqa: B905 - iterables, checked by the callers
+            for entry, line, off, length in zip(entries, lines, offs, lens):  # noqa: B905 - iterables, checked by the callers
                 eid = entry.get("id")
                 etype = entry.get("type")
                 if etype == "session":
@@ -233,6 +210,10 @@ class EntryIndex:
                 order.append(entry)
                 parents.append(parent_pos)
                 line_list.append(line)
+                stub_off.append(off)
+                stub_len.append(length)
+                if off >= 0:
+                    stubs += 1
                 n += 1
                 added += 1
                 kind = kind_of.get(etype, K_OTHER)
@@ -261,12 +242,97 @@ class EntryIndex:
                     # a checkout marker stands for "the leaf is my parent": it is a dead-end child
                     # of the target, so the branch (and pi's context, which walks through it) is the target's
                     leaf = parent
+                    if entry.get("customType") == CELL_TYPE:
+                        data = entry.get("data")
+                        cell_id = data.get("cellId") if type(data) is dict else None
+                        if type(cell_id) is str:
+                            self._cells.setdefault(cell_id, []).append(n - 1)
                 kinds.append(kind)
                 if children is not None:
                     children.setdefault(None if parent == eid else parent, []).append(eid)
         if added:
             self.leaf = leaf
+        self._stubs += stubs
         return added
+
+    # -- entries read as stubs -----------------------------------------------------------
+
+    def attach(self, source: LineSource) -> None:
+        """Read the lines of stubs back from ``source`` when their entries are needed."""
+        self._source = source
+        if not self._stubs:
+            source.done()
+
+    @property
+    def stubs(self) -> int:
+        """How many entries are still stubs (0: every entry is whole)."""
+        return self._stubs
+
+    def get(self, entry_id: str) -> RawEntry | None:
+        """The whole entry ``entry_id`` (``None`` when it is not in the file)."""
+        p = self._pos.get(entry_id)
+        if p is None:
+            return None
+        if self._stubs and self._stub_off[p] >= 0:
+            self.materialize((p,))
+        return self.by_id.get(entry_id)
+
+    def materialize(self, positions: Iterable[int], data: bytes | None = None) -> None:
+        """Read back whole the entries at ``positions`` that are stubs (from ``data``, the file's bytes, when given)."""
+        if not self._stubs:
+            return
+        offs = self._stub_off
+        wanted = [p for p in positions if offs[p] >= 0]
+        if not wanted:
+            return
+        source = self._need_source()
+        lens = self._stub_len
+        with self._fill_lock, paused_gc():
+            wanted = [p for p in wanted if offs[p] >= 0]
+            if data is None and len(wanted) <= _SINGLE_READS:
+                for p in wanted:
+                    self._fill(p, source.read(offs[p], lens[p]), source)
+                return
+            first = 0
+            if data is None:  # a long branch: one read of the bytes that hold it, rather than a read per line
+                first = min(offs[p] for p in wanted)
+                data = source.read(first, max(offs[p] + lens[p] for p in wanted) - first)
+            view = memoryview(data)
+            for p in wanted:
+                start = offs[p] - first
+                self._fill(p, view[start : start + lens[p]], source)
+
+    def materialize_all(self) -> None:
+        """Read back every stub (one read of the file), before handing out every entry."""
+        if not self._stubs:
+            return
+        source = self._need_source()
+        with self._fill_lock, paused_gc():
+            if not self._stubs:
+                return
+            view = memoryview(source.whole())
+            lens = self._stub_len
+            for p, off in enumerate(self._stub_off):
+                if off >= 0:
+                    self._fill(p, view[off : off + lens[p]], source)
+
+    def _need_source(self) -> LineSource:
+        if self._source is None:
+            raise SessionError("entries were read as stubs but there is no file to read them back from")
+        return self._source
+
+    def _fill(self, p: int, raw: bytes | memoryview, source: LineSource) -> None:
+        stub = self.order[p]
+        eid = stub["id"]
+        entry = source.parse(raw, eid)
+        self.order[p] = entry
+        if self.by_id.get(eid) is stub:
+            self.by_id[eid] = entry
+        self._stub_off[p] = -1
+        self._stubs -= 1
+        if not self._stubs:
+            source.done()
+            self._source = None
 
     def _child_key(self, entry: RawEntry) -> str | None:
         parent = _parent_key(entry)
@@ -302,6 +368,15 @@ class EntryIndex:
         """Entry id -> the line number that stands for it (built on each call; for reports)."""
         lines = self._lines
         return {eid: lines[p] for eid, p in self._pos.items()}
+
+    def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
+        """The run records of notebook cell ``cell_id`` (every cell's with ``None``), in file order; O(records)."""
+        if cell_id is not None:
+            positions = self._cells.get(cell_id, [])
+        else:
+            positions = sorted(p for runs in self._cells.values() for p in runs)
+        order = self.order
+        return [order[p] for p in positions]
 
     def line(self, entry_id: str) -> int:
         """The 1-based line number of an entry (0 when unknown or not from a file)."""
@@ -426,15 +501,44 @@ class EntryIndex:
 
     def path(self, leaf_id: str | None) -> list[RawEntry]:
         """Entries from the root to ``leaf_id`` (inclusive), root first. Raises :class:`CycleError`."""
+        positions = self.path_positions(leaf_id)
+        self.materialize(positions)
         order = self.order
-        return [order[i] for i in self.path_positions(leaf_id)]
+        return [order[i] for i in positions]
 
     def child_ids(self, entry_id: str | None) -> list[str]:
-        """Ids of the direct children of ``entry_id`` (``None``: the roots), in file order."""
-        return list(self.children.get(entry_id, ()))
+        """Ids of the direct children of ``entry_id`` (``None``: the roots), in file order.
+
+        Before :attr:`children` is built, one entry's children are found with a C-speed search of
+        the parent positions, rather than building the lists of every entry in the file.
+        """
+        if self._children is not None or entry_id is None or entry_id not in self._pos:
+            return list(self.children.get(entry_id, ()))
+        if self._stale:
+            self._resolve_parents()
+        parents, order, pos = self._parent, self.order, self._pos
+        target = pos[entry_id]
+        out: list[str] = []
+        i = -1
+        while True:
+            try:
+                i = parents.index(target, i + 1)
+            except ValueError:
+                return out
+            eid = order[i]["id"]
+            if pos[eid] == i:  # not an earlier line of a repeated id
+                out.append(eid)
+
+    def whole_positions(self) -> Iterable[int]:
+        """Positions of the entries read whole (not stubs), in file order."""
+        if not self._stubs:
+            return range(len(self.order))
+        offs = self._stub_off
+        return (p for p in range(len(offs)) if offs[p] < 0)
 
     def tree(self) -> list[TreeNode]:
         """The whole tree as pi's ``getTree`` builds it: roots in file order, children by time."""
+        self.materialize_all()
         labels = self.labels
         pos = self._pos
         nodes: dict[str, TreeNode] = {}
@@ -459,48 +563,32 @@ class EntryIndex:
                     roots.append(node)
             for node in nodes.values():
                 if len(node.children) > 1:
-                    node.children.sort(key=_time_key)
+                    node.children.sort(key=time_key)
         return roots
 
 
-_JS_MAX_MS = 8_640_000_000_000_000  # beyond this a JavaScript Date is invalid
-_YEAR_MONTH = re.compile(r"^([+-]\d{6}|\d{4})(?:-(\d{2}))?$")
-
-
-def js_date_ms(value: Any) -> int | None:
-    """``new Date(value).getTime()`` as pi computes an entry's time; ``None`` where JavaScript gives ``NaN``.
-
-    Entry timestamps are ISO strings, but a file written by another tool may hold a number
-    (milliseconds, as ``docs/compaction.md`` wrongly shows) or ``null``, which JavaScript reads
-    as 0. Strings are read as ISO dates, including the year and year-month forms (UTC).
-    """
-    if isinstance(value, str):
-        ms = ms_from_iso(value)
-        if ms is None:
-            ms = _year_month_ms(value)
-        return ms if ms is not None and abs(ms) <= _JS_MAX_MS else None
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, (int, float)):
-        if value != value or abs(value) > _JS_MAX_MS:
-            return None
-        return int(value)  # TimeClip truncates toward zero
-    return None
-
-
-def _year_month_ms(text: str) -> int | None:
-    """The year (``2024``, ``+012024``) and year-month (``2024-05``) forms JavaScript reads as UTC."""
-    match = _YEAR_MONTH.match(text.strip())
-    if match is None:
-        return None
-    month = int(match.group(2) or 1)
-    if not 1 <= month <= 12:
-        return None
-    return ms_from_iso(f"{int(match.group(1)):04d}-{month:02d}-01T00:00:00Z")  # None beyond datetime's years
-
-
-def _time_key(node: TreeNode) -> int:
-    ms = js_date_ms(node.entry.get("timestamp"))
-    return ms if ms is not None else 0
+__all__ = [
+    "CELL_TYPE",
+    "CHECKOUT_TYPE",
+    "EXPERIMENT_TYPES",
+    "K_ASSISTANT",
+    "K_BRANCH_SUMMARY",
+    "K_COMPACTION",
+    "K_CONTEXT_EDIT",
+    "K_CUSTOM",
+    "K_CUSTOM_MESSAGE",
+    "K_LABEL",
+    "K_MESSAGE",
+    "K_MODEL",
+    "K_OTHER",
+    "K_SESSION_INFO",
+    "K_THINKING",
+    "K_USAGE",
+    "KINDS",
+    "TRANSPARENT_TYPES",
+    "EntryIndex",
+    "RawEntry",
+    "TreeNode",
+    "is_assistant",
+    "js_date_ms",
+]

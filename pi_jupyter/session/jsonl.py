@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ class ParsedChunk:
 
     ``tail_start`` is the byte offset (within the parsed data) of a torn last line (no newline,
     not readable), so a later reader can re-read that line whole if a writer completes it.
+    When lines were read as stubs, ``offsets`` and ``lengths`` say, per object, where its line
+    is in the data (offset -1: the object is the whole line).
     """
 
     objs: list[dict[str, Any]] = field(default_factory=list)
@@ -51,6 +54,8 @@ class ParsedChunk:
     torn_tail: bool = False
     next_line: int = 1
     tail_start: int = -1
+    offsets: array | None = None
+    lengths: array | None = None
 
     @property
     def objects(self) -> list[ParsedLine]:
@@ -128,11 +133,17 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: bool = True) -> ParsedChunk:
+StubReader = Callable[[memoryview, bool], "dict[str, Any] | None"]
+"""``stub(line, ascii_only)``: a stub of the line, or ``None`` to read it whole (see :mod:`.stubs`)."""
+
+
+def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: bool = True, stub: StubReader | None = None) -> ParsedChunk:
     """Parse ``data`` (whole lines starting at ``first_line``) and report unreadable lines.
 
     ``final`` says the chunk ends at the end of the file, so an unparsable line without a
     trailing newline is reported as a torn tail (a crash mid-write) rather than as malformed.
+    ``stub`` reads the lines it can as stubs (their place is in ``offsets`` and ``lengths``);
+    the others are read whole, as without it.
     """
     chunk = ParsedChunk(next_line=first_line)
     n = len(data)
@@ -149,12 +160,26 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
     loads = orjson.loads
     start = 0
     lineno = first_line
+    if stub is not None:
+        chunk.offsets, chunk.lengths = array("q"), array("q")
+        add_off, add_len = chunk.offsets.append, chunk.lengths.append
+        ascii_only = data.isascii()
     with paused_gc():
         while start < n:
             end = find(b"\n", start)
             if end < 0:
                 end = n
             if end > start:
+                if stub is not None:
+                    head = stub(view[start:end], ascii_only)
+                    if head is not None:
+                        add_obj(head)
+                        add_line(lineno)
+                        add_off(start)
+                        add_len(end - start)
+                        lineno += 1
+                        start = end + 1
+                        continue
                 try:
                     obj = loads(view[start:end])
                 except _decode_error:
@@ -173,6 +198,9 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
                 if type(obj) is dict:
                     add_obj(obj)
                     add_line(lineno)
+                    if stub is not None:
+                        add_off(-1)
+                        add_len(0)
                 else:
                     report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
             lineno += 1

@@ -10,13 +10,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from ..messages.content import text_of
 from ..messages.text import ms_from_iso
 from .files import read_regular
 from .jsonl import parse_lines, strip_bom
@@ -24,8 +22,9 @@ from .paths import sessions_root
 from .report import LoadReport, SessionFileError
 
 
-class SessionInfo(BaseModel):
-    """What a session listing shows about one file."""
+@dataclass(kw_only=True)
+class SessionInfo:
+    """What a session listing shows about one file (a dataclass: listing a folder imports no models)."""
 
     path: str
     id: str
@@ -182,7 +181,7 @@ def content_text(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
-    return text_of(blocks, " ")
+    return " ".join(b["text"] for b in blocks)
 
 
 def _dt(ms: int) -> datetime:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from .entries import CURRENT_VERSION
+from .version import CURRENT_VERSION
 
 
 def _version(header: dict[str, Any]) -> float | None:

@@ -20,7 +20,9 @@ _COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
 
 def check_pi1_entries(index: EntryIndex, report: LoadReport) -> None:
     """Report bad ``context_edit``, ``usage`` entries, system messages and compaction extras (pi 1.x)."""
-    for entry in index.order:
+    order = index.order
+    for p in index.whole_positions():  # a stub is a plain message (not a system one): nothing to check
+        entry = order[p]
         etype = entry.get("type")
         if etype == "message":
             message = entry.get("message")

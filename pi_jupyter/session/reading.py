@@ -115,19 +115,31 @@ class SessionReading:
 
     def entry(self, ref: str) -> Entry:
         """The entry with id (or unique id prefix, or label) ``ref``, as a model."""
-        return entry_from_dict(self._index.by_id[self.resolve(ref)])
+        return entry_from_dict(self.raw_entry(ref))
 
     def raw_entry(self, ref: str) -> RawEntry:
         """The entry dict exactly as read from the file (do not modify it)."""
-        return self._index.by_id[self.resolve(ref)]
+        entry = self._index.get(self.resolve(ref))
+        assert entry is not None  # resolve found it
+        return entry
 
     def entries(self) -> list[Entry]:
         """Every entry in file order, as models."""
+        self._index.materialize_all()
         return [entry_from_dict(e) for e in self._index.order if self._index.by_id.get(e["id"]) is e]
 
     def raw_entries(self) -> list[RawEntry]:
-        """Every entry dict in file order (the fast path for large sessions)."""
+        """Every entry dict in file order (the fast path for large sessions; the first call on a large file reads it whole)."""
+        self._index.materialize_all()
         return list(self._index.order)
+
+    def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
+        """The ``pi_jupyter.cell`` records of notebook cell ``cell_id`` (of every cell with ``None``), in file order.
+
+        Kept in an index as the file is read and appended to, so a cell finds its earlier runs
+        without reading the whole session.
+        """
+        return self._index.cell_records(cell_id)
 
     def info(self) -> SessionInfo:
         """This session's listing info (pi's ``SessionInfo`` fields: name, counts, first message, times)."""
@@ -139,6 +151,7 @@ class SessionReading:
                 mtime = os.stat(self._path).st_mtime
             except OSError:
                 mtime = None
+        self._index.materialize_all()
         order = self._index.order
         by_id = self._index.by_id
         entries = (e for e in order if by_id.get(e["id"]) is e)
@@ -170,7 +183,7 @@ class SessionReading:
     def children(self, entry_id: str | None) -> list[Entry]:
         """The direct children of an entry (``None``: the roots), in file order. O(children)."""
         key = self.resolve(entry_id) if entry_id is not None else None
-        return [entry_from_dict(self._index.by_id[c]) for c in self._index.child_ids(key)]
+        return [entry_from_dict(self.raw_entry(c)) for c in self._index.child_ids(key)]
 
     def child_ids(self, entry_id: str | None) -> list[str]:
         """Ids of the direct children of an entry (``None``: the roots), in file order."""

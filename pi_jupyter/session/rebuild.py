@@ -108,6 +108,7 @@ def build_context(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool
     branch is rebuilt in milliseconds.
     """
     plan = context_plan(index, leaf_id, explicit_none=explicit_none)
+    index.materialize(plan.positions)
     messages = project_positions(index.order, index.kinds, plan.positions, plan.compaction_head)
     return {"messages": messages, **plan.settings()}
 

@@ -1,10 +1,22 @@
-"""What went wrong while reading a session file, and the errors the store raises."""
+"""What went wrong while reading a session file, and the errors the store raises.
+
+Plain dataclasses: every command and every open builds a report, and these cost nothing to
+import (a shell command that reads a small file starts in a few tens of milliseconds).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from .errors import (
+    CycleError,
+    EntryNotFoundError,
+    SessionChangedError,
+    SessionError,
+    SessionFileError,
+    SessionLockedError,
+)
 
 ProblemKind = Literal[
     "malformed",  # a line that is not a JSON object
@@ -31,7 +43,8 @@ SAMPLE_PER_KIND = 100
 """Problems of one kind kept in full; beyond that only counted, so a badly damaged file costs no more than a sound one."""
 
 
-class LoadProblem(BaseModel):
+@dataclass(slots=True)
+class LoadProblem:
     """One problem found while reading, with the 1-based line it is on (0: the whole file)."""
 
     line: int
@@ -40,12 +53,17 @@ class LoadProblem(BaseModel):
     severity: Literal["error", "warning", "info"] = "warning"
     entry_id: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{line, kind, message, severity, entry_id}`` (the JSON of ``pi-jupyter info --json``)."""
+        return {"line": self.line, "kind": self.kind, "message": self.message, "severity": self.severity, "entry_id": self.entry_id}
+
     def __str__(self) -> str:
         where = f"line {self.line}" if self.line else "file"
         return f"{where}: {self.severity}: {self.message}"
 
 
-class LoadReport(BaseModel):
+@dataclass
+class LoadReport:
     """Every problem found while reading a session file. Nothing reported here was rewritten.
 
     The first :data:`SAMPLE_PER_KIND` problems of each kind are kept in :attr:`problems`; the
@@ -54,11 +72,14 @@ class LoadReport(BaseModel):
     """
 
     path: str | None = None
-    problems: list[LoadProblem] = Field(default_factory=list)
-    omitted: dict[str, int] = Field(default_factory=dict)
-    counts: dict[str, int] = Field(default_factory=dict, exclude=True, repr=False)
-    """Problems found per kind (listed and omitted); a field rather than a private attribute, which
-    pydantic reads through a slow ``__getattr__``: :meth:`add` runs once per problem."""
+    problems: list[LoadProblem] = field(default_factory=list)
+    omitted: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict, repr=False)
+    """Problems found per kind (listed and omitted)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (``path``, ``problems``, ``omitted``)."""
+        return {"path": self.path, "problems": [p.to_dict() for p in self.problems], "omitted": dict(self.omitted)}
 
     @property
     def ok(self) -> bool:
@@ -117,46 +138,15 @@ class LoadReport(BaseModel):
         return "\n".join(lines)
 
 
-class SessionError(Exception):
-    """Base class of the errors raised by the session store."""
-
-
-class SessionFileError(SessionError):
-    """The file cannot be used as a session (no valid header, empty, not JSON). It was not touched."""
-
-    def __init__(self, path: str, reason: str, line: int | None = None):
-        self.path = path
-        self.reason = reason
-        self.line = line
-        where = f"{path}:{line}" if line else path
-        super().__init__(f"{where}: {reason} (the file was left untouched)")
-
-
-class EntryNotFoundError(SessionError, KeyError):
-    """An entry id (or label) that is not in the session."""
-
-    def __init__(self, ref: str, path: str | None = None):
-        self.ref = ref
-        where = f" in {path}" if path else ""
-        super().__init__(f"entry {ref!r} not found{where}")
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return self.args[0]
-
-
-class CycleError(SessionError):
-    """The parent links of some entries form a loop, so the path to the root never ends."""
-
-    def __init__(self, entry_id: str, loop: list[str]):
-        self.entry_id = entry_id
-        self.loop = loop
-        shown = " -> ".join(loop[:8]) + (" -> ..." if len(loop) > 8 else "")
-        super().__init__(f"parent cycle reached from entry {entry_id!r}: {shown}")
-
-
-class SessionLockedError(SessionError):
-    """Another process held the session file's lock for too long."""
-
-
-class SessionChangedError(SessionError):
-    """Another program shrank or replaced the file while it was open; nothing was appended."""
+__all__ = [
+    "SAMPLE_PER_KIND",
+    "CycleError",
+    "EntryNotFoundError",
+    "LoadProblem",
+    "LoadReport",
+    "ProblemKind",
+    "SessionChangedError",
+    "SessionError",
+    "SessionFileError",
+    "SessionLockedError",
+]

@@ -17,12 +17,10 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import ValidationError
 
-from .entries import SessionHeader
 from .files import read_regular_fd
 from .index import EntryIndex, RawEntry, TreeNode
 from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
@@ -30,6 +28,9 @@ from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
 from .report import CycleError, LoadReport, SessionFileError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .entries import SessionHeader
 
 CHUNK = 8 << 20
 """Bytes read at a time; a line longer than this is read whole."""
@@ -90,6 +91,8 @@ class ScannedSession:
     @property
     def header(self) -> SessionHeader:
         """The header, typed."""
+        from .entries import SessionHeader
+
         return SessionHeader.model_validate(self.raw_header)
 
     @property
@@ -190,6 +193,9 @@ def scan(
     p = os.path.abspath(path)
     if os.path.isdir(p):
         raise SessionFileError(p, "is a folder, not a session file")
+    light = visit is None and keep is None  # message lines need not be read whole
+    if light:
+        from .stubs import message_stub  # msgspec: imported only by the commands that use it
     report = LoadReport(path=p)
     index = EntryIndex()
     offsets = array("q")  # per entry: byte offset, length
@@ -218,34 +224,31 @@ def scan(
             lines: list[int] = []
             view = memoryview(data)
             start = 0
+            ascii_only = light and data.isascii()
             with paused_gc():
                 while start < cut:
                     end = data.find(b"\n", start, cut)
                     if end < 0:
                         end = cut
                     if end > start:
-                        try:
-                            obj = orjson.loads(view[start:end])
-                        except orjson.JSONDecodeError:
-                            torn = final and end == cut and not data.endswith(b"\n")
-                            obj = slow_line(data[start:end], lineno, report, torn=torn)
-                            if obj is SKIP or obj is TORN:
-                                lineno += 1
-                                start = end + 1
-                                continue
-                        if type(obj) is not dict:
-                            from ..messages.text import json_type
-
-                            report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
-                        elif header is None:
-                            header = obj
-                            _check_header(p, header, lineno)
-                        else:
-                            if visit is not None:
-                                visit(obj)
-                            stub = _stub(obj)
-                            if keep is not None:
-                                stub["_keep"] = keep(obj)
+                        stub = message_stub(view[start:end], ascii_only) if light and header is not None else None
+                        if stub is None:
+                            stub = _whole_line(
+                                view, data, start, end, lineno, report, torn=final and end == cut and not data.endswith(b"\n")
+                            )
+                            if stub is None:
+                                pass  # blank, unreadable (reported) or torn
+                            elif header is None:
+                                header, stub = stub, None
+                                _check_header(p, header, lineno)
+                            else:
+                                obj = stub
+                                if visit is not None:
+                                    visit(obj)
+                                stub = _stub(obj)
+                                if keep is not None:
+                                    stub["_keep"] = keep(obj)
+                        if stub is not None:
                             stubs.append(stub)
                             lines.append(lineno)
                             offsets.append(base + start)
@@ -274,6 +277,22 @@ def scan(
     return ScannedSession(p, header, index, report, offsets)
 
 
+def _whole_line(view: memoryview, data: bytes, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool) -> RawEntry | None:
+    """The object on a line read whole, or ``None`` for a blank, unreadable or torn line, or one that is not an object (reported)."""
+    try:
+        obj = orjson.loads(view[start:end])
+    except orjson.JSONDecodeError:
+        obj = slow_line(data[start:end], lineno, report, torn=torn)
+        if obj is SKIP or obj is TORN:
+            return None
+    if type(obj) is not dict:
+        from ..messages.text import json_type
+
+        report.add(lineno, "malformed", f"a JSON {json_type(obj)}, not an object", "error")
+        return None
+    return obj
+
+
 def _check_header(path: str, header: RawEntry, line: int) -> None:
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         kind = header.get("type")
@@ -281,10 +300,27 @@ def _check_header(path: str, header: RawEntry, line: int) -> None:
         raise SessionFileError(path, f"the first JSON line is {what}, not a session header (type 'session' with a string id)", line)
     if needs_migration(header):
         raise NeedsFullRead("an old version, migrated in memory")
+    if _plain_header(header):
+        return  # the usual header: no need for the model's validation (nor for importing it)
+    from pydantic import ValidationError
+
+    from .entries import SessionHeader
+
     try:
         SessionHeader.model_validate(header)
     except ValidationError:
         raise NeedsFullRead("odd header fields") from None
+
+
+_HEADER_STRINGS = ("timestamp", "cwd", "parentSession")
+
+
+def _plain_header(header: RawEntry) -> bool:
+    """True when every known header field has exactly its usual type (anything else is checked by the model)."""
+    version = header.get("version")
+    if version is not None and type(version) is not int:
+        return False
+    return all(type(header.get(key, "")) is str for key in _HEADER_STRINGS)
 
 
 __all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "scan"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .report import SessionError
+from .errors import SessionError
 
 _VIEWERS: dict[str, Callable[..., Any]] = {}
 

@@ -291,20 +291,22 @@ class Actions(BaseModel):
     token: str
 
 
-def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, title: str = "", max_output: int = DEFAULT_MAX_OUTPUT) -> str:
-    """The same conversation as Markdown (notices as italic lines), for ``text/markdown`` and exports."""
+def render_markdown(
+    items: Sequence[Any], *, status: RunStatus | None = None, title: str = "", max_output: int = DEFAULT_MAX_OUTPUT, max_prompt: int = 0
+) -> str:
+    """The same conversation as Markdown (notices as italic lines), for ``text/markdown`` and exports (prompts cut to ``max_prompt``)."""
     chunks: list[str] = [f"#### {md_text(title)}"] if title.strip() else []
     run: list[Any] = []
     for item in _items(items):
         if isinstance(item, Notice):
             if run:
-                chunks.append(transcript_markdown(run, max_output=max_output).rstrip())
+                chunks.append(transcript_markdown(run, max_output=max_output, max_prompt=max_prompt).rstrip())
                 run = []
             chunks.append(f"*{_TONES[item.tone]} {md_text(item.text)}*")
         else:
             run.append(item)
     if run:
-        chunks.append(transcript_markdown(run, max_output=max_output).rstrip())
+        chunks.append(transcript_markdown(run, max_output=max_output, max_prompt=max_prompt).rstrip())
     if not any(not isinstance(i, Notice) for i in items):
         chunks.append("*No messages yet.*")
     if status is not None:

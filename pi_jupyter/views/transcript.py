@@ -113,11 +113,13 @@ def transcript_markdown(
     *,
     max_output: int = DEFAULT_MAX_OUTPUT,
     thinking: bool = True,
+    max_prompt: int = 0,
 ) -> str:
     """The conversation in ``messages`` (message models or pi-shaped dicts) as Markdown.
 
     Each tool call is one line followed by its result (cut to ``max_output`` characters);
-    thinking is shown as a short quote unless ``thinking`` is false.
+    thinking is shown as a short quote unless ``thinking`` is false; prompts are cut to
+    ``max_prompt`` characters (head and tail) when it is positive.
     """
     msgs = _messages(messages)
     results = _results_by_call(msgs)
@@ -125,7 +127,7 @@ def transcript_markdown(
     parts: list[str] = []
     for m in msgs:
         if isinstance(m, UserMessage):
-            text = text_of(m.content, "\n")
+            text = clip_middle(text_of(m.content, "\n"), max_prompt)
             images = 0 if isinstance(m.content, str) else sum(1 for b in m.content if getattr(b, "type", "") == "image")
             parts.append("**User**\n\n" + md_quote(text) + (f"\n\n*[{images} image(s)]*" if images else ""))
         elif isinstance(m, AssistantMessage):
@@ -190,15 +192,16 @@ def transcript_text(
     *,
     max_output: int = DEFAULT_MAX_OUTPUT,
     thinking: bool = False,
+    max_prompt: int = 0,
 ) -> str:
-    """The conversation in ``messages`` as plain text (tool calls on one line, output indented)."""
+    """The conversation in ``messages`` as plain text (tool calls on one line, output indented; prompts cut to ``max_prompt``)."""
     msgs = _messages(messages)
     results = _results_by_call(msgs)
     shown: set[str] = set()
     lines: list[str] = []
     for m in msgs:
         if isinstance(m, UserMessage):
-            lines.append("User: " + text_of(m.content, "\n"))
+            lines.append("User: " + clip_middle(text_of(m.content, "\n"), max_prompt))
         elif isinstance(m, AssistantMessage):
             lines.append("Assistant" + (f" ({m.model})" if m.model else "") + ":")
             for block in m.content:
