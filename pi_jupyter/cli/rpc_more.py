@@ -12,7 +12,9 @@ the setters and aborts answer without data.
 As in pi, ``bash`` during a run is recorded when the run ends (never between a tool call and
 its result), its output streams as ``bash_execution_update{id, delta}`` lines, and
 ``abort_bash`` is handled the moment it is read. ``export_html`` writes the page of
-``pi-jupyter export`` (the tree and every branch, self-contained), not pi's themed one.
+``pi-jupyter export`` (the tree and every branch, self-contained), not pi's themed one, and
+never over a session file: another existing file that is not an export needs ``force: true``
+(pi-jupyter's own field).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..agent.toolbox.truncate import truncate_tail
 from ..messages import THINKING_LEVELS, now_ms
 from ..providers import Model, api_key_for, list_models
 from ..views.export import export_html
+from ..views.export_file import write_export
 from . import rpc_views as views
 from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
 
@@ -118,7 +121,7 @@ class MoreCommands:
         if isinstance(command, GetEntriesCommand):
             return success(cid, kind, self._entries(command.since))
         if isinstance(command, ExportHtmlCommand):
-            return success(cid, kind, {"path": self._export_html(command.output_path)})
+            return success(cid, kind, {"path": self._export_html(command.output_path, command.force)})
         if kind == "clone":
             return success(cid, kind, await self._clone())
         if kind == "get_commands":
@@ -226,7 +229,7 @@ class MoreCommands:
         update["delta"] = redact(delta)
         self.out.write(update)
 
-    def _export_html(self, output_path: str | None) -> str:
+    def _export_html(self, output_path: str | None, force: bool) -> str:
         session = self.agent.session
         if not self.agent.messages:
             raise CommandError("Nothing to export yet - start a conversation first")
@@ -234,8 +237,8 @@ class MoreCommands:
         path = os.path.abspath(output_path or f"pi-session-{base}.html")
         # the page `pi-jupyter export` writes: the tree and every branch, no network needed
         page = redact(export_html(session))
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(page)
+        # never over a session file; over another file only when it is an export or "force" says so
+        write_export(path, page, force=force, force_hint='"force": true')
         return path
 
     async def _clone(self) -> dict[str, Any]:

@@ -159,10 +159,11 @@ class EnabledCommand(Command):
 
 
 class ExportHtmlCommand(Command):
-    """Write the transcript as an HTML page."""
+    """Write the transcript as an HTML page (``force``, pi-jupyter's own: replace a file that is not an export)."""
 
     type: Literal["export_html"]
     output_path: str | None = Field(default=None, alias="outputPath")
+    force: bool = False
 
 
 class GetEntriesCommand(Command):

@@ -62,7 +62,7 @@ SUBCOMMANDS = """\
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
-  export [--branch REF] [--format html|markdown] [PATH]
+  export [--branch REF] [--format html|markdown] [--force] [PATH]
                              write the session as one self-contained HTML page (or a branch as Markdown)
   skills                     the skills found for this project, with their warnings
   ext [load MODULE | remove NAME]
