@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -46,6 +45,7 @@ from .rpc_protocol import (
     ForkCommand,
     GetTreeCommand,
     LineSplitter,
+    LineTooLong,
     NewSessionCommand,
     PromptCommand,
     SetModelCommand,
@@ -54,8 +54,10 @@ from .rpc_protocol import (
     SetThinkingLevelCommand,
     SteerCommand,
     SwitchSessionCommand,
+    decode_line,
     encode_line,
     failure,
+    is_ui_response,
     parse_command,
     success,
 )
@@ -214,26 +216,29 @@ class RpcServer(MoreCommands):
         except RuntimeError:  # the loop closed while we were reading (after a signal)
             return
 
-    def _on_lines(self, lines: list[bytes]) -> None:
+    def _on_lines(self, lines: list[bytes | LineTooLong]) -> None:
         for raw in lines:
-            self._on_line(raw)
+            try:
+                self._on_line(raw)
+            except Exception as exc:  # noqa: BLE001 - one line's surprise must not lose the lines read with it
+                self._queue.put_nowait((0, BadCommand(f"Failed to parse command: {_message(exc)}")))  # type: ignore[union-attr]
 
     def _on_end(self) -> None:
         if self._queue is not None:
             self._queue.put_nowait(None)
 
-    def _on_line(self, raw: bytes) -> None:
+    def _on_line(self, raw: bytes | LineTooLong) -> None:
         assert self._queue is not None
         if self._terminating:
             return
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self._queue.put_nowait((0, BadCommand(f"Failed to parse command: not UTF-8 (byte {exc.start} of the line)")))
+            text = decode_line(raw)  # a line too long, or not UTF-8: one error answer
+        except BadCommand as exc:
+            self._queue.put_nowait((0, exc))
             return
         if not text.strip():
             return  # blank lines separate nothing and mean nothing
-        if '"extension_ui_response"' in text and _is_ui_response(text):
+        if '"extension_ui_response"' in text and is_ui_response(text):
             return  # pi answers nothing to these either; we never ask (no extension UI requests are sent)
         self._seq += 1
         try:
@@ -582,14 +587,6 @@ class RpcServer(MoreCommands):
             session = current.fork(parent)
         self._replace(session, self.factory.model_for(session, self.agent.model), None if parent else self.agent.thinking_level)
         return text
-
-
-def _is_ui_response(text: str) -> bool:
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(obj, dict) and obj.get("type") == "extension_ui_response"
 
 
 def _message(exc: BaseException) -> str:
