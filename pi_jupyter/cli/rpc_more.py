@@ -78,9 +78,12 @@ class MoreCommands:
     _pending: dict[str, list[str]]
     _bash: asyncio.subprocess.Process | None = None
     _bash_cancelled: bool = False
+    _bash_abort_seq: int = 0
+    """The line number of the last ``abort_bash``: a ``bash`` read before it does not run."""
+    _seq: int
     _pending_bash: list[dict[str, Any]]
 
-    async def _handle_more(self, command: Any) -> dict[str, Any] | None:
+    async def _handle_more(self, command: Any, seq: int) -> dict[str, Any] | None:
         cid, kind, agent = command.id, command.type, self.agent
         if kind == "clear_queue":
             return success(cid, kind, self._clear_queue())
@@ -117,7 +120,7 @@ class MoreCommands:
             self._abort_bash()
             return success(cid, kind)
         if isinstance(command, BashCommand):
-            return success(cid, kind, await self._run_bash(command))
+            return success(cid, kind, await self._run_bash(command, seq))
         if isinstance(command, GetEntriesCommand):
             return success(cid, kind, self._entries(command.since))
         if isinstance(command, ExportHtmlCommand):
@@ -155,6 +158,11 @@ class MoreCommands:
         return {"entries": entries, "leafId": session.leaf_id}
 
     def _abort_bash(self) -> None:
+        # every bash read before this line is aborted: the running one now, a queued one when its turn comes
+        self._bash_abort_seq = self._seq
+        self._kill_bash()
+
+    def _kill_bash(self) -> None:
         proc = self._bash
         if proc is not None and proc.returncode is None:
             self._bash_cancelled = True
@@ -163,9 +171,11 @@ class MoreCommands:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
 
-    async def _run_bash(self, command: BashCommand) -> dict[str, Any]:
+    async def _run_bash(self, command: BashCommand, seq: int) -> dict[str, Any]:
         cwd = self.agent.session.cwd or self.factory.cwd
-        self._bash_cancelled = False
+        self._bash_cancelled = seq < self._bash_abort_seq
+        if self._bash_cancelled:  # aborted while it waited in the queue: never started
+            return self._bash_done(command, "", None)
         proc = await asyncio.create_subprocess_exec(
             *shell_command(),
             command.command,
@@ -175,6 +185,8 @@ class MoreCommands:
             start_new_session=True,
         )
         self._bash = proc
+        if seq < self._bash_abort_seq:  # the abort came while the process was being started
+            self._kill_bash()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         held = ""  # the unfinished last line: a key cut between two reads must still be redacted whole
@@ -193,11 +205,15 @@ class MoreCommands:
             await proc.wait()
         finally:
             self._bash = None
-        text = redact("".join(pieces))  # as pi: the whole output, its last newline included
+        return self._bash_done(command, "".join(pieces), proc.returncode)
+
+    def _bash_done(self, command: BashCommand, output: str, exit_code: int | None) -> dict[str, Any]:
+        """The answer to ``bash``, and its ``bashExecution`` message recorded (now, or when the run ends)."""
+        text = redact(output)  # as pi: the whole output, its last newline included
         cut = truncate_tail(text)
         result: dict[str, Any] = {"output": cut.content}
         if not self._bash_cancelled:
-            result["exitCode"] = proc.returncode  # pi leaves it out (undefined) for a cancelled command
+            result["exitCode"] = exit_code  # pi leaves it out (undefined) for a cancelled command
         result.update(cancelled=self._bash_cancelled, truncated=cut.truncated)
         if cut.truncated:
             fd, full = tempfile.mkstemp(prefix="pi-bash-", suffix=".log")

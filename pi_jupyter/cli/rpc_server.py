@@ -450,7 +450,7 @@ class RpcServer(MoreCommands):
             return self._tree_response(command)
         if isinstance(command, CheckoutCommand):
             return success(cid, kind, {"leafId": await self._checkout(command)})
-        more = await self._handle_more(command)
+        more = await self._handle_more(command, seq)
         if more is not None:
             return more
         raise CommandError(f"Unknown command: {kind}")  # pragma: no cover - parse_command refuses it first
