@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from ..agent.agent import Agent, AgentBusyError, AgentSettings
 from ..agent.compaction_runner import CompactionCancelled
-from ..agent.redact import redact
+from ..agent.redact import redact, redact_json
 from ..compaction import SummaryAborted, estimate_tokens_pi
 from ..messages import UserMessage
 from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
@@ -82,7 +82,7 @@ class Output:
     def write(self, obj: Any) -> None:
         """Write ``obj`` as one line; a reader that went away stops the output (and asks for shutdown)."""
         text = obj if isinstance(obj, EncodedLine) else encode_line(obj)
-        line = redact(text).encode("utf-8", "surrogatepass") + b"\n"
+        line = redact_json(text).encode("utf-8", "surrogatepass") + b"\n"
         with self._lock:
             if self.closed:
                 return
