@@ -35,7 +35,7 @@ from ..providers import Model, api_key_for, list_models
 from ..views.export import export_html
 from ..views.export_file import write_export
 from . import rpc_views as views
-from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
+from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, SetMaxTurnsCommand, success
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -112,6 +112,9 @@ class MoreCommands:
 
                 compaction = agent.settings.compaction or CompactionSettings()
                 agent.settings.compaction = compaction.model_copy(update={"enabled": command.enabled})
+            return success(cid, kind)
+        if isinstance(command, SetMaxTurnsCommand):
+            agent.settings.max_turns = command.max_turns  # from the next run; kept across sessions like the other settings
             return success(cid, kind)
         if kind == "abort_retry":
             agent.abort_retry()

@@ -166,6 +166,13 @@ class ExportHtmlCommand(Command):
     force: bool = False
 
 
+class SetMaxTurnsCommand(Command):
+    """``set_max_turns{maxTurns}`` (pi-jupyter's own): the most model calls of one run (0: no limit)."""
+
+    type: Literal["set_max_turns"]
+    max_turns: int = Field(alias="maxTurns", ge=0)
+
+
 class GetEntriesCommand(Command):
     """Every entry of the file (after ``since``, an entry id) and the leaf."""
 
@@ -219,6 +226,7 @@ AnyCommand = Annotated[
         ExportHtmlCommand,
         GetEntriesCommand,
         GetTreeCommand,
+        SetMaxTurnsCommand,
         _Simple,
     ],
     Field(discriminator="type"),
@@ -253,9 +261,10 @@ COMMAND_TYPES: tuple[str, ...] = (
     "set_auto_retry",
     "export_html",
     "get_entries",
+    "set_max_turns",
     *get_args(_Simple.model_fields["type"].annotation),  # the simple commands, as their model lists them
 )
-"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
+"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` and ``set_max_turns`` of our own."""
 
 
 class EncodedLine(str):
