@@ -137,6 +137,7 @@ def test_rpc_export_html_never_overwrites_a_session_and_needs_force_for_other_fi
     own = tmp_path / "s.jsonl"
     other = session_file(tmp_path / "other.jsonl", "Another conversation.")
     server = rpc("--session", str(own))
+    server.timeout = FAST
     server.send({"id": "p", "type": "prompt", "message": "Hello there"})
     server.until("agent_settled")
     before = snapshot(tmp_path)
@@ -165,6 +166,7 @@ def test_rpc_export_to_a_fifo_is_refused_and_the_server_goes_on(rpc, tmp_path):
     fifo = tmp_path / "pipe.html"
     os.mkfifo(fifo)
     server = rpc("--no-session")
+    server.timeout = FAST  # a server blocked on the pipe fails here, by name
     server.send({"id": "p", "type": "prompt", "message": "Hello"})
     server.until("agent_settled")
     reply = _reply(server, {"id": "e", "type": "export_html", "outputPath": str(fifo)})
