@@ -209,12 +209,13 @@ def test_agent_log_events_lines_parse_and_keep_the_tool_arguments(tmp_path):
     assert [o["args"] for o in objs if o["type"] == "tool_execution_start"] == [ARGS]
 
 
-def test_pi_log_lines_parse_and_hold_no_key_the_model_repeated(ip, wire, monkeypatch, capsys):  # noqa: F811 - the fixture
+def test_pi_log_lines_parse_and_hold_no_key_the_model_repeated(ip, wire, monkeypatch, capsys, request):  # noqa: F811 - the fixture
     """``%pi log`` prints the events of the notebook's session: a key in the model's answer is redacted there too."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-notebook-" + "k" * 24)
     wire.queue("openai", openai_reply(text=f"Your key is {PATTERN_SECRET} and the lab is at http://localhost:8888/lab"))
     wire.queue("openai", openai_reply(text="me@example.com"))
     ip.run_line_magic("config", f"PiMagics.base_url = {wire.openai_url!r}")
+    request.addfinalizer(lambda: ip.run_line_magic("config", "PiMagics.base_url = ''"))  # the shell outlives the test
     ip.run_line_magic("config", "PiMagics.model = 'openai/gpt-test'")
     ip.run_cell_magic("pi", "", "What is my key?")
     ip.run_cell_magic("pi", "", "And my address?")

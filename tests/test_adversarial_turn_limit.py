@@ -129,12 +129,14 @@ def test_rpc_flag_and_set_max_turns(rpc, wire, tmp_path):
     assert len(wire.requests_to("openai")) == 6
 
 
-def test_config_setting_in_a_notebook(ip, wire, monkeypatch):  # noqa: F811 - the fixture
+def test_config_setting_in_a_notebook(ip, wire, monkeypatch, request):  # noqa: F811 - the fixture
     always_a_tool_call(wire)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     ip.run_line_magic("config", f"PiMagics.base_url = {wire.openai_url!r}")
+    request.addfinalizer(lambda: ip.run_line_magic("config", "PiMagics.base_url = ''"))  # the shell outlives the test
     ip.run_line_magic("config", "PiMagics.model = 'openai/gpt-test'")
     ip.run_line_magic("config", "PiMagics.max_turns = 2")
+    request.addfinalizer(lambda: ip.run_line_magic("config", "PiMagics.max_turns = 100"))
     result = ip.run_cell_magic("pi", "--tools ls", "loop")
     assert "Turn limit reached" in result.summary()  # the cell's Out line
     assert len(wire.requests_to("openai")) == 2
