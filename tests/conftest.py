@@ -13,8 +13,9 @@ pytest_plugins = ["wire.fixtures"]
 from pi_npm import PI16_PACKAGE, PI16_VERSION, PI_PACKAGE, PI_VERSION, cache_dir, install_pi  # noqa: E402
 from rpc_client import Rpc  # noqa: E402
 
-STRICT_MARKERS = ("browser", "kernel", "interop")
-"""Tests that drive a real system (Chromium, a Jupyter kernel, pi under node): under ``CI=true`` a skip is a failure."""
+STRICT_MARKERS = ("browser", "kernel", "interop", "docs")
+"""Tests that drive a real system (Chromium, a Jupyter kernel, pi under node) or need the docs extra, which CI
+installs: under ``CI=true`` a skip is a failure."""
 STRICT_FOLDERS = ("/browser/", "/interop/")
 
 
@@ -50,7 +51,7 @@ def pytest_runtest_makereport(item, call):
     if _strict(str(item.fspath), {m.name for m in item.iter_markers()}):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
-        report.longrepr = f"skipped under CI=true, which must run every browser, kernel and interop test: {reason}"
+        report.longrepr = f"skipped under CI=true, which must run every browser, kernel, interop and docs test: {reason}"
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -39,6 +39,8 @@ class Rpc:
             cwd=cwd,
             env=full_env,
         )
+        self.timeout = TIMEOUT
+        """Seconds :meth:`next` waits for a line (a test that must fail fast sets less)."""
         self.raw: list[bytes] = []
         self.seen: list[dict[str, Any]] = []
         self.stderr: list[bytes] = []
@@ -67,10 +69,10 @@ class Rpc:
     def next(self) -> dict[str, Any] | None:
         """The next output line, parsed (``None`` at end of output)."""
         try:
-            line = self._lines.get(timeout=TIMEOUT)
+            line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
             err = b"".join(self.stderr)[-2000:]
-            raise AssertionError(f"no output line within {TIMEOUT}s; last lines: {self.raw[-3:]}; stderr: {err!r}") from None
+            raise AssertionError(f"no output line within {self.timeout}s; last lines: {self.raw[-3:]}; stderr: {err!r}") from None
         if line is None:
             return None
         assert line.endswith(b"\n")

@@ -157,7 +157,17 @@ def test_ctrl_c_keeps_the_partial_answer_as_aborted_and_exits_130(tmp_path):
         str(path),
         "--json",
     ]
-    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a terminal's Ctrl-C reaches a program whose SIGINT is the default; pytest run as a background
+    # job ignores SIGINT, and a child inherits that, so the child gets the default back here
+    proc = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     for line in proc.stdout:
         if '"text_delta"' in line:
             break

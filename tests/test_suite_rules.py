@@ -1,4 +1,4 @@
-"""The suite's own rules: under ``CI=true`` a skipped browser, kernel or interop test fails; skips are listed.
+"""The suite's own rules: under ``CI=true`` a skipped browser, kernel, interop or docs test fails; skips are listed.
 
 A skip there means Chromium did not launch, a kernel did not start or npm could not install
 pi, and CI must not stay green without saying so. Checked by running pytest on a small
@@ -27,6 +27,10 @@ def test_kernel_skips():
 @pytest.mark.browser
 def test_browser_skips():
     pytest.skip("chromium did not launch")
+
+@pytest.mark.docs
+def test_docs_skips():
+    pytest.skip("the docs extra is not installed")
 
 def test_plain_skip():
     pytest.skip("optional dependency missing")
@@ -84,10 +88,10 @@ def test_under_ci_a_skipped_real_system_test_fails_with_its_reason(tmp_path: Pat
     proc = run_suite(tmp_path, "true")
     out = proc.stdout
     assert proc.returncode == 1, out
-    assert "no kernel today" in out and "chromium did not launch" in out
+    assert "no kernel today" in out and "chromium did not launch" in out and "docs extra" in out
     assert "a_module_that_is_not_there" in out
-    # 2 tests + 1 module fail; the plain skip stays a skip; an expected failure stays expected
-    assert "2 failed" in out and "1 skipped" in out and "1 xfailed" in out and "1 error" in out
+    # 3 tests + 1 module fail (CI installs the docs extra); the plain skip stays a skip; an expected failure stays expected
+    assert "3 failed" in out and "1 skipped" in out and "1 xfailed" in out and "1 error" in out
 
 
 def test_outside_ci_they_are_skips_listed_with_their_reasons(tmp_path: Path) -> None:

@@ -417,6 +417,7 @@ class Agent:
             api_key=self.api_key,
             session_id=self.session.id,
             tool_execution=self.settings.tool_execution,
+            max_turns=self.settings.max_turns,
             before_tool_call=self._before_tool,
             after_tool_call=self._after_tool if (self.after_tool_call or "after_tool_call" in has) else None,
             steering=lambda: self._dequeue(self._steering, self.settings.steering_mode),

@@ -41,6 +41,11 @@ from .tools import Tool, ToolContext, ToolResult, redact_result, run_tool
 
 SKIPPED_FOR_STEERING = "Skipped due to queued user message."
 ABORTED_TOOL_TEXT = "Tool execution was aborted."
+TURN_LIMIT_TEXT = (
+    "Turn limit reached: stopped after {n} turns while the model was still calling tools. "
+    "Send a message to go on, or raise max_turns (0: no limit)."
+)
+"""The message of the reply that ends a run at the turn limit (its stop reason is ``error``)."""
 
 StreamFn = Callable[[Model, LlmRequest, StreamOptions], Any]
 """``stream(model, request, options)`` returning an async iterator of assistant events."""
@@ -102,6 +107,8 @@ class LoopConfig:
     session: Any = None
     tool_extra: dict[str, Any] = field(default_factory=dict)
     on_request: Callable[[LlmRequest], None] | None = None
+    max_turns: int = 0
+    """The most model calls in this run (0: no limit); see :data:`TURN_LIMIT_TEXT`."""
 
 
 async def _maybe(value: Any) -> Any:
@@ -133,6 +140,7 @@ async def run_loop(
 
     pending: list[Any] = [] if skip_initial_steering else list(config.steering())
     first_turn = True
+    turns = 0
     while True:
         more_tools = True
         while more_tools or pending:
@@ -146,7 +154,13 @@ async def run_loop(
                 emit(MessageEndEvent(message=message))
             pending = []
 
-            assistant = await _stream_assistant(history, config, emit, signal)
+            if config.max_turns and turns >= config.max_turns:
+                # error, not aborted: every view shows an error's message, and neither pi nor we send it back or retry it
+                text = TURN_LIMIT_TEXT.format(n=turns)
+                assistant = _synthetic(config.model, "error", text, history, emit)
+            else:
+                assistant = await _stream_assistant(history, config, emit, signal)
+            turns += 1
             new_messages.append(assistant)
             if assistant.stop_reason in ("error", "aborted"):
                 emit(TurnEndEvent(message=assistant, tool_results=[]))
@@ -440,6 +454,7 @@ def user_message(text: str, images: list[Any] | None = None) -> UserMessage:
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
+    "TURN_LIMIT_TEXT",
     "AfterToolCall",
     "BeforeToolCall",
     "LoopConfig",

@@ -21,6 +21,7 @@ still send a key somewhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -32,6 +33,7 @@ __all__ = [
     "SECRET_NAME_RE",
     "find_secrets",
     "redact",
+    "redact_json",
     "redact_partial",
     "redact_typed",
     "redact_value",
@@ -79,9 +81,10 @@ _COMPILED = [(label, re.compile(p), hints) for label, p, hints in _PATTERNS]
 # Passwords are often written with a raw ``@`` or ``/`` in them (``user:p@ss/word@host``),
 # although RFC 3986 wants them percent-encoded: the password runs to the last ``@`` before
 # any ``?``/``#`` that is followed by something shaped like a host. When in doubt (an ``@``
-# later in the path) more is hidden, never less.
+# later in the path) more is hidden, never less. The scheme starts at any ASCII letter that
+# follows no other: after a digit or a letter of another script too ("été0postgres://").
 _URL_PASSWORD_RE = re.compile(
-    r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s?#]+)(@)"
+    r"((?<![A-Za-z])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\s?#]+)(@)"
     r"(?=(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%\-]+)(?::\d*)?(?:[/?#\s\"'<>(),;\]}]|$))"
 )
 # The header name is kept so the text still reads; only the credential goes.
@@ -166,10 +169,82 @@ def redact(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Map
     """``text`` with secrets replaced by ``[REDACTED:<what>]``.
 
     ``extra_secrets`` are hidden as ``[REDACTED]``; ``env`` replaces ``os.environ`` (tests).
+    For a line of JSON use :func:`redact_json`: this function does not know JSON syntax.
     """
     if not text:
         return text
+    return _redact(text, _literals(extra_secrets, env))
+
+
+_ALL_HINTS = tuple(dict.fromkeys(h for _label, _regex, hints in _COMPILED for h in hints))
+
+
+class _Probe:
+    """Which signs of a secret a text holds; :meth:`hit` then tests a part of it for those signs only.
+
+    A text without any sign (no key prefix, no ``://`` with an ``@``, no "bearer" or
+    "authorization", no known secret value) is left as it is by :func:`_redact`.
+    """
+
+    def __init__(self, text: str, values: Iterable[str]) -> None:
+        self.hints = [h for h in _ALL_HINTS if h in text]
+        self.url = "://" in text and "@" in text
+        lowered = text.lower()
+        self.credential = "bearer" in lowered or "authorization" in lowered
+        self.values = [v for v in values if v in text]
+
+    def __bool__(self) -> bool:
+        return bool(self.hints or self.url or self.credential or self.values)
+
+    def hit(self, part: str) -> bool:
+        if any(h in part for h in self.hints) or any(v in part for v in self.values):
+            return True
+        if self.url and "://" in part and "@" in part:
+            return True
+        return self.credential and _CREDENTIAL_WORD_RE.search(part) is not None
+
+
+_CREDENTIAL_WORD_RE = re.compile(r"bearer|authorization", re.IGNORECASE)
+# A JSON string token: the unrolled loop reads a long string in one step per run of plain characters.
+_JSON_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def redact_json(line: str, extra_secrets: Iterable[str | SecretStr] = (), *, env: Mapping[str, str] | None = None) -> str:
+    """One line of JSON with every string in it (keys too) redacted on its own, as :func:`redact` would.
+
+    Redaction happens inside the decoded value of each string and the result is encoded
+    again, so it never reaches across JSON syntax: a URL in one value and an ``@domain`` in
+    the next are two texts, and the line still parses. Numbers, ``true``/``false``/``null``
+    and punctuation are left as they are. ``line`` must be valid JSON (what an encoder
+    wrote); a line that holds nothing :func:`redact` could change is returned as it is.
+    """
     literal = _literals(extra_secrets, env)
+    # A sign of a secret is found as is in the encoded line, unless it has a character JSON
+    # escapes (a quote, a backslash, a control character; non-ASCII in an ASCII-only line):
+    # a secret value like that is looked for in each decoded string instead.
+    plain = all(v.isascii() and v.isprintable() and '"' not in v and "\\" not in v for v in literal)
+    probe = _Probe(line, literal)
+    if plain and not probe:
+        return line
+    parts: list[str] = []
+    done = 0
+    for match in _JSON_STRING_RE.finditer(line):
+        token = match.group()
+        if plain and not probe.hit(token):
+            continue
+        value = json.loads(token) if "\\" in token else token[1:-1]
+        changed = _redact(value, literal)
+        if changed != value:
+            parts.append(line[done : match.start()])
+            parts.append(json.dumps(changed, ensure_ascii=token.isascii()))  # an ASCII line stays ASCII (lone surrogates)
+            done = match.end()
+    if not parts:
+        return line
+    parts.append(line[done:])
+    return "".join(parts)
+
+
+def _redact(text: str, literal: dict[str, str]) -> str:
     # Longest first, so a key that contains another key is replaced whole.
     for value in sorted(literal, key=len, reverse=True):
         if value in text:

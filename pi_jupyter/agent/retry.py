@@ -22,10 +22,12 @@ RETRYABLE = re.compile(
     r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|"
     r"server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|"
     r"websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|"
-    r"socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay",
+    r"socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay|"
+    r"malformed stream",
     re.IGNORECASE,
 )
-"""Error messages worth retrying (pi's list)."""
+"""Error messages worth retrying: pi's list, and a stream whose event the server cut in half ("Malformed
+stream from the server", said alike by the three wire APIs), which is as transient as a dropped connection."""
 
 
 def is_retryable(message: AssistantMessage, context_window: int | None) -> bool:

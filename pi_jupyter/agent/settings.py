@@ -22,6 +22,9 @@ class AgentSettings(BaseModel):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     compaction: Any = None
     """:class:`~pi_jupyter.compaction.CompactionSettings` (default: pi's, enabled)."""
+    max_turns: int = Field(default=100, ge=0)
+    """The most model calls one run makes (0: no limit). A model still calling tools after that many
+    turns is stopped with a reply whose stop reason is ``error`` and whose message says so."""
     tool_execution: Literal["parallel", "sequential"] = "parallel"
     steering_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"
     follow_up_mode: Literal["one-at-a-time", "all"] = "one-at-a-time"

@@ -13,15 +13,31 @@ CLI_DEFAULT_TOOLS = ("read", "ls", "grep", "find")
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--session/--no-session``, ``--model``, ``--base-url``, ``--thinking``, ``--tools/--no-tools``."""
+    """``--session/--no-session``, ``--model``, ``--base-url``, ``--thinking``, ``--max-turns``, ``--tools/--no-tools``."""
     parser.add_argument("--session", metavar="FILE", help="session file to continue (created when missing)")
     parser.add_argument("--no-session", action="store_true", help="keep the session in memory only")
     parser.add_argument("--model", metavar="PROVIDER/MODEL", help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, offline/echo")
     parser.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (llama.cpp, Ollama, vLLM, OpenRouter)")
     parser.add_argument("--thinking", metavar="LEVEL", help="off, minimal, low, medium, high, xhigh")
+    parser.add_argument(
+        "--max-turns", metavar="N", type=_turns, default=None, help="most model calls in one run (default 100; 0: no limit)"
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--tools", metavar="LIST", help="comma-separated tool names (default: read,ls,grep,find)")
     group.add_argument("--no-tools", action="store_true", help="no tools at all")
+
+
+def _turns(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"a number of turns (0 for no limit), not {text!r}")
+    return int(text)
+
+
+def agent_settings(args: argparse.Namespace) -> Any:
+    """The :class:`~pi_jupyter.agent.settings.AgentSettings` the options ask for (``--max-turns``)."""
+    from ..agent.settings import AgentSettings
+
+    return AgentSettings() if args.max_turns is None else AgentSettings(max_turns=args.max_turns)
 
 
 def open_session(args: argparse.Namespace) -> Any:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from ..session import SessionError
 from ..views.export import branch_markdown, export_html
+from ..views.export_file import ExportRefused, write_export
 from .common import CliError, note_problems, open_session, status
 
 DESCRIPTION = """\
@@ -16,7 +16,12 @@ by Graphviz and every entry inline): click a node of the tree or a branch to rea
 branch, search every branch, see labels, compactions and branch summaries where they
 happened. --format markdown writes one branch (the current one, or --branch) instead.
 The default output is FILE with .html (or .md) in place of .jsonl; -o - writes to stdout.
-The session file is opened read-only."""
+The session file is opened read-only.
+
+An export never overwrites a session file (not even with --force), replaces an earlier
+export, and replaces any other existing file only with --force. It is written to a
+temporary file beside the output and renamed over it: a reader sees the old file or the
+new one, whole. A named pipe, a device or a folder as the output is refused."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--branch", "-b", default=None, help="the branch shown first (an entry id, id prefix or label; default: current)")
     parser.add_argument("-o", "--output", default=None, help="where to write (default: next to FILE; - for stdout)")
     parser.add_argument("--format", choices=("html", "markdown"), default="html", help="html (default) or markdown (one branch)")
+    parser.add_argument("--force", action="store_true", help="replace an existing file that is not an export (never a session file)")
 
 
 def default_output(path: str, fmt: str) -> str:
@@ -49,9 +55,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         try:
-            with open(out, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise CliError(f"-o {out}: {exc.strerror or exc}") from None
-        print(f"wrote {out} ({os.path.getsize(out):,} bytes)", file=sys.stderr)
+            size = write_export(out, text, force=args.force)
+        except ExportRefused as exc:
+            raise CliError(str(exc)) from None
+        print(f"wrote {out} ({size:,} bytes)", file=sys.stderr)
     return status(session)

@@ -15,6 +15,7 @@ from ..session.listing import InfoBuilder, SessionInfo
 from ..session.usage import entry_usage
 from ..session.version import CURRENT_VERSION
 from .common import open_session, safe_stdout, scan_session, status, write_json
+from .render import cut_name
 
 if TYPE_CHECKING:  # pragma: no cover - a file read as stubs needs no Session (nor its models)
     from ..session import Session
@@ -40,14 +41,8 @@ def _number(value: Any) -> float:
     return value if math.isfinite(value) else 0
 
 
-NAME_SHOWN = 200
-"""Characters of the session name ``info`` prints; a longer name is cut with a marker."""
-
-
-def _cut(text: str, limit: int = NAME_SHOWN) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} characters; --json has it all)"
+def _cut(text: str) -> str:
+    return cut_name(text, rest="--json has it all")
 
 
 def _version_text(session: Session | ScannedSession, version: Any) -> str:

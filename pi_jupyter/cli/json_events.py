@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from ..agent.events import AgentEndEvent, AutoCompactionEndEvent, AutoCompactionStartEvent, MessageUpdateEvent, SessionEvent
-from ..agent.redact import redact
+from ..agent.redact import redact_json
 from .rpc_protocol import encode_line
 
 
@@ -96,7 +96,7 @@ def write_pi_events(agent: Any, stream: IO[str]) -> Callable[[], None]:
             return
         line = encode_line(obj)  # the RPC server's encoder: the same lines in both modes
         try:
-            stream.write(redact(line, extra_secrets=secrets) + "\n")
+            stream.write(redact_json(line, extra_secrets=secrets) + "\n")
             stream.flush()
         except (OSError, ValueError):
             unsubscribe()  # the reader went away: stop writing, keep running

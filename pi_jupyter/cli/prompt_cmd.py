@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
+from .agent_args import add_agent_arguments, agent_settings, chosen_model, open_session, tool_names
 from .common import CliError
 
 DESCRIPTION = """\
@@ -33,6 +33,9 @@ Extensions installed in the `pi_jupyter.extensions` entry point group are loaded
 notebook and in rpc mode: their tools are offered next to these, and their setup rebuilds
 their state from the session. One that fails is reported (a note on stderr, an
 extension_error line with --json) and the prompt goes on without it.
+
+--max-turns N stops a run after N model calls (default 100; 0: no limit): a model still
+calling tools then ends with "Turn limit reached" (stop reason error, exit status 1).
 
 exit status: 0 the answer is complete, 1 the model failed or the run was aborted, 2 bad
 input (missing key, unknown model, unusable session file), 130 interrupted."""
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         model = providers.get_model("offline/echo")
     session = open_session(args)
     try:
-        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=os.getcwd())
+        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=os.getcwd(), settings=agent_settings(args))
     except ValueError as exc:
         session.close()
         raise CliError(str(exc)) from None

@@ -34,6 +34,17 @@ def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
     return f"{text[:limit]}\n… [{len(text) - limit} more characters]"
 
 
+NAME_SHOWN = 200
+"""Characters of a name or label the command line prints; a longer one is cut with a marker."""
+
+
+def cut_name(text: str, limit: int = NAME_SHOWN, *, rest: str = "") -> str:
+    """A session name or label cut to ``limit`` characters, with its length (``rest``: where the whole text is)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters{'; ' + rest if rest else ''})"
+
+
 def blocks_text(content: Any, *, tool_output: bool = False) -> str:
     if isinstance(content, str):
         return cut(content) if tool_output else content
@@ -170,9 +181,11 @@ def entry_summary(entry: dict[str, Any], width: int = 72) -> str:
         return f"custom {entry.get('customType')}"
     if kind == "label":
         label = entry.get("label")
-        return f"label {entry.get('targetId')} = {label!r}" if label else f"label {entry.get('targetId')} cleared"
+        shown = repr(cut_name(label)) if isinstance(label, str) else repr(label)
+        return f"label {entry.get('targetId')} = {shown}" if label else f"label {entry.get('targetId')} cleared"
     if kind == "session_info":
-        return f"session name: {entry.get('name')!r}"
+        name = entry.get("name")
+        return f"session name: {cut_name(name, rest='`pi-jupyter info --json` has it all') if isinstance(name, str) else name!r}"
     if kind == "context_edit":
         replacement = entry.get("replacement")
         if replacement is None:

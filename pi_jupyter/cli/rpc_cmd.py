@@ -8,7 +8,7 @@ import contextlib
 import os
 import sys
 
-from .agent_args import add_agent_arguments, chosen_model, open_session, tool_names
+from .agent_args import add_agent_arguments, agent_settings, chosen_model, open_session, tool_names
 from .common import CliError
 
 DESCRIPTION = """\
@@ -30,7 +30,8 @@ get_available_models, get_available_thinking_levels, get_commands,
 set_auto_compaction{enabled}, set_auto_retry{enabled} (pi 1.6's commands, in its shapes:
 get_tree answers pi's nested {tree: [{entry, children, label?, labelTimestamp?}], leafId});
 and, beyond pi, get_tree{flat: true} (the tree as flat JSON: {leafId, path, roots, nodes})
-and checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?} -> {leafId}.
+checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?} -> {leafId},
+and set_max_turns{maxTurns} (the turn limit of the next runs, as --max-turns; 0: no limit).
 
 Every command is answered once, with its own id and command name; a failure is
 {"id", "type":"response", "command", "success":false, "error"}. (One exception: should a
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     except CliError as exc:
         return _refuse_all(str(exc), exc.code)
     try:
-        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd)
+        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd, settings=agent_settings(args))
     except ValueError as exc:
         session.close()
         raise CliError(str(exc)) from None

@@ -12,7 +12,9 @@ the setters and aborts answer without data.
 As in pi, ``bash`` during a run is recorded when the run ends (never between a tool call and
 its result), its output streams as ``bash_execution_update{id, delta}`` lines, and
 ``abort_bash`` is handled the moment it is read. ``export_html`` writes the page of
-``pi-jupyter export`` (the tree and every branch, self-contained), not pi's themed one.
+``pi-jupyter export`` (the tree and every branch, self-contained), not pi's themed one, and
+never over a session file: another existing file that is not an export needs ``force: true``
+(pi-jupyter's own field).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from ..agent.toolbox.truncate import truncate_tail
 from ..messages import THINKING_LEVELS, now_ms
 from ..providers import Model, api_key_for, list_models
 from ..views.export import export_html
+from ..views.export_file import write_export
 from . import rpc_views as views
-from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, success
+from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, SetMaxTurnsCommand, success
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -75,9 +78,12 @@ class MoreCommands:
     _pending: dict[str, list[str]]
     _bash: asyncio.subprocess.Process | None = None
     _bash_cancelled: bool = False
+    _bash_abort_seq: int = 0
+    """The line number of the last ``abort_bash``: a ``bash`` read before it does not run."""
+    _seq: int
     _pending_bash: list[dict[str, Any]]
 
-    async def _handle_more(self, command: Any) -> dict[str, Any] | None:
+    async def _handle_more(self, command: Any, seq: int) -> dict[str, Any] | None:
         cid, kind, agent = command.id, command.type, self.agent
         if kind == "clear_queue":
             return success(cid, kind, self._clear_queue())
@@ -107,6 +113,9 @@ class MoreCommands:
                 compaction = agent.settings.compaction or CompactionSettings()
                 agent.settings.compaction = compaction.model_copy(update={"enabled": command.enabled})
             return success(cid, kind)
+        if isinstance(command, SetMaxTurnsCommand):
+            agent.settings.max_turns = command.max_turns  # from the next run; kept across sessions like the other settings
+            return success(cid, kind)
         if kind == "abort_retry":
             agent.abort_retry()
             return success(cid, kind)
@@ -114,11 +123,11 @@ class MoreCommands:
             self._abort_bash()
             return success(cid, kind)
         if isinstance(command, BashCommand):
-            return success(cid, kind, await self._run_bash(command))
+            return success(cid, kind, await self._run_bash(command, seq))
         if isinstance(command, GetEntriesCommand):
             return success(cid, kind, self._entries(command.since))
         if isinstance(command, ExportHtmlCommand):
-            return success(cid, kind, {"path": self._export_html(command.output_path)})
+            return success(cid, kind, {"path": self._export_html(command.output_path, command.force)})
         if kind == "clone":
             return success(cid, kind, await self._clone())
         if kind == "get_commands":
@@ -152,6 +161,11 @@ class MoreCommands:
         return {"entries": entries, "leafId": session.leaf_id}
 
     def _abort_bash(self) -> None:
+        # every bash read before this line is aborted: the running one now, a queued one when its turn comes
+        self._bash_abort_seq = self._seq
+        self._kill_bash()
+
+    def _kill_bash(self) -> None:
         proc = self._bash
         if proc is not None and proc.returncode is None:
             self._bash_cancelled = True
@@ -160,9 +174,11 @@ class MoreCommands:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
 
-    async def _run_bash(self, command: BashCommand) -> dict[str, Any]:
+    async def _run_bash(self, command: BashCommand, seq: int) -> dict[str, Any]:
         cwd = self.agent.session.cwd or self.factory.cwd
-        self._bash_cancelled = False
+        self._bash_cancelled = seq < self._bash_abort_seq
+        if self._bash_cancelled:  # aborted while it waited in the queue: never started
+            return self._bash_done(command, "", None)
         proc = await asyncio.create_subprocess_exec(
             *shell_command(),
             command.command,
@@ -172,6 +188,8 @@ class MoreCommands:
             start_new_session=True,
         )
         self._bash = proc
+        if seq < self._bash_abort_seq:  # the abort came while the process was being started
+            self._kill_bash()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         held = ""  # the unfinished last line: a key cut between two reads must still be redacted whole
@@ -190,11 +208,15 @@ class MoreCommands:
             await proc.wait()
         finally:
             self._bash = None
-        text = redact("".join(pieces))  # as pi: the whole output, its last newline included
+        return self._bash_done(command, "".join(pieces), proc.returncode)
+
+    def _bash_done(self, command: BashCommand, output: str, exit_code: int | None) -> dict[str, Any]:
+        """The answer to ``bash``, and its ``bashExecution`` message recorded (now, or when the run ends)."""
+        text = redact(output)  # as pi: the whole output, its last newline included
         cut = truncate_tail(text)
         result: dict[str, Any] = {"output": cut.content}
         if not self._bash_cancelled:
-            result["exitCode"] = proc.returncode  # pi leaves it out (undefined) for a cancelled command
+            result["exitCode"] = exit_code  # pi leaves it out (undefined) for a cancelled command
         result.update(cancelled=self._bash_cancelled, truncated=cut.truncated)
         if cut.truncated:
             fd, full = tempfile.mkstemp(prefix="pi-bash-", suffix=".log")
@@ -226,7 +248,7 @@ class MoreCommands:
         update["delta"] = redact(delta)
         self.out.write(update)
 
-    def _export_html(self, output_path: str | None) -> str:
+    def _export_html(self, output_path: str | None, force: bool) -> str:
         session = self.agent.session
         if not self.agent.messages:
             raise CommandError("Nothing to export yet - start a conversation first")
@@ -234,8 +256,8 @@ class MoreCommands:
         path = os.path.abspath(output_path or f"pi-session-{base}.html")
         # the page `pi-jupyter export` writes: the tree and every branch, no network needed
         page = redact(export_html(session))
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(page)
+        # never over a session file; over another file only when it is an export or "force" says so
+        write_export(path, page, force=force, force_hint='"force": true')
         return path
 
     async def _clone(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, NamedTuple, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -159,10 +159,18 @@ class EnabledCommand(Command):
 
 
 class ExportHtmlCommand(Command):
-    """Write the transcript as an HTML page."""
+    """Write the transcript as an HTML page (``force``, pi-jupyter's own: replace a file that is not an export)."""
 
     type: Literal["export_html"]
     output_path: str | None = Field(default=None, alias="outputPath")
+    force: bool = False
+
+
+class SetMaxTurnsCommand(Command):
+    """``set_max_turns{maxTurns}`` (pi-jupyter's own): the most model calls of one run (0: no limit)."""
+
+    type: Literal["set_max_turns"]
+    max_turns: int = Field(alias="maxTurns", ge=0)
 
 
 class GetEntriesCommand(Command):
@@ -218,6 +226,7 @@ AnyCommand = Annotated[
         ExportHtmlCommand,
         GetEntriesCommand,
         GetTreeCommand,
+        SetMaxTurnsCommand,
         _Simple,
     ],
     Field(discriminator="type"),
@@ -252,9 +261,10 @@ COMMAND_TYPES: tuple[str, ...] = (
     "set_auto_retry",
     "export_html",
     "get_entries",
+    "set_max_turns",
     *get_args(_Simple.model_fields["type"].annotation),  # the simple commands, as their model lists them
 )
-"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` of our own."""
+"""The ``type`` values accepted: pi 1.6's commands, and ``checkout`` and ``set_max_turns`` of our own."""
 
 
 class EncodedLine(str):
@@ -289,12 +299,24 @@ def _salvage_id(line: str) -> CommandId:
     return value if isinstance(value, (str, int, float)) else None
 
 
+def decode_line(raw: bytes | LineTooLong) -> str:
+    """The text of one input line; raises :class:`BadCommand` for a line too long or not UTF-8."""
+    if isinstance(raw, LineTooLong):
+        raise BadCommand(f"Failed to parse command: the line has {raw.size:,} bytes, more than a command may have ({_MIB} MiB)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadCommand(f"Failed to parse command: not UTF-8 (byte {exc.start} of the line)") from None
+
+
 def parse_command(line: str) -> Command:
     """Validate one input line; raises :class:`BadCommand` naming the problem (and the id, if readable)."""
     try:
         obj = json.loads(line)
     except ValueError as exc:
         raise BadCommand(f"Failed to parse command: {exc}", _salvage_id(line)) from None
+    except RecursionError:  # Python's reader follows about a thousand levels; no command nests a tenth of that
+        raise BadCommand("Failed to parse command: nested too deeply (arrays or objects inside each other)", _salvage_id(line)) from None
     if not isinstance(obj, dict):
         raise BadCommand(f"Failed to parse command: expected a JSON object, got {type(obj).__name__}")
     raw_id = obj.get("id")
@@ -312,6 +334,15 @@ def parse_command(line: str) -> Command:
         return _ADAPTER.validate_python(obj)
     except ValidationError as exc:
         raise BadCommand(f"{kind}: {describe_errors(exc)}", cid, kind) from None
+
+
+def is_ui_response(text: str) -> bool:
+    """True for pi's ``extension_ui_response`` line (answered by nothing: we never ask the client anything)."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "extension_ui_response"
 
 
 def describe_errors(exc: ValidationError) -> str:
@@ -368,37 +399,66 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+MAX_LINE_BYTES = 64 << 20
+"""The longest input line read (64 MiB: more than any provider takes in one request, images included).
+
+A longer line is read through to its end without being kept, and answered with one error."""
+_MIB = MAX_LINE_BYTES >> 20
+
+
+class LineTooLong(NamedTuple):
+    """A line longer than :data:`MAX_LINE_BYTES`, dropped as it came; ``size`` is its length in bytes."""
+
+    size: int
+
+
 class LineSplitter:
     """Strict LF framing over a byte stream: split on ``\\n`` only, strip one trailing ``\\r``.
 
     Never ``str.splitlines``, which also splits on U+2028, U+2029, ``\\x0b``, ``\\x1c``... that
     are valid inside JSON strings. Bytes are split before decoding, which is safe because
-    the byte 0x0A never occurs inside a multi-byte UTF-8 sequence.
+    the byte 0x0A never occurs inside a multi-byte UTF-8 sequence. A line longer than
+    ``max_line`` bytes comes out as :class:`LineTooLong`, and its bytes are not kept.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
         self._buffer = bytearray()
+        self._max = max_line
+        self._dropped = 0  # bytes of an over-long line dropped so far (0: none being dropped)
 
-    def feed(self, chunk: bytes) -> list[bytes]:
+    def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:
         """Add ``chunk``; return the complete lines it finished (without their terminators)."""
+        seen = len(self._buffer)  # the buffer holds no LF: only the new bytes are searched
         self._buffer.extend(chunk)
-        lines: list[bytes] = []
+        lines: list[bytes | LineTooLong] = []
         start = 0
         while True:
-            end = self._buffer.find(b"\n", start)
+            end = self._buffer.find(b"\n", max(start, seen))
             if end < 0:
                 break
-            lines.append(_strip_cr(bytes(self._buffer[start:end])))
+            lines.append(self._line(start, end))
             start = end + 1
         if start:
             del self._buffer[:start]
+        if len(self._buffer) > self._max or (self._dropped and self._buffer):
+            self._dropped += len(self._buffer)
+            self._buffer.clear()
         return lines
 
-    def finish(self) -> list[bytes]:
+    def finish(self) -> list[bytes | LineTooLong]:
         """At end of input: the unterminated last line, if there is one (pi handles it too)."""
-        rest = bytes(self._buffer)
+        if not self._buffer and not self._dropped:
+            return []
+        line = self._line(0, len(self._buffer))
         self._buffer.clear()
-        return [_strip_cr(rest)] if rest else []
+        return [line]
+
+    def _line(self, start: int, end: int) -> bytes | LineTooLong:
+        size = self._dropped + end - start
+        self._dropped = 0
+        if size > self._max:
+            return LineTooLong(size)
+        return _strip_cr(bytes(self._buffer[start:end]))
 
 
 def _strip_cr(line: bytes) -> bytes:

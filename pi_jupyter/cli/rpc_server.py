@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -26,7 +25,7 @@ from typing import IO, Any
 
 from ..agent.agent import Agent, AgentBusyError, AgentSettings
 from ..agent.compaction_runner import CompactionCancelled
-from ..agent.redact import redact
+from ..agent.redact import redact, redact_json
 from ..agent.typed_text import scrub
 from ..compaction import SummaryAborted, estimate_tokens_pi
 from ..messages import UserMessage
@@ -47,6 +46,7 @@ from .rpc_protocol import (
     ForkCommand,
     GetTreeCommand,
     LineSplitter,
+    LineTooLong,
     NewSessionCommand,
     PromptCommand,
     SetModelCommand,
@@ -55,8 +55,10 @@ from .rpc_protocol import (
     SetThinkingLevelCommand,
     SteerCommand,
     SwitchSessionCommand,
+    decode_line,
     encode_line,
     failure,
+    is_ui_response,
     parse_command,
     success,
 )
@@ -81,7 +83,7 @@ class Output:
     def write(self, obj: Any) -> None:
         """Write ``obj`` as one line; a reader that went away stops the output (and asks for shutdown)."""
         text = obj if isinstance(obj, EncodedLine) else encode_line(obj)
-        line = redact(text).encode("utf-8", "surrogatepass") + b"\n"
+        line = redact_json(text).encode("utf-8", "surrogatepass") + b"\n"
         with self._lock:
             if self.closed:
                 return
@@ -215,26 +217,29 @@ class RpcServer(MoreCommands):
         except RuntimeError:  # the loop closed while we were reading (after a signal)
             return
 
-    def _on_lines(self, lines: list[bytes]) -> None:
+    def _on_lines(self, lines: list[bytes | LineTooLong]) -> None:
         for raw in lines:
-            self._on_line(raw)
+            try:
+                self._on_line(raw)
+            except Exception as exc:  # noqa: BLE001 - one line's surprise must not lose the lines read with it
+                self._queue.put_nowait((0, BadCommand(f"Failed to parse command: {_message(exc)}")))  # type: ignore[union-attr]
 
     def _on_end(self) -> None:
         if self._queue is not None:
             self._queue.put_nowait(None)
 
-    def _on_line(self, raw: bytes) -> None:
+    def _on_line(self, raw: bytes | LineTooLong) -> None:
         assert self._queue is not None
         if self._terminating:
             return
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            self._queue.put_nowait((0, BadCommand(f"Failed to parse command: not UTF-8 (byte {exc.start} of the line)")))
+            text = decode_line(raw)  # a line too long, or not UTF-8: one error answer
+        except BadCommand as exc:
+            self._queue.put_nowait((0, exc))
             return
         if not text.strip():
             return  # blank lines separate nothing and mean nothing
-        if '"extension_ui_response"' in text and _is_ui_response(text):
+        if '"extension_ui_response"' in text and is_ui_response(text):
             return  # pi answers nothing to these either; we never ask (no extension UI requests are sent)
         self._seq += 1
         try:
@@ -446,7 +451,7 @@ class RpcServer(MoreCommands):
             return self._tree_response(command)
         if isinstance(command, CheckoutCommand):
             return success(cid, kind, {"leafId": await self._checkout(command)})
-        more = await self._handle_more(command)
+        more = await self._handle_more(command, seq)
         if more is not None:
             return more
         raise CommandError(f"Unknown command: {kind}")  # pragma: no cover - parse_command refuses it first
@@ -583,14 +588,6 @@ class RpcServer(MoreCommands):
             session = current.fork(parent)
         self._replace(session, self.factory.model_for(session, self.agent.model), None if parent else self.agent.thinking_level)
         return text
-
-
-def _is_ui_response(text: str) -> bool:
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(obj, dict) and obj.get("type") == "extension_ui_response"
 
 
 def _message(exc: BaseException) -> str:

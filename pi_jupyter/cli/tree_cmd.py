@@ -12,7 +12,7 @@ from ..session import CycleError, Session, TreeNode
 from ..session.scan import ScannedSession
 from ..views.edit_marks import MARK_SIGNS, MARK_WORDS, branch_edit_marks
 from .common import note_problems, open_session, safe_stdout, scan_session, status
-from .render import entry_summary, visible_children
+from .render import cut_name, entry_summary, visible_children
 
 DESCRIPTION = """\
 Print every entry of the session as a tree. A linear run of entries stays at one
@@ -68,7 +68,7 @@ def render_tree(session: Session | ScannedSession, width: int = 0, summary: Call
         node, head, body, deep = stack.pop()
         eid = node.id
         star = "*" if eid in on_path else " "
-        label = f" [{node.label}]" if node.label else ""
+        label = f" [{cut_name(node.label)}]" if node.label else ""
         tail = "  ← leaf" if eid == leaf else ""
         mark = marks.get(eid)
         if mark is not None and mark.state != "restored":

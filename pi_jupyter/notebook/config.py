@@ -51,6 +51,9 @@ class PiConfig(Configurable):
         1.0, min=0.5, max=4.0, help="Type size of the pi widgets and their static outputs (1.5 for teaching on a projector)."
     ).tag(config=True)
     tool_timeout = Integer(60, help="Seconds before the python tool gives up on a piece of code (0: no limit).").tag(config=True)
+    max_turns = Integer(
+        100, help="Most model calls in one cell's run (0: no limit); a model still calling tools then stops with 'Turn limit reached'."
+    ).tag(config=True)
 
     # Bad values are refused when set (``%config`` prints the message on one line), not at
     # the next cell, where they used to break every magic.
@@ -71,6 +74,12 @@ class PiConfig(Configurable):
     def _valid_timeout(self, proposal: Any) -> Any:
         if proposal["value"] < 0:
             raise TraitError(f"{type(self).__name__}.tool_timeout must be a number of seconds, or 0 for no limit, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("max_turns")
+    def _valid_turns(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"{type(self).__name__}.max_turns must be a number of turns, or 0 for no limit, not {proposal['value']}")
         return proposal["value"]
 
     @validate("stream_rate")

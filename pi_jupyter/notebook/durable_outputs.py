@@ -2,7 +2,9 @@
 
 Outputs of pi-jupyter widgets name their durable types in ``metadata["pi_jupyter"]["durable"]``;
 the server's save hook (:mod:`.save_hook`) and nbconvert's preprocessor (:mod:`.nbconvert_durable`)
-both keep only those. No IPython, widget or nbconvert import here.
+both keep only those. A part of the notebook of an unexpected type (a cell that is not an object,
+outputs that are not a list, widget state of any odd shape) is left as it is. No IPython,
+widget or nbconvert import here.
 """
 
 from __future__ import annotations
@@ -30,9 +32,24 @@ def is_pi_output(output: dict[str, Any]) -> bool:
     return isinstance(page, str) and page.lstrip().startswith(STATIC_SIGNATURES)
 
 
+def _get(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a dict, else ``None``: a malformed notebook is read, never trusted."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def outputs_of(nb: Any) -> list[dict[str, Any]]:
+    """Every output of ``nb`` that is an object, in cells that are objects with a list of outputs (anything else is skipped)."""
+    cells = _get(nb, "cells")
+    out: list[dict[str, Any]] = []
+    for cell in cells if isinstance(cells, list) else []:
+        outputs = _get(cell, "outputs")
+        out.extend(o for o in (outputs if isinstance(outputs, list) else []) if isinstance(o, dict))
+    return out
+
+
 def _saved_models(nb: dict[str, Any]) -> set[str]:
-    state = ((nb.get("metadata") or {}).get("widgets") or {}).get(WIDGET_STATE) or {}
-    return set((state.get("state") or {}).keys())
+    models = _get(_get(_get(_get(nb, "metadata"), "widgets"), WIDGET_STATE), "state")
+    return {k for k in models if isinstance(k, str)} if isinstance(models, dict) else set()
 
 
 def make_durable(nb: dict[str, Any], *, keep_saved_widgets: bool = True) -> int:
@@ -43,21 +60,22 @@ def make_durable(nb: dict[str, Any], *, keep_saved_widgets: bool = True) -> int:
     """
     saved = _saved_models(nb) if keep_saved_widgets else set()
     changed = 0
-    for cell in nb.get("cells") or []:
-        for output in cell.get("outputs") or []:
-            data = output.get("data")
-            meta = (output.get("metadata") or {}).get("pi_jupyter")
-            if not isinstance(data, dict) or WIDGET_VIEW not in data or not isinstance(meta, dict):
-                continue
-            keep = meta.get("durable")
-            if not isinstance(keep, list) or not any(k in data for k in keep):
-                continue
-            model_id = (data.get(WIDGET_VIEW) or {}).get("model_id") if isinstance(data.get(WIDGET_VIEW), dict) else None
-            if model_id in saved:
-                continue
-            output["data"] = {k: v for k, v in data.items() if k in keep}
-            changed += 1
+    for output in outputs_of(nb):
+        data = output.get("data")
+        durable = _get(_get(output.get("metadata"), "pi_jupyter"), "durable")
+        if not isinstance(data, dict) or WIDGET_VIEW not in data or not isinstance(durable, list):
+            continue
+        if not all(isinstance(k, str) for k in durable):
+            continue  # a list of MIME type names, or a mark this version does not understand: left alone
+        keep = set(durable)
+        if not keep & data.keys():
+            continue
+        model_id = _get(data.get(WIDGET_VIEW), "model_id")
+        if isinstance(model_id, str) and model_id in saved:
+            continue
+        output["data"] = {k: v for k, v in data.items() if k in keep}
+        changed += 1
     return changed
 
 
-__all__ = ["STATIC_SIGNATURES", "WIDGET_STATE", "WIDGET_VIEW", "is_pi_output", "make_durable"]
+__all__ = ["STATIC_SIGNATURES", "WIDGET_STATE", "WIDGET_VIEW", "is_pi_output", "make_durable", "outputs_of"]

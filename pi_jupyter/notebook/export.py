@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from typing import Any
 
 from ..views.export import branch_markdown, export_html
+from ..views.export_file import write_export
 
-USAGE = "%(prog)s [--branch REF] [--format html|markdown] [PATH]"
+USAGE = "%(prog)s [--branch REF] [--format html|markdown] [--force] [PATH]"
 
 
 def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -> str:
@@ -18,11 +18,14 @@ def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -
     ``PATH`` defaults to the session file with ``.html`` (or ``.md``), or ``session-ID.html``
     in the working folder for a session in memory. ``--branch`` takes an entry id, a label or
     a cell id (through ``resolve``). Bad arguments raise ``SystemExit`` (the magic reports them).
+    A session file is never overwritten; any other existing file that is not an earlier
+    export needs ``--force`` (:mod:`pi_jupyter.views.export_file`: a refusal is a ``ValueError``).
     """
     parser = argparse.ArgumentParser(prog="%pi export", add_help=False, usage=USAGE)
     parser.add_argument("path", nargs="?", default=None)
     parser.add_argument("--branch", "-b", default=None)
     parser.add_argument("--format", choices=("html", "markdown"), default="html")
+    parser.add_argument("--force", action="store_true")
     opts = parser.parse_args(args)
     session = agent.session
     leaf = resolve(opts.branch) if opts.branch else None
@@ -32,9 +35,8 @@ def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -
         source = session.path
         path = (source[: -len(".jsonl")] if source and source.endswith(".jsonl") else f"session-{session.id[:8]}") + ext
     text = export_html(session, leaf) if opts.format == "html" else branch_markdown(session, leaf)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    print(f"wrote {path} ({os.path.getsize(path):,} bytes)")
+    size = write_export(path, text, force=opts.force)
+    print(f"wrote {path} ({size:,} bytes)")
     return path
 
 

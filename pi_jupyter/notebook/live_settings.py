@@ -1,7 +1,7 @@
 """Settings apply to the next cell: what ``%config PiMagics.X = ...`` changes in an agent that already exists.
 
 A notebook's agent is made by its first ``%%pi`` cell; the user may change ``confirm``,
-``tools``, ``tool_timeout``, ``model``, ``thinking`` or ``base_url`` at any time after. Before
+``tools``, ``tool_timeout``, ``max_turns``, ``model``, ``thinking`` or ``base_url`` at any time after. Before
 each cell (and ``%pi`` command) the settings are compared with the ones the agent last took,
 and only what changed is applied, so a model chosen with ``%pi model`` or ``%%pi --model``
 stays until the setting itself changes. ``widget``, ``stream_rate`` and ``session_dir`` are
@@ -19,7 +19,7 @@ from ..agent.toolbox import BuiltinTool, PythonTool, builtin_tools
 
 __all__ = ["LIVE_SETTINGS", "apply_settings", "settings_snapshot"]
 
-LIVE_SETTINGS = ("model", "base_url", "thinking", "confirm", "tools", "tool_timeout")
+LIVE_SETTINGS = ("model", "base_url", "thinking", "confirm", "tools", "tool_timeout", "max_turns")
 """The settings an existing agent takes from the configuration before each cell."""
 
 
@@ -56,6 +56,8 @@ def apply_settings(agent: Agent, cfg: Any, applied: dict[str, Any], *, make_poli
             agent.set_model(model)
     if now["thinking"] and "thinking" in changed:
         agent.set_thinking_level(now["thinking"])
+    if "max_turns" in changed:
+        agent.settings.max_turns = now["max_turns"]
     if changed & {"confirm", "tools", "tool_timeout"}:
         _apply_tools(agent, now, make_policy(now["confirm"]))
     return now

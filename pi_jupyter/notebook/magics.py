@@ -68,7 +68,7 @@ SUBCOMMANDS = """\
   world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
-  export [--branch REF] [--format html|markdown] [PATH]
+  export [--branch REF] [--format html|markdown] [--force] [PATH]
                              write the session as one self-contained HTML page (or a branch as Markdown)
   skills                     the skills found for this project, with their warnings
   ext [load MODULE | remove NAME]

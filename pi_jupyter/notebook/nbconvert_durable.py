@@ -6,7 +6,8 @@ a widget manager fetched from a CDN: an empty tree on an offline page, in a PDF,
 This preprocessor gives every marked pi output its durable types only (the tree as
 ``image/svg+xml`` and ``image/png``, the transcript as HTML and Markdown) and drops the state of
 pi widgets, so a notebook holding no other widget needs no widget JavaScript at all. Other
-libraries' widgets and their state are left as they are.
+libraries' widgets and their state are left as they are, and so is any part of a malformed
+notebook this module does not understand (an export never fails because of pi).
 
 Enabled (:func:`enable`) for every ``jupyter nbconvert`` run by ``jupyter-config/jupyter_nbconvert_config.py``,
 which the wheel installs, and for JupyterLab's "Save and Export Notebook As" by the server extension
@@ -19,7 +20,7 @@ from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
 
-from .durable_outputs import WIDGET_STATE, make_durable
+from .durable_outputs import WIDGET_STATE, make_durable, outputs_of
 from .nbconvert_readers import for_reader
 
 PI_WIDGET_PREFIX = "pi_jupyter."
@@ -29,14 +30,22 @@ MODEL_REF = "IPY_MODEL_"
 
 
 def _refs(value: Any) -> set[str]:
-    """Model ids a widget's state points at (``"IPY_MODEL_<id>"`` anywhere in it: layout, style, children)."""
-    if isinstance(value, str):
-        return {value[len(MODEL_REF) :]} if value.startswith(MODEL_REF) else set()
-    if isinstance(value, dict):
-        return set().union(*(_refs(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_refs(v) for v in value)) if value else set()
-    return set()
+    """Model ids a widget's state points at (``"IPY_MODEL_<id>"`` anywhere in it: layout, style, children).
+
+    Walked with a stack, not recursion: a saved state nested as deep as JSON allows is still read.
+    """
+    found: set[str] = set()
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            if item.startswith(MODEL_REF):
+                found.add(item[len(MODEL_REF) :])
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return found
 
 
 def _reachable(models: dict[str, Any], roots: set[str]) -> set[str]:
@@ -53,6 +62,12 @@ def _reachable(models: dict[str, Any], roots: set[str]) -> set[str]:
     return seen
 
 
+def _is_pi_widget(model: Any) -> bool:
+    state = model.get("state") if isinstance(model, dict) else None
+    kind = state.get("_anywidget_id") if isinstance(state, dict) else None
+    return isinstance(kind, str) and kind.startswith(PI_WIDGET_PREFIX)
+
+
 def drop_pi_widget_state(nb: dict[str, Any]) -> int:
     """Remove pi widgets (and the layout models only they use) from ``nb``'s saved widget state; returns how many models went.
 
@@ -64,11 +79,7 @@ def drop_pi_widget_state(nb: dict[str, Any]) -> int:
     models = state.get("state") if isinstance(state, dict) else None
     if not (isinstance(metadata, dict) and isinstance(widgets, dict) and isinstance(models, dict)):
         return 0
-    ours = {
-        model_id
-        for model_id, model in models.items()
-        if isinstance(model, dict) and str((model.get("state") or {}).get("_anywidget_id", "")).startswith(PI_WIDGET_PREFIX)
-    }
+    ours = {model_id for model_id, model in models.items() if _is_pi_widget(model)}
     if not ours:
         return 0
     gone = _reachable(models, ours) - _reachable(models, set(models) - _reachable(models, ours))
@@ -82,8 +93,11 @@ def drop_pi_widget_state(nb: dict[str, Any]) -> int:
 
 
 def _pi_outputs(nb: dict[str, Any]) -> list[dict[str, Any]]:
-    outputs = [o for cell in nb.get("cells") or [] for o in cell.get("outputs") or []]
-    return [o for o in outputs if isinstance(o.get("data"), dict) and isinstance((o.get("metadata") or {}).get("pi_jupyter"), dict)]
+    return [
+        o
+        for o in outputs_of(nb)
+        if isinstance(o.get("data"), dict) and isinstance(o.get("metadata"), dict) and isinstance(o["metadata"].get("pi_jupyter"), dict)
+    ]
 
 
 class PiDurableOutputs(Preprocessor):

@@ -210,9 +210,9 @@ class NotebookState:
 
     async def _confirm(self, tool_name: str, args: dict[str, Any]) -> bool:
         """Ask on the cell's input line whether a tool may run; a background run cannot ask (no)."""
-        from ..agent.redact import redact
+        from ..agent.redact import redact_json
 
-        preview = redact(json.dumps(args, ensure_ascii=False))  # shown in the cell's output
+        preview = redact_json(json.dumps(args, ensure_ascii=False))  # shown in the cell's output
         if len(preview) > 300:
             preview = preview[:300] + "…"
 
@@ -246,6 +246,8 @@ class NotebookState:
         return run if run is not None or not agent.is_running else self.background.get(key)
 
     def log_lines(self, agent: Agent, limit: int = 50) -> list[str]:
-        """The last ``limit`` events of ``agent`` as JSON lines."""
+        """The last ``limit`` events of ``agent`` as JSON lines (secrets redacted, each line valid JSON)."""
+        from ..agent.redact import redact_json
+
         log = self.logs.get(agent.session.path or f"memory:{agent.session.id}", collections.deque())
-        return [json.dumps(e, ensure_ascii=False, default=str) for e in list(log)[-limit:]]
+        return [redact_json(json.dumps(e, ensure_ascii=False, default=str)) for e in list(log)[-limit:]]

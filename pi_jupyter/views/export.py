@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
+from .export_file import HTML_MARKER, MARKDOWN_MARKER
 from .highlight import markdown_html
 from .static_html import Notice, render_item, render_markdown
 from .transcript import DEFAULT_MAX_OUTPUT
@@ -73,7 +74,7 @@ def branch_markdown(session: Any, leaf: str | None = None, *, max_output: int = 
         if eid in labels:
             items.append(Notice(text=f"label: {labels[eid]}"))
     title = session.name or (session.path or "session")
-    return render_markdown(items, title=str(title), max_output=max_output)
+    return MARKDOWN_MARKER + "\n\n" + render_markdown(items, title=str(title), max_output=max_output)
 
 
 def _entry_html(
@@ -142,6 +143,7 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
         data=script_json(data),
         css=_asset("export_page.css"),
         js=_asset("export_page.js"),
+        marker=HTML_MARKER,
     )
 
 
@@ -178,7 +180,7 @@ def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any]
 
 
 _PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<html lang="en"><head><meta charset="utf-8">{marker}<title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{css}</style></head>
 <body><header><h1>{title}</h1><span class="meta">{meta}</span>
 <div id="find"><input id="search" type="search" placeholder="Search every branch" aria-label="Search every branch">

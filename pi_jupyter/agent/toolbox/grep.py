@@ -14,7 +14,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -83,22 +83,31 @@ def prescan_regex(regex: re.Pattern[str]) -> re.Pattern[str] | None:
         return None
 
 
-def _file_matches(fd: int, regex: re.Pattern[str], context: int, prescan: re.Pattern[str] | None = None):
-    """Yield ``(line number, [(n, text), ...])`` per matching line of the open file ``fd`` (closed at the end).
+def _regular_file(fd: int) -> BinaryIO | None:
+    """``fd`` as a file object when it is a regular file; anything else (a folder a link led to since
+    the walk saw a file, a pipe, a device) is closed here and gives ``None``."""
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return os.fdopen(fd, "rb")
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _file_matches(fh: BinaryIO, regex: re.Pattern[str], context: int, prescan: re.Pattern[str] | None = None):
+    """Yield ``(line number, [(n, text), ...])`` per matching line of the regular file ``fh`` (closed at the end).
 
     Lines are split as pi shows them: on ``\\n`` with ``\\r`` removed without context, on any
     line break with context. Files up to 32 MB are read whole (and skipped at once when the
     prescan finds nothing); bigger ones are streamed line by line, so a huge data file costs
-    no memory. Anything but a regular file (a pipe, a device) is skipped.
+    no memory.
     """
-    with os.fdopen(fd, "rb") as fh:
+    with fh:
         try:
-            st = os.fstat(fd)
+            size = os.fstat(fh.fileno()).st_size
         except OSError:
             return
-        if not stat.S_ISREG(st.st_mode):
-            return
-        size = st.st_size
         head = fh.read(8192)
         if b"\x00" in head:  # binary, as ripgrep decides it
             return
@@ -208,7 +217,10 @@ class GrepTool(BuiltinTool[GrepParams]):
                     fd, _real = self.open_path(path, ctx, "read", flags)
             except (ToolError, OSError):
                 continue
-            for number, block in _file_matches(fd, regex, context, prescan):
+            fh = _regular_file(fd)
+            if fh is None:
+                continue
+            for number, block in _file_matches(fh, regex, context, prescan):
                 if matches >= limit:
                     limit_reached = True
                     break
