@@ -26,6 +26,7 @@ from wire.server import openai_reply, tool_call
 from pi_jupyter import Agent, Session
 from pi_jupyter.agent.settings import AgentSettings
 from pi_jupyter.notebook.config import PiConfig
+from pi_jupyter.notebook.failure import CellFailed
 
 KEY = "sk-test-turns-abcdefghijklmnopqrstuvwxyz0123"
 DEFAULT_MAX_TURNS = AgentSettings().max_turns
@@ -137,11 +138,13 @@ def test_config_setting_in_a_notebook(ip, wire, monkeypatch, request):  # noqa: 
     ip.run_line_magic("config", "PiMagics.model = 'openai/gpt-test'")
     ip.run_line_magic("config", "PiMagics.max_turns = 2")
     request.addfinalizer(lambda: ip.run_line_magic("config", "PiMagics.max_turns = 100"))
-    result = ip.run_cell_magic("pi", "--tools ls", "loop")
-    assert "Turn limit reached" in result.summary()  # the cell's Out line
+    # the run ended in an error reply, so the cell ends in an error that says why (Run All stops there)
+    with pytest.raises(CellFailed, match="Turn limit reached: stopped after 2 turns"):
+        ip.run_cell_magic("pi", "--tools ls", "loop")
     assert len(wire.requests_to("openai")) == 2
     ip.run_line_magic("config", "PiMagics.max_turns = 3")  # applies from the next cell
-    ip.run_cell_magic("pi", "--tools ls", "loop again")
+    with pytest.raises(CellFailed, match="stopped after 3 turns"):
+        ip.run_cell_magic("pi", "--tools ls", "loop again")
     assert len(wire.requests_to("openai")) == 5
     with pytest.raises(ValueError, match="max_turns must be a number of turns"):
         PiConfig.validate_settings({"max_turns": -3}, "pyproject.toml")
