@@ -17,6 +17,15 @@ Object.assign(View.prototype, {
   },
 
   onDetails() {
+    this.showDetails();
+    // the canvas makes room for the panel's contents (unless the user sized it)
+    if (this.svgEl && this.fitted && !this.userSized()) {
+      if (!this.userMoved) this.initialView();
+      else this.fitHeight(this.viewSize().h);
+    }
+  },
+
+  showDetails() {
     const d = this.doc;
     const det = this.model.get("details") || {};
     const caps = this.model.get("capabilities") || {};
