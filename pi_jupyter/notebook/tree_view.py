@@ -8,7 +8,8 @@ would call from Python, and the graph is redrawn at once:
 * check out: ``agent.checkout(id, summarize=..., instructions=...)`` (``session.checkout`` for a bare session);
 * fork: ``session.fork(id)``, and the view follows the new session file;
 * label: ``session.label(id, text)``;
-* compact up to here: ``agent.checkout(id)`` then ``agent.compact(instructions)``;
+* compact up to here: ``agent.checkout(id)`` then ``agent.compact(instructions)``, offered only where it
+  has something to do, the leaf moved back if it fails (see :mod:`.tree_compact`);
 * compare with…: ``session.compare(a, b)``, shown in the side panel; copy id (in the browser);
 * forget / edit… / restore a message: ``agent.edit_context(id, None | text | original)`` (see :mod:`.tree_actions`).
 
@@ -38,12 +39,11 @@ from ..views import digest as _digest
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
 from .tree_actions import CONTEXT_ACTIONS, ContextEditActions, context_rows
+from .tree_compact import NO_MODEL, CompactAction, compaction_refusal, user_message
 from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
-
-NO_MODEL = "needs a model: show the tree of an Agent (TreeView(agent)) rather than of a bare Session"
 
 
 def _joined(*names: str) -> str:
@@ -66,7 +66,7 @@ def presentation_scale(shell: Any = None) -> float:
     return float(min(4.0, max(0.5, value)))  # the range PiMagics.scale accepts
 
 
-class TreeView(ContextEditActions, anywidget.AnyWidget):
+class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
     """The session tree as an interactive widget (zoom, pan, search, a side panel, actions).
 
     ``target``: an :class:`~pi_jupyter.Agent` (all actions) or a bare
@@ -296,7 +296,11 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     def _details(self, key: str) -> dict[str, Any]:
         node = self._node(key)
         rows = [] if node.folded else context_rows(self.session, node.entry_ids, MAX_DETAIL_ENTRIES)
-        return {**node_details(self.session, key, node), "context": json_safe(rows)}
+        details = {**node_details(self.session, key, node), "context": json_safe(rows)}
+        agent = self.agent
+        if agent is not None and not node.folded and node.target_id:
+            details["compactWhy"] = compaction_refusal(agent, node.target_id)  # "" where compaction would work
+        return details
 
     # ------------------------------------------------------------------ actions
 
@@ -359,24 +363,6 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         self._done(f"labelled {target} {text!r}" if text else f"cleared the label of {target}")
         return entry_id
 
-    def compact(self, ref: str | None = None, *, instructions: str | None = None) -> Any:
-        """Check out a node (if it is not the leaf) and compact its branch (needs an agent)."""
-        agent = self.agent
-        if agent is None:
-            raise ValueError(f"compaction {NO_MODEL}")
-        target = self._target_id(ref)
-
-        async def run() -> Any:
-            if agent.session.leaf_id != target:
-                await agent.checkout(target)
-            return await agent.compact(instructions or None)
-
-        def report(result: Any) -> str:
-            before = getattr(result, "tokens_before", None)
-            return f"compacted the branch ending at {target}" + (f" ({before:,} tokens before)" if isinstance(before, int) else "")
-
-        return self._run(run(), report)
-
     def compare(self, a: str, b: str) -> Comparison:
         """Compare the branches ending at nodes (or entries) ``a`` and ``b``; the side panel shows it."""
         first, second = self._target_id(a), self._target_id(b)
@@ -418,7 +404,10 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
                 self._lens_ref = None
                 self.lens = {}
                 return None
-            self._lens_ref = self._target_id(ref) if ref else ""
+            # the current node's lens follows the leaf: context edits appended after the turn's last
+            # step are part of the next request (a turn's own last step would leave them out)
+            current = not ref or ref == self.leaf or self._key_for(ref) == self.leaf
+            self._lens_ref = "" if current else self._target_id(ref)
             return self._update_lens(show=True)
 
     def _update_lens(self, show: bool = False) -> ContextLens:
@@ -501,7 +490,7 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
             self.redraw()
         except Exception:  # noqa: BLE001 - the action's error is the one to show
             pass
-        self._set_status(f"{type(exc).__name__}: {exc}", "error")
+        self._set_status(user_message(exc), "error")
 
     def _set_status(self, text: str, kind: str) -> None:
         with self._lock:
@@ -523,10 +512,7 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
             elif kind == "refresh":
                 self.redraw()
         except Exception as exc:  # noqa: BLE001 - every failure is shown in the view, never raised
-            if isinstance(exc, (ValueError, KeyError)) and exc.args:
-                self._set_status(str(exc.args[0]), "error")  # str(KeyError) would add quotes
-            else:
-                self._set_status(f"{type(exc).__name__}: {exc}", "error")
+            self._set_status(user_message(exc), "error")
 
     def _action(self, content: dict[str, Any]) -> None:
         action = content.get("action")

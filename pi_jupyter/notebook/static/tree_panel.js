@@ -91,9 +91,11 @@ Object.assign(View.prototype, {
     // fork, compact, copy, compare
     const row2 = el(d, "div", "pitv-row");
     const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
-    const compact = button(d, "Compact up to here", caps.compact ? "check out this node, then summarize older history into a compaction" : `compaction ${why}`,
+    // offered only where a compaction has something to do; else the button says why not
+    const compactWhy = caps.compact ? det.compactWhy || "" : `compaction ${why}`;
+    const compact = button(d, "Compact up to here", compactWhy || "check out this node, then summarize older history into a compaction",
       () => this.send({ type: "action", action: "compact", key }), "pitv-act-compact");
-    compact.disabled = !caps.compact;
+    compact.disabled = !!compactWhy;
     const copy = button(d, "Copy id", `copy ${det.target}`, () => this.copy(det.target, copy), "pitv-act-copy");
     const cmp = button(d, "Compare with…", "then click another node", () => this.startCompare(key), "pitv-act-compare");
     row2.append(fork, compact, copy, cmp);
