@@ -62,21 +62,23 @@ def test_compact_is_not_offered_where_nothing_would_be_compacted_and_a_refusal_c
     assert lines(agent.session.path) == size  # nothing written
 
 
-def test_compact_is_offered_where_it_works(tmp_path):
+def long_agent(path: Path, **options) -> Agent:
+    """An agent that keeps only 50 recent tokens, after four long turns: compaction has work to do."""
     settings = AgentSettings(compaction=CompactionSettings(keep_recent_tokens=50))
-    agent = Agent(Session.create(path=tmp_path / "long.jsonl"), model="offline/echo", settings=settings)
+    agent = Agent(Session.create(path=path), model="offline/echo", settings=settings, **options)
     for i in range(4):
         run_blocking(agent.prompt(f"question {i} " + "words " * 200))
-    view = TreeView(agent)
+    return agent
+
+
+def test_compact_is_offered_where_it_works(tmp_path):
+    view = TreeView(long_agent(tmp_path / "long.jsonl"))
     browser_says(view, type="select", key=node_titled(view, "You: question 2"))
     assert view.details["compactWhy"] == ""
 
 
 def test_a_compaction_that_fails_after_its_checkout_puts_the_leaf_back(tmp_path):
-    settings = AgentSettings(compaction=CompactionSettings(keep_recent_tokens=50))
-    agent = Agent(Session.create(path=tmp_path / "cancel.jsonl"), model="offline/echo", settings=settings, extensions=[CancelCompaction()])
-    for i in range(4):
-        run_blocking(agent.prompt(f"question {i} " + "words " * 200))
+    agent = long_agent(tmp_path / "cancel.jsonl", extensions=[CancelCompaction()])
     view = TreeView(agent)
     leaf = agent.session.leaf_id
     context_before = agent.session.context().raw_messages
