@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import types
 from pathlib import Path
 
 from pi_jupyter import Agent, AgentSettings
@@ -113,3 +114,19 @@ def test_the_lens_on_the_current_node_after_forget_counts_what_pi_context_counts
     assert "1 message dropped by context edits" in view.lens["headline"]
     assert json.loads(json.dumps(view.lens))["headline"].startswith(f"Next request from {agent.session.leaf_id}")
     assert f"{sent} messages" in view.lens["headline"]
+
+
+def test_the_tree_picture_kept_in_the_notebook_says_when_it_was_drawn(tmp_path):
+    from pi_jupyter.notebook.tree_display import DURABLE_TREE_TYPES, show_tree
+
+    agent = Agent(Session.create(path=tmp_path / "picture.jsonl"), model="offline/echo")
+    run_blocking(agent.prompt("first question"))
+    shell = types.SimpleNamespace(kernel=object(), _pi_magics=types.SimpleNamespace(widget=True, state=None))
+    view = show_tree(agent, [], shell=shell)  # what %pi tree returns in a kernel
+    data, metadata = view._repr_mimebundle_()
+    assert set(metadata["pi_jupyter"]["durable"]) <= set(DURABLE_TREE_TYPES)
+    kept = {k: v for k, v in data.items() if k in metadata["pi_jupyter"]["durable"]}  # what the saved file keeps
+    assert kept["text/plain"].startswith("Drawn at ") and "when the cell ran" in kept["text/plain"]
+    if "image/svg+xml" in kept:
+        assert "when the cell ran" in kept["image/svg+xml"] and "You: first question" in kept["image/svg+xml"]
+        assert "when the cell ran" not in view.svg  # the live view has no such line

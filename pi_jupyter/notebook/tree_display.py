@@ -1,6 +1,7 @@
 """``%pi tree``: the TreeView when widgets work here, else the graph (SVG, or text without Graphviz).
 
-The TreeView's output carries the durable bundle of the tree beside the widget: the picture as
+The TreeView's output carries the durable bundle of the tree beside the widget (saying when it was
+drawn: what is done later in the live tree is not in it): the picture as
 ``image/svg+xml`` (which GitHub, nbviewer, nbconvert and a trusted JupyterLab draw) and as
 ``image/png`` (which an untrusted JupyterLab draws: it shows SVG only in trusted outputs), and
 the text tree; the output's metadata names these types, so the save hook
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import time
 from typing import Any
 
 from ..views import TextTree
@@ -96,6 +98,21 @@ def static_tree_bundle(graph: Any, svg: str | None) -> dict[str, Any]:
     return data
 
 
+def drawn_now(graph: Any, svg: str | None) -> dict[str, Any]:
+    """The durable bundle of a live tree: its picture as it is now, saying so (the live tree may change after).
+
+    The picture a notebook keeps is taken when the cell runs; labels, forgets and forks made
+    later in the live tree are in the session, not in this picture, so it says when it was drawn.
+    """
+    if not svg or getattr(graph, "model", None) is None or not hasattr(type(graph), "from_model"):
+        return static_tree_bundle(graph, svg)  # nothing drawn here (no Graphviz): the text tree
+    caption = f"Drawn at {time.strftime('%H:%M')} when the cell ran; later changes made in the live tree are not shown"
+    captioned = type(graph).from_model(graph.model, caption=caption)
+    data = static_tree_bundle(captioned, captioned.render_result().svg)
+    data["text/plain"] = f"{caption}\n{data['text/plain']}"
+    return data
+
+
 _DURABLE_CLASS: Any = None
 _DURABLE_GRAPHS: dict[type, type] = {}
 
@@ -137,7 +154,7 @@ def _durable_tree_view_class() -> Any:
                 data, metadata = result
                 if WIDGET_VIEW not in data:
                     return result
-                data = {**data, **static_tree_bundle(self.graph, self.svg)}
+                data = {**data, **drawn_now(self.graph, self.svg)}
                 metadata = {**metadata, "pi_jupyter": {"durable": [t for t in DURABLE_TREE_TYPES if t in data]}}
                 return data, metadata
 

@@ -486,21 +486,21 @@ def session_graph_class() -> Any:
         backend: str | None = None
 
         @classmethod
-        def from_model(cls, model: GraphModel) -> SessionGraph:
-            """The Digraph for a :class:`GraphModel`."""
+        def from_model(cls, model: GraphModel, caption: str | None = None) -> SessionGraph:
+            """The Digraph for a :class:`GraphModel`; ``caption``: a line drawn above the tree."""
             graph = cls(
                 name="session",
                 graph_attr=model.graph_attrs(),
                 node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.10,0.05"},
                 edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
             )
-            # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
-            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>' if model.legend else ""
+            lines = [f'<FONT POINT-SIZE="9" COLOR="#57606a"><I>{_h(caption)}</I></FONT>'] if caption else []
             if model.options.header:
-                legend = f'<BR ALIGN="LEFT"/>{legend}' if legend else ""
-                graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}{legend}>\n")
-            elif legend:
-                graph.body.append(f"\tlabel=<{legend}>\n")
+                lines.append(f"<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}")
+            if model.legend:  # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
+                lines.append(f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>')
+            if lines:
+                graph.body.append("\tlabel=<" + '<BR ALIGN="LEFT"/>'.join(lines) + ">\n")
             graph.body.extend(model.dot_body())
             graph.model = model
             graph.backend = model.options.backend
