@@ -36,11 +36,15 @@ import traitlets
 from ..session import Session, SessionError
 from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
+from ..views.graph import build_graph
+from ..views.graph_cache import GraphCache
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
-from .tree_actions import CONTEXT_ACTIONS, ContextEditActions, context_rows
+from .tree_actions import ContextEditActions, context_rows
 from .tree_compact import NO_MODEL, CompactAction, compaction_refusal, user_message
 from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
+from .tree_messages import BrowserMessages
+from .tree_patch import svg_patch
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
@@ -66,7 +70,7 @@ def presentation_scale(shell: Any = None) -> float:
     return float(min(4.0, max(0.5, value)))  # the range PiMagics.scale accepts
 
 
-class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
+class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.AnyWidget):
     """The session tree as an interactive widget (zoom, pan, search, a side panel, actions).
 
     ``target``: an :class:`~pi_jupyter.Agent` (all actions) or a bare
@@ -79,7 +83,7 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
     arguments are graph options (``max_nodes``, ``fold_min``, ``keep_recent``, ``rankdir``, ...).
     """
 
-    _esm = _joined("tree_view.js", "tree_panel.js", "tree_nav.js", "tree_edits.js")
+    _esm = _joined("tree_view.js", "tree_draw.js", "tree_panel.js", "tree_nav.js", "tree_edits.js")
     _css = _joined("tree_view.css", "tree_nav.css", "tree_edits.css")
 
     svg = traitlets.Unicode("").tag(sync=True)
@@ -99,6 +103,9 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
     capabilities = traitlets.Dict().tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
     """Incremented at every redraw."""
+    svg_patch = traitlets.Unicode("").tag(sync=True)
+    """The new ``svg`` as a patch of the drawing of revision ``patch_base`` (nodes drawn as before left out), or ""."""
+    patch_base = traitlets.Int(0).tag(sync=True)
     lens = traitlets.Dict().tag(sync=True)
     """The context lens when it is on: ``{from, leafId, headline, nodes: key -> state, counts}`` (see :mod:`pi_jupyter.views.lens`)."""
     found = traitlets.Dict().tag(sync=True)
@@ -137,6 +144,9 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
         self._last_draw_s = 0.0
         self._expand: set[str] = set()
         self._graph: Any = None
+        self._graph_cache = GraphCache()
+        self._statements: dict[str, str] = {}
+        self._svg_revision = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._busy = False
         self._target: Any = None
@@ -202,14 +212,19 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
         with self._draw_lock:
             started = time.perf_counter()
             options = {"header": False, **self._graph_options, "mode": self.mode, "expand": sorted(self._expand)}
-            graph = self.session.graph(**options)
+            graph = build_graph(self.session, cache=self._graph_cache, **options)  # reuses the last drawing's walk
             result = graph.render_result()
             svg = result.svg or ""
             text = "" if svg else graph.text(INSTALL_HINT if result.backend == "text" and options.get("backend") != "text" else None)
             model = graph.model
+            svg = _digest.utf8_safe(svg)
+            patch = self._patch_for(svg, model)
             with self._lock, self.hold_sync():
                 self._graph = graph
-                self.svg = _digest.utf8_safe(svg)
+                if svg != self.svg:
+                    self.svg_patch, self.patch_base = patch or "", self._svg_revision if patch else 0
+                    self._svg_revision = self.revision + 1
+                self.svg = svg
                 self.text = _digest.utf8_safe(text)
                 self.nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
                 self.leaf = model.leaf or ""
@@ -224,6 +239,14 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
                         self.details = self._details(key) if key else {}
                 self.revision += 1
             self._last_draw_s = time.perf_counter() - started
+
+    def _patch_for(self, svg: str, model: Any) -> str | None:
+        """The new picture as a patch of the last one (nodes drawn as before left out), or None; see :mod:`.tree_patch`."""
+        before, self._statements = self._statements, dict(model.statements)
+        if not svg or not self.svg or not before:
+            return None
+        same = {key for key, statement in self._statements.items() if before.get(key) == statement}
+        return svg_patch(svg, same) if same else None
 
     def _on_append(self, _entry: dict[str, Any]) -> None:
         # called from whichever thread appended (often the agent's loop): coalesce into one redraw
@@ -495,55 +518,6 @@ class TreeView(ContextEditActions, CompactAction, anywidget.AnyWidget):
     def _set_status(self, text: str, kind: str) -> None:
         with self._lock:
             self.status = {"text": _digest.utf8_safe(text), "kind": kind, "at": time.time()}
-
-    # ------------------------------------------------------------------ browser messages
-
-    def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        kind = content.get("type")
-        try:
-            if kind == "select":
-                self.select(str(content.get("key") or ""))
-            elif kind == "search":
-                self.search(str(content.get("query") or ""))
-            elif kind == "action":
-                self._action(content)
-            elif kind == "refresh":
-                self.redraw()
-        except Exception as exc:  # noqa: BLE001 - every failure is shown in the view, never raised
-            self._set_status(user_message(exc), "error")
-
-    def _action(self, content: dict[str, Any]) -> None:
-        action = content.get("action")
-        key = content.get("key") or None
-        if action == "checkout":
-            self.checkout(key, summarize=bool(content.get("summarize")), instructions=content.get("instructions") or None)
-        elif action == "fork":
-            self.fork(key)
-        elif action == "label":
-            self.label(key, content.get("text"))
-        elif action == "compact":
-            self.compact(key, instructions=content.get("instructions") or None)
-        elif action == "compare":
-            self.compare(str(key), str(content.get("other") or ""))
-        elif action == "compare_many":
-            keys = content.get("keys")
-            self.compare_many([str(k) for k in keys] if isinstance(keys, list) else [])
-        elif action in CONTEXT_ACTIONS:
-            self.context_action(content)
-        elif action == "lens":
-            self.show_lens(key)
-        elif action == "lens_off":
-            self.show_lens(None, off=True)
-        elif action == "expand":
-            self.expand(str(key))
-        elif action == "collapse":
-            self.collapse()
-        elif action == "mode":
-            self.set_mode(str(content.get("mode")))
-        else:
-            raise ValueError(f"unknown TreeView action {action!r}")
 
     # ------------------------------------------------------------------ display
 

@@ -212,49 +212,12 @@ class View {
     const anchorKey = this.model.get("selected") || this.model.get("leaf");
     const anchor = this.fitted && this.userMoved ? this.screenOf(this.anchorKey || anchorKey) : null;
     const anchorWas = this.anchorKey || anchorKey;
-    this.stage.textContent = "";
-    this.groups = new Map();
-    this.order = [];
-    if (!svgText) {
-      this.textEl.style.display = "";
-      this.textEl.textContent = text || "(nothing to draw)";
-      this.stage.style.display = "none";
-      this.root.classList.add("pitv-textmode");
-      return;
-    }
-    this.root.classList.remove("pitv-textmode");
-    this.textEl.style.display = "none";
-    this.stage.style.display = "";
-    // the HTML parser reads inline SVG about twice as fast as DOMParser + importNode (a 10k-entry
-    // session's picture is ~0.4 MB); the SVG is Graphviz's, every text in it escaped by the kernel
-    const holder = this.doc.createElement("div");
-    holder.innerHTML = svgText;
-    const imported = holder.querySelector("svg");
-    if (!imported) {
-      this.textEl.style.display = "";
-      this.textEl.textContent = text || "(the SVG could not be read)";
-      return;
-    }
-    const box = (imported.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
-    if (box.length === 4 && box.every((v) => Number.isFinite(v))) {
-      this.naturalW = box[2] * PT_TO_PX;
-      this.naturalH = box[3] * PT_TO_PX;
-      imported.setAttribute("width", String(this.naturalW));
-      imported.setAttribute("height", String(this.naturalH));
-    } else {
-      this.naturalW = 800;
-      this.naturalH = 600;
-    }
-    this.stage.appendChild(imported);
-    this.svgEl = imported;
-    for (const g of imported.querySelectorAll("g.node")) {
-      const title = g.querySelector(":scope > title");
-      if (!title) continue;
-      const key = title.textContent;
-      g.setAttribute("data-key", key);
-      this.groups.set(key, g);
-      this.order.push(key);
-    }
+    if (this.svgEl && svgText && svgText === this.drawnSvg) return; // this picture is on the stage already
+    // tree_draw.js: move the nodes drawn as before and insert the rest, else draw the whole picture
+    const drawn = this.drawPatch() || this.drawWhole(svgText, text);
+    this.drawnSvg = drawn ? svgText : null;
+    if (!drawn) return;
+    this.drawnRevision = this.model.get("revision");
     if (!this.fitted) this.initialView();
     else if (anchor && this.groups.has(anchorWas)) {
       this.apply();
