@@ -261,11 +261,24 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
     def _timed_redraw(self) -> None:
         with self._lock:
             self._timer = None
-        try:
-            self.redraw()
-        except Exception as exc:  # noqa: BLE001 - a redraw problem is shown, never raised in a thread
-            _log.exception("TreeView redraw failed")
-            self._set_status(f"could not redraw the tree: {exc}", "error")
+        for attempt in range(2):
+            try:
+                self.redraw()
+                return
+            except (RuntimeError, KeyError):
+                # the session's reads take no lock: an entry appended by the agent's thread while
+                # this one walked the index; the append is over a moment later
+                if attempt == 0:
+                    time.sleep(0.05)
+                    continue
+                _log.exception("TreeView redraw failed")
+                self._set_status(
+                    "could not redraw the tree (the session changed while it was drawn); it redraws at the next change", "error"
+                )
+            except Exception as exc:  # noqa: BLE001 - a redraw problem is shown, never raised in a thread
+                _log.exception("TreeView redraw failed")
+                self._set_status(f"could not redraw the tree: {user_message(exc)}", "error")
+                return
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until no debounced redraw is pending (tests and scripts); returns False on timeout."""
