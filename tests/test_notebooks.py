@@ -65,6 +65,14 @@ def test_committed_notebook_has_its_outputs_and_says_what_it_shows(path):
     assert FAKE_KEY not in path.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_committed_notebook_opens_unmodified(path):
+    """JupyterLab rewrites a kernelspec that is not the running kernel's, which marks a notebook modified on open."""
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("kernelspec") == run_notebooks.kernelspec("python3")
+    assert nb.metadata.get("language_info", {}).get("name") == "python"
+
+
 def test_problems_finds_an_error_output_and_a_printed_traceback():
     nb = nbformat.v4.new_notebook()
     ok = nbformat.v4.new_code_cell("print(1)")

@@ -74,7 +74,16 @@ def execute(path: Path, *, workdir: Path, kernel_name: str = "python3", env: dic
         resources={"metadata": {"path": str(copy.parent)}},
     )
     client.execute(env=keyless_env(env))
+    nb.metadata["kernelspec"] = kernelspec(kernel_name)
     return nb
+
+
+def kernelspec(kernel_name: str = "python3") -> dict[str, str]:
+    """The notebook metadata of the installed kernel: JupyterLab rewrites any other, which marks a notebook modified on open."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(kernel_name)
+    return {"display_name": spec.display_name, "language": spec.language, "name": kernel_name}
 
 
 def _texts(output: dict[str, Any]) -> Iterator[str]:
