@@ -28,7 +28,7 @@ from ..messages import (
     as_message,
     text_of,
 )
-from ..messages.system import system_message_summary
+from ..messages.system import system_message_note
 
 DEFAULT_MAX_OUTPUT = 2000
 """Characters of one tool output kept in a transcript (the middle is cut)."""
@@ -222,7 +222,7 @@ def transcript_markdown(
         elif isinstance(m, BranchSummaryMessage):
             parts.append("**Branch summary**\n\n" + _quote(escape_markdown_html(m.summary)))
         elif getattr(m, "role", None) == "system":  # the recorded prompt: one line, not its text
-            parts.append(f"*[{escape_markdown_html(system_message_summary(m))}]*")
+            parts.append(f"*[{escape_markdown_html(system_message_note(m))}]*")
         else:
             parts.append(f"*[{escape_markdown_html(getattr(m, 'role', '') or 'unknown')} message]*")
     return "\n\n".join(parts) + ("\n" if parts else "")
@@ -287,7 +287,7 @@ def transcript_text(
         elif isinstance(m, BranchSummaryMessage):
             lines.append("[branch summary]\n" + _indent(m.summary, "  "))
         elif getattr(m, "role", None) == "system":
-            lines.append(f"[{system_message_summary(m)}]")
+            lines.append(f"[{system_message_note(m)}]")
         else:
             lines.append(f"[{getattr(m, 'role', '') or 'unknown'} message]")
     return "\n".join(lines)

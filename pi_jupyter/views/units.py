@@ -21,7 +21,6 @@ from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
 from .digest import RawEntry
 
-
 _SERIALS = itertools.count(1)
 
 
@@ -56,7 +55,6 @@ class Unit:
     has_label_entry: bool = False
     serial: int = field(default_factory=lambda: next(_SERIALS))
     """Unique to this unit and its annotations (a cache of drawn nodes keys on it)."""
-
 
 
 @dataclass(slots=True)
