@@ -66,3 +66,29 @@ def test_a_finished_grid_says_its_variant_in_words_and_a_stopped_one_keeps_its_r
     assert "<table" in stopped["text/html"] and stopped["text/html"].count("<tr") == 3  # the head and one row per branch
     bundle = result._repr_mimebundle_()
     assert "image/svg+xml" not in bundle, "every cost is $0 and nothing is scored: no chart"
+
+
+def test_the_presentation_scale_reaches_the_pictures(tmp_path):
+    """``%config PiMagics.scale = 2`` (a projector) enlarges a drawn tree and a chart, not only the widgets' text."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from pi_jupyter.views.display_scale import set_display_scale
+    from pi_jupyter.views.figure import per_turn_chart
+
+    def size(svg: str) -> float:
+        return float(re.search(r'<svg[^>]*?width="([\d.]+)', svg).group(1))
+
+    s = Session.in_memory()
+    write_turn(s, "q", "a")
+    chart = per_turn_chart(["a"], [[1, 2]], [[0.0, 0.1]])
+    natural, natural_chart = size(s.graph()._repr_mimebundle_()["image/svg+xml"]), size(chart._repr_svg_())
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "pi_jupyter")
+        shell.run_line_magic("config", "PiMagics.scale = 2")
+        assert size(s.graph()._repr_mimebundle_()["image/svg+xml"]) == 2 * natural
+        assert size(chart._repr_svg_()) == 2 * natural_chart
+        assert size(s.graph().svg()) == natural  # the picture's own text (saved, exported) keeps Graphviz's size
+    finally:
+        set_display_scale(1.0)
+        shell.run_line_magic("unload_ext", "pi_jupyter")

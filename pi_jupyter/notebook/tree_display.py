@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from ..views import TextTree
+from ..views.display_scale import display_scale, scaled_svg
 from ..views.raster import render_png
 from .save_hook import WIDGET_VIEW
 
@@ -91,8 +92,9 @@ def static_tree_bundle(graph: Any, svg: str | None) -> dict[str, Any]:
     """The tree as every viewer draws it: ``image/svg+xml``, ``image/png`` (when ``dot`` is here), ``text/plain``."""
     data: dict[str, Any] = {"text/plain": graph.text() if graph is not None else "(empty session)"}
     if svg:
-        data["image/svg+xml"] = svg
-        png = render_png(graph.source) if graph is not None else None
+        scale = display_scale()  # %config PiMagics.scale: the picture grows with the widgets' text
+        data["image/svg+xml"] = scaled_svg(svg, scale)
+        png = render_png(graph.source, dpi=round(72 * scale)) if graph is not None else None
         if png is not None:
             data["image/png"] = base64.b64encode(png).decode("ascii")
     return data

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from . import digest
+from .display_scale import scaled_svg
 
 PALETTE = ("#1f6feb", "#d1242f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4", "#cf4a9b", "#57606a")
 """Branch colours, in order (readable on light and dark backgrounds)."""
@@ -20,7 +21,7 @@ class SvgFigure(BaseModel):
     svg: str
 
     def _repr_svg_(self) -> str:
-        return self.svg
+        return scaled_svg(self.svg)  # %config PiMagics.scale enlarges the chart with the text
 
     def save(self, path: str) -> str:
         """Write the SVG to ``path``; returns the path."""

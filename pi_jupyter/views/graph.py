@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import digest, edit_marks
 from .digest import plural
+from .display_scale import scaled_svg
 from .graph_cache import GraphCache
 from .layout import Shown, plan
 from .nodes import GraphNode, describe
@@ -528,7 +529,8 @@ def session_graph_class() -> Any:
         def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, Any]:
             result = self.render_result()
             if result.svg is not None:
-                data = {"image/svg+xml": result.svg, "text/html": _html_wrap(result.svg), "text/plain": repr(self)}
+                svg = scaled_svg(result.svg)  # %config PiMagics.scale enlarges the picture with the text
+                data = {"image/svg+xml": svg, "text/html": _html_wrap(svg), "text/plain": repr(self)}
             else:
                 note = INSTALL_HINT if result.backend == "text" and (self.backend or "") != "text" else None
                 text = self.text(note)

@@ -167,3 +167,36 @@ def test_the_overview_of_a_large_tree_covers_no_node(lab):
         m = _measure(root)
         if m["miniShown"]:
             assert not [n["key"] for n in m["nodes"] if _overlaps(n, m["mini"])], f"the overview covers nodes after a pan of {dx},{dy}"
+
+
+SCALED = [
+    '%load_ext pi_jupyter\n%config PiMagics.model = "offline/echo"\n%config PiMagics.scale = 2\ns = %pi new on-a-projector',
+    "%%pi\nHello there",
+    "%%pi\nuse python:\n```python\n1 + 1\n```",
+    "%pi tree",
+]
+
+SHAPE = """(root) => {
+  const bar = root.querySelector('.pitv-toolbar'), search = root.querySelector('.pitv-search');
+  const btn = root.querySelector('.pitv-toolbar .pitv-btn');
+  const panel = root.querySelector('.pitv-panel');
+  return { bar: bar.getBoundingClientRect().height, button: btn.getBoundingClientRect().height,
+           search: search.getBoundingClientRect().width, font: parseFloat(getComputedStyle(search).fontSize),
+           panel: getComputedStyle(panel).display === 'none' ? 0 : panel.getBoundingClientRect().width,
+           panelFont: parseFloat(getComputedStyle(panel).fontSize) };
+}"""
+
+
+def test_at_presentation_scale_2_nothing_wraps_or_is_crushed(lab):
+    root = _open_tree(lab, "scaled.ipynb", SCALED)
+    m, shape = _measure(root), root.evaluate(SHAPE)
+    lab.screenshot("tree_scale2_first.png", root)
+    assert shape["bar"] < 1.6 * shape["button"], f"the toolbar wrapped: {shape}"
+    assert shape["search"] >= 6.5 * shape["font"], f"the search box is crushed: {shape}"
+    assert _clipped(m) == [] and m["label"] >= 2 * 9.9, m  # the small tree whole, its labels twice as large
+    root.locator("svg g.node").first.click()
+    root.locator(".pitv-panel .pitv-actions").wait_for()
+    shape = root.evaluate(SHAPE)
+    lab.screenshot("tree_scale2_panel.png", root)
+    assert shape["panel"] >= 14 * shape["panelFont"], f"the side panel is crushed: {shape}"
+    assert shape["bar"] < 1.6 * shape["button"]

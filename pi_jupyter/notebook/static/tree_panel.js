@@ -18,6 +18,7 @@ Object.assign(View.prototype, {
 
   onDetails() {
     this.showDetails();
+    this.onStatus(); // the "click a node" hint goes once the panel is open
     // the canvas makes room for the panel's contents (unless the user sized it)
     if (this.svgEl && this.fitted && !this.userSized()) {
       if (!this.userMoved) this.initialView();
@@ -30,6 +31,8 @@ Object.assign(View.prototype, {
     const det = this.model.get("details") || {};
     const caps = this.model.get("capabilities") || {};
     this.panel.textContent = "";
+    // the side panel opens with the first node shown in it: until then the tree has the whole width
+    this.root.classList.toggle("pitv-panel-idle", !det.kind);
     if (!det.kind) {
       this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it. Double-click a folded node to open it."));
       return;
@@ -170,7 +173,9 @@ Object.assign(View.prototype, {
     this.headerEl.textContent = this.model.get("header") || "";
     if (this.comparing) return;
     const st = this.model.get("status") || {};
-    this.noteEl.textContent = st.text || "";
+    // before anything happened, the status line says where to start (the side panel is not open yet)
+    const idle = !st.text && this.root.classList.contains("pitv-panel-idle");
+    this.noteEl.textContent = idle ? "Click a node to see its messages and act on it." : st.text || "";
     this.noteEl.className = "pitv-note pitv-" + (st.kind || "info");
   },
 });

@@ -141,7 +141,7 @@ class View {
     this.splitter = el(d, "div", "pitv-splitter");
     this.splitter.title = "drag to resize the side panel; double-click to hide it";
     this.panel = el(d, "div", "pitv-panel");
-    this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it."));
+    this.root.classList.add("pitv-panel-idle");
     this.main.append(this.viewport, this.splitter, this.panel);
     // status
     this.statusEl = el(d, "div", "pitv-status");
@@ -282,7 +282,7 @@ class View {
     if (!this.userSized()) {
       const win = this.doc.defaultView;
       const most = Math.max(MIN_CANVAS, Math.min(MAX_CANVAS, 0.72 * ((win && win.innerHeight) || 900)));
-      const busy = !!(this.model.get("details") || {}).kind && !this.root.classList.contains("pitv-panel-hidden");
+      const busy = !this.root.classList.contains("pitv-panel-idle") && !this.root.classList.contains("pitv-panel-hidden");
       const least = busy ? PANEL_CANVAS : MIN_CANVAS;
       const px = `${Math.round(Math.max(least, Math.min(most, need)))}px`;
       if (this.main.style.height !== px) this.main.style.height = px;
