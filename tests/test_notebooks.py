@@ -135,7 +135,13 @@ def test_teaching_notebook_leaves_every_entry_type_and_keeps_compacted_originals
     shown = json.dumps(by_id["extension"].outputs)
     assert "custom_message in the context: True" in shown and "tally.state in the context:    False" in shown
     resources = json.dumps(by_id["resources"].outputs)
-    assert resources.count("True") == 3 and "skill body in the system prompt:      False" in resources
+    assert resources.count("True") == 2 and "skill body in the system prompt:      False" in resources
+    assert "skill body in the context after /skill: True" in json.dumps(by_id["skill-check"].outputs)
+    # the class sees the product: %%pi cells with their widget's transcript, and the tree
+    magic = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%pi")]
+    assert len(magic) >= 3 and all("text/html" in o.get("data", {}) for c in magic for o in c.outputs if o.output_type == "display_data")
+    assert "image/png" in json.dumps(by_id["tree"].outputs) and "Drawn at " in json.dumps(by_id["tree"].outputs)
+    assert "sent to the model as itself: False" in json.dumps(by_id["still-there"].outputs)
 
 
 def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtures_alone(tmp_path):
