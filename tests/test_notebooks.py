@@ -144,12 +144,14 @@ def test_teaching_notebook_leaves_every_entry_type_and_keeps_compacted_originals
     assert "sent to the model as itself: False" in json.dumps(by_id["still-there"].outputs)
 
 
-def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtures_alone(tmp_path):
-    fixtures = ROOT / "tests" / "fixtures" / "pi"
-    before = {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")}
+def test_tree_notebook_runs_from_its_folder_alone_and_forks_a_copy_of_the_recorded_session(tmp_path):
+    data = ROOT / "notebooks" / "data"
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
     nb = run_notebooks.execute(ROOT / "notebooks" / "exploring-a-session-tree.ipynb", workdir=tmp_path)
+    assert not (tmp_path / "tests").exists(), "the scratch copy is the notebooks folder alone"
     assert run_notebooks.problems(nb) == []
-    assert {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")} == before
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before  # the shipped data is left alone
+    assert "../" not in "".join(c.source for c in nb.cells if c.cell_type == "code")  # nothing read from outside the folder
     s = Session.open(tmp_path / "notebooks" / "explore-demo" / "large-session.jsonl", readonly=True)
     new_leaf = s.resolve("new branch")
     new_path = s.branch_ids(new_leaf)
@@ -160,6 +162,11 @@ def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtu
     by_id = {c.id: c for c in nb.cells}
     assert "[offline model]" in json.dumps(by_id["continue"].outputs)
     assert "compactionSummary" in json.dumps(by_id["ctx-now"].outputs)
+    # the interactive tree is in the notebook itself: the TreeView, with its picture for readers
+    tree = by_id["treeview"]
+    assert tree.source.rstrip().endswith("%pi tree --max-nodes 40")
+    kinds = {k for o in tree.outputs for k in o.get("data", {})}
+    assert {"application/vnd.jupyter.widget-view+json", "image/png"} <= kinds, kinds
 
 
 def _local_server_answers() -> bool:
