@@ -197,6 +197,33 @@ def test_bring_your_own_model_says_in_one_line_that_nothing_is_reachable_and_ski
     assert '"role": "system"' in sent and '"stream": true' in sent and "read: path" in sent
 
 
+def test_bring_your_own_model_finds_a_local_server_and_its_pi_cell_runs_on_it(wire, tmp_path, monkeypatch):
+    """A local OpenAI-compatible server (the tests' wire server) found by the probe, used from Python and by ``%%pi --model``."""
+    import papermill
+
+    from wire.server import openai_reply
+
+    for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    wire.models = ["wire-model"]
+    wire.queue_default("openai", openai_reply("A session tree keeps every turn as a node, so nothing is ever overwritten."))
+    copy = run_notebooks.scratch_copy(ROOT / "notebooks" / "bring-your-own-model.ipynb", tmp_path)
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(
+        str(copy), str(out), parameters={"BASE_URL": wire.openai_url}, kernel_name="python3", cwd=str(copy.parent), progress_bar=False
+    )
+    nb = nbformat.read(out, as_version=4)
+    assert run_notebooks.problems(nb) == []
+    by_id = {c.get("id"): c for c in nb.cells}
+    assert f"using yours at {wire.openai_url} -> wire-model" in json.dumps(by_id["find"].outputs)
+    assert by_id["magic"].source.startswith("%%pi --model {CELL_MODEL}")
+    shown = json.dumps(by_id["magic"].outputs)
+    assert "nothing is ever overwritten" in shown and "[offline model]" not in shown
+    asked = [r.body for r in wire.requests_to("openai")]
+    assert len(asked) == 2 and all(b["model"] == "wire-model" for b in asked)  # the Python cell, then the %%pi cell
+    assert "what is a session tree?" in json.dumps(asked[-1]["messages"])
+
+
 def test_experiment_runs_under_papermill_with_a_parameter_and_replays_the_recorded_table(tmp_path, monkeypatch):
     import papermill
 
