@@ -200,7 +200,6 @@ def test_bring_your_own_model_says_in_one_line_that_nothing_is_reachable_and_ski
 def test_bring_your_own_model_finds_a_local_server_and_its_pi_cell_runs_on_it(wire, tmp_path, monkeypatch):
     """A local OpenAI-compatible server (the tests' wire server) found by the probe, used from Python and by ``%%pi --model``."""
     import papermill
-
     from wire.server import openai_reply
 
     for name in [k for k in os.environ if k.endswith("_API_KEY")]:
