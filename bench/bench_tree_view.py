@@ -139,7 +139,7 @@ def child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def redraws(page, code: str, css: str, path: str, name: str, how: str, rounds: int = 3) -> None:
+def redraws(page, code: str, css: str, path: str, name: str, how: str, rounds: int = 5) -> None:
     """A new turn arrives, ``rounds`` times: the kernel redraws, the browser shows it; prints the best round.
 
     ``how``: ``whole`` is the redraw as it was before the redraw cache and the SVG patch (every
