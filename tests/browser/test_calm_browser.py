@@ -84,7 +84,7 @@ def test_forget_shows_on_hover_and_code_goes_into_a_new_cell(lab):
     lab.run_cell(3)  # not a %%pi cell: just to move on
     lab.append_and_run(SLOW)
     live = lab.cell(4).locator(".piav-root")
-    block = live.locator(".piav-codewrap").first
+    block = live.locator(".piav-assistant .piav-codewrap").first  # a code block of the answer, as it streams
     block.wait_for(timeout=60_000)
     assert live.get_attribute("data-state") != "done", "the answer is still streaming"
     block.hover()
