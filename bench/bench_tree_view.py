@@ -17,7 +17,10 @@ errors, compactions and branch summaries, which keeps the most nodes drawn) at e
 
 Then, at 10k entries (``--redraw-size``), a turn arrives during a run: the kernel redraws
 (``redraw``), the browser redraws on the new state; the user's zoom, pan and selection must
-survive (checked, printed as ``kept``). Run::
+survive (checked, printed as ``kept``). It is measured twice: ``whole`` (as before: the whole
+session walked again, the whole picture parsed and laid out again in the browser) and
+``grown`` (as now: the last drawing grown by the new entries, the browser moving the nodes
+it has). The goal: a redraw after a new turn on a 10k-entry session within 100 ms. Run::
 
     python bench/bench_tree_view.py [--sizes 1000,10000,100000] [--shapes linear,branched,bushy]
 """
@@ -28,6 +31,7 @@ import argparse
 import base64
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -38,31 +42,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from sessiongen import write_bench  # noqa: E402
+from widget_page import PAGE, mount_script  # noqa: E402
 
 from pi_jupyter.notebook.tree_view import TreeView  # noqa: E402
 from pi_jupyter.session import Session  # noqa: E402
 from pi_jupyter.views import render_svg, sample_session, write_turn  # noqa: E402
+from pi_jupyter.views.graph_cache import GraphCache  # noqa: E402
 
-PAGE = "<!doctype html><html><body style='margin:0'><div id='host' style='width:1200px'></div></body></html>"
-
-MOUNT = """async ([code, state]) => {
-  const mod = await import("data:text/javascript;base64," + code);
-  const handlers = {};
-  const model = {
-    state, sent: [],
-    get(k) { return this.state[k]; },
-    on(name, fn) { (handlers[name] = handlers[name] || []).push(fn); },
-    off(name, fn) { handlers[name] = (handlers[name] || []).filter((f) => f !== fn); },
-    send(msg) { this.sent.push(msg); },
-    update(patch) {
-      Object.assign(this.state, patch);
-      for (const k of Object.keys(patch)) for (const fn of handlers["change:" + k] || []) fn();
-    },
-  };
-  window.__model = model;
-  const t0 = performance.now();
-  mod.default.render({ model, el: document.getElementById("host") });
-  const drawn = document.querySelectorAll("#host svg g.node").length;
+MOUNT = mount_script("""  const drawn = document.querySelectorAll("#host svg g.node").length;
   const leaf = document.querySelector("#host svg g.node.pi-leaf") || document.querySelector("#host svg g.node");
   const r = leaf.getBoundingClientRect();
   leaf.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0, clientX: r.left + 5, clientY: r.top + 5 }));
@@ -70,8 +57,7 @@ MOUNT = """async ([code, state]) => {
   await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
   const ms = performance.now() - t0;
   const clicked = model.sent.some((m) => m.type === "select");
-  return { ms, drawn, clicked };
-}"""
+  return { ms, drawn, clicked };""")
 
 REDRAW = """async ([patch, key]) => {
   const model = window.__model;
@@ -141,8 +127,57 @@ def state_of(view: TreeView) -> dict:
         "revision",
         "lens",
         "scale",
+        "svg_patch",
+        "patch_base",
     ]
     return {k: getattr(view, k) for k in names}
+
+
+def child_cpu() -> float:
+    """CPU seconds of finished child processes (Graphviz ``dot``)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def redraws(page, code: str, css: str, path: str, name: str, how: str, rounds: int = 5) -> None:
+    """A new turn arrives, ``rounds`` times: the kernel redraws, the browser shows it; prints the best round.
+
+    ``how``: ``whole`` is the redraw as it was before the redraw cache and the SVG patch (every
+    drawing walks the whole session, the browser parses and lays out the whole picture);
+    ``grown`` is the TreeView as it is (the last drawing's walk grown by the new entries, the
+    browser moving the nodes it has and inserting only the new and changed ones).
+    """
+    writable = Session.open(path)
+    live = TreeView(writable, debounce=3600)  # no timer redraw racing the measured one
+    page.set_content(PAGE)
+    page.add_style_tag(content=css)
+    page.evaluate(MOUNT, [code, state_of(live)])
+    best = None
+    kept = True
+    for i in range(rounds):
+        key = live.path[-2] if len(live.path) > 1 else live.leaf  # the user's selection: the turn before the leaf
+        write_turn(writable, f"one more turn arrives ({i})", "and its answer")
+        if how == "whole":
+            live._graph_cache = GraphCache()  # a fresh walk of the whole session, as before
+        t, cpu, dot = time.perf_counter(), time.process_time(), child_cpu()
+        live.redraw()
+        kernel, kernel_cpu = time.perf_counter() - t, time.process_time() - cpu + child_cpu() - dot
+        new = state_of(live)
+        names = ("svg", "nodes", "leaf", "path", "header", "revision") + (("svg_patch", "patch_base") if how == "grown" else ())
+        got = page.evaluate(REDRAW, [{k: new[k] for k in names}, key])
+        kept = kept and got["kept"]
+        total = kernel + got["ms"] / 1000
+        if best is None or total < best[0]:
+            best = (total, kernel, kernel_cpu, got["ms"] / 1000)
+    assert best is not None
+    total, kernel, kernel_cpu, browser = best
+    print(
+        f"  redraw on a new turn ({name}, {how:5s}, best of {rounds}): kernel {kernel * 1000:4.0f} ms (cpu {kernel_cpu * 1000:3.0f} ms, "
+        f"Graphviz included), browser {browser * 1000:4.0f} ms, total {total * 1000:4.0f} ms; zoom, pan and selection kept: {kept}",
+        flush=True,
+    )
+    live.close()
+    writable.close()
 
 
 def main() -> None:
@@ -193,27 +228,8 @@ def main() -> None:
                     flush=True,
                 )
                 if n == args.redraw_size and shape in ("branched", "sample"):
-                    writable = Session.open(path)
-                    live = TreeView(writable, debounce=0)
-                    page.set_content(PAGE)
-                    page.add_style_tag(content=css)
-                    page.evaluate(MOUNT, [code, state_of(live)])
-                    key = live.path[-2] if len(live.path) > 1 else live.leaf
-                    write_turn(writable, "one more turn arrives", "and its answer")
-                    t, cpu = time.perf_counter(), time.process_time()
-                    live.redraw()
-                    kernel, kernel_cpu = time.perf_counter() - t, time.process_time() - cpu
-                    new = state_of(live)
-                    patch = {k: new[k] for k in ("svg", "nodes", "leaf", "path", "header", "revision")}
-                    got = page.evaluate(REDRAW, [patch, key])
-                    print(
-                        f"  redraw on a new turn ({shape} {n:,}): kernel {kernel:.2f} s (cpu {kernel_cpu:.2f} s), "
-                        f"browser {got['ms'] / 1000:.2f} s, "
-                        f"total {kernel + got['ms'] / 1000:.2f} s; zoom, pan and selection kept: {got['kept']}",
-                        flush=True,
-                    )
-                    live.close()
-                    writable.close()
+                    for how in ("whole", "grown"):
+                        redraws(page, code, css, path, f"{shape} {n:,}", how)
                 view.close()
                 s.close()
                 Path(path).unlink()

@@ -499,4 +499,5 @@ def test_a_recorded_system_message_is_a_one_line_notice(recorded):
     view.handle(MessageEndEvent(message=delta))
     view.flush()
     notices = [i["text"] for i in view.transcript if i["kind"] == "notice"]
-    assert notices == ["system prompt: sections preamble, -cwd; tools +read"]
+    # in plain words: no section names, no "+read" (%pi context has the details)
+    assert notices == ["The model's instructions were set; tools offered: read (%pi context shows them)"]

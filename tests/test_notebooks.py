@@ -65,6 +65,14 @@ def test_committed_notebook_has_its_outputs_and_says_what_it_shows(path):
     assert FAKE_KEY not in path.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_committed_notebook_opens_unmodified(path):
+    """JupyterLab rewrites a kernelspec that is not the running kernel's, which marks a notebook modified on open."""
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("kernelspec") == run_notebooks.kernelspec("python3")
+    assert nb.metadata.get("language_info", {}).get("name") == "python"
+
+
 def test_problems_finds_an_error_output_and_a_printed_traceback():
     nb = nbformat.v4.new_notebook()
     ok = nbformat.v4.new_code_cell("print(1)")
@@ -127,15 +135,23 @@ def test_teaching_notebook_leaves_every_entry_type_and_keeps_compacted_originals
     shown = json.dumps(by_id["extension"].outputs)
     assert "custom_message in the context: True" in shown and "tally.state in the context:    False" in shown
     resources = json.dumps(by_id["resources"].outputs)
-    assert resources.count("True") == 3 and "skill body in the system prompt:      False" in resources
+    assert resources.count("True") == 2 and "skill body in the system prompt:      False" in resources
+    assert "skill body in the context after /skill: True" in json.dumps(by_id["skill-check"].outputs)
+    # the class sees the product: %%pi cells with their widget's transcript, and the tree
+    magic = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%pi")]
+    assert len(magic) >= 3 and all("text/html" in o.get("data", {}) for c in magic for o in c.outputs if o.output_type == "display_data")
+    assert "image/png" in json.dumps(by_id["tree"].outputs) and "Drawn at " in json.dumps(by_id["tree"].outputs)
+    assert "sent to the model as itself: False" in json.dumps(by_id["still-there"].outputs)
 
 
-def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtures_alone(tmp_path):
-    fixtures = ROOT / "tests" / "fixtures" / "pi"
-    before = {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")}
+def test_tree_notebook_runs_from_its_folder_alone_and_forks_a_copy_of_the_recorded_session(tmp_path):
+    data = ROOT / "notebooks" / "data"
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
     nb = run_notebooks.execute(ROOT / "notebooks" / "exploring-a-session-tree.ipynb", workdir=tmp_path)
+    assert not (tmp_path / "tests").exists(), "the scratch copy is the notebooks folder alone"
     assert run_notebooks.problems(nb) == []
-    assert {p.name: p.read_bytes() for p in fixtures.glob("*.jsonl")} == before
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before  # the shipped data is left alone
+    assert "../" not in "".join(c.source for c in nb.cells if c.cell_type == "code")  # nothing read from outside the folder
     s = Session.open(tmp_path / "notebooks" / "explore-demo" / "large-session.jsonl", readonly=True)
     new_leaf = s.resolve("new branch")
     new_path = s.branch_ids(new_leaf)
@@ -146,6 +162,11 @@ def test_tree_notebook_forks_a_copy_of_the_recorded_session_and_leaves_the_fixtu
     by_id = {c.id: c for c in nb.cells}
     assert "[offline model]" in json.dumps(by_id["continue"].outputs)
     assert "compactionSummary" in json.dumps(by_id["ctx-now"].outputs)
+    # the interactive tree is in the notebook itself: the TreeView, with its picture for readers
+    tree = by_id["treeview"]
+    assert tree.source.rstrip().endswith("%pi tree --max-nodes 40")
+    kinds = {k for o in tree.outputs for k in o.get("data", {})}
+    assert {"application/vnd.jupyter.widget-view+json", "image/png"} <= kinds, kinds
 
 
 def _local_server_answers() -> bool:
@@ -174,6 +195,32 @@ def test_bring_your_own_model_says_in_one_line_that_nothing_is_reachable_and_ski
     # what would be sent is still shown: the request body for an OpenAI-compatible server
     sent = "".join(o.get("text", "") for o in by_id["sent"].outputs)
     assert '"role": "system"' in sent and '"stream": true' in sent and "read: path" in sent
+
+
+def test_bring_your_own_model_finds_a_local_server_and_its_pi_cell_runs_on_it(wire, tmp_path, monkeypatch):
+    """A local OpenAI-compatible server (the tests' wire server) found by the probe, used from Python and by ``%%pi --model``."""
+    import papermill
+    from wire.server import openai_reply
+
+    for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    wire.models = ["wire-model"]
+    wire.queue_default("openai", openai_reply("A session tree keeps every turn as a node, so nothing is ever overwritten."))
+    copy = run_notebooks.scratch_copy(ROOT / "notebooks" / "bring-your-own-model.ipynb", tmp_path)
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(
+        str(copy), str(out), parameters={"BASE_URL": wire.openai_url}, kernel_name="python3", cwd=str(copy.parent), progress_bar=False
+    )
+    nb = nbformat.read(out, as_version=4)
+    assert run_notebooks.problems(nb) == []
+    by_id = {c.get("id"): c for c in nb.cells}
+    assert f"using yours at {wire.openai_url} -> wire-model" in json.dumps(by_id["find"].outputs)
+    assert by_id["magic"].source.startswith("%%pi --model {CELL_MODEL}")
+    shown = json.dumps(by_id["magic"].outputs)
+    assert "nothing is ever overwritten" in shown and "[offline model]" not in shown
+    asked = [r.body for r in wire.requests_to("openai")]
+    assert len(asked) == 2 and all(b["model"] == "wire-model" for b in asked)  # the Python cell, then the %%pi cell
+    assert "what is a session tree?" in json.dumps(asked[-1]["messages"])
 
 
 def test_experiment_runs_under_papermill_with_a_parameter_and_replays_the_recorded_table(tmp_path, monkeypatch):

@@ -136,5 +136,6 @@ def test_a_recorded_system_prompt_is_one_line_not_its_text():
     user = {"role": "user", "content": "hi", "timestamp": 1}
     md, text = transcript_markdown([system, user]), transcript_text([system, user])
     assert "Rule. Rule." not in md and "Rule. Rule." not in text  # a notice, not a wall of prompt text
-    assert md.startswith("*[system prompt: sections preamble; tools +read]*")
-    assert text.splitlines()[0] == "[system prompt: sections preamble; tools +read]"
+    line = "The model's instructions were set; tools offered: read (%pi context shows them)"
+    assert md.startswith(f"*[{line}]*") and "preamble" not in md
+    assert text.splitlines()[0] == f"[{line}]"

@@ -6,8 +6,9 @@
     python tools/run_notebooks.py --pictures # also retake the README's pictures (docs/images/) in JupyterLab
 
 Each notebook runs in a fresh kernel with no API key in the environment (every ``*_API_KEY``
-variable is removed), in a scratch copy of the repository's layout (``notebooks/`` plus
-``tests/fixtures``), so the session files they write never land in the repository. Widget
+variable is removed), in a scratch copy of the ``notebooks/`` folder alone (its ``data/`` included), so
+each runs as it does when that folder is downloaded by itself, and the session files they
+write never land in the repository. Widget
 state is not saved, as in JupyterLab's default settings: what a reader sees without a kernel
 is the static part of each output (the transcript, the drawn tree, the tables).
 """
@@ -44,15 +45,12 @@ def keyless_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def scratch_copy(path: Path, workdir: Path) -> Path:
-    """Copy ``path`` into ``workdir/notebooks``, next to links to the data and fixtures the notebooks read."""
+    """Copy ``path`` into ``workdir/notebooks``, next to a link to ``notebooks/data``: the notebooks
+    folder alone (nothing else of the repository), as a reader who downloads it has it."""
     (workdir / "notebooks").mkdir(parents=True, exist_ok=True)
     data = workdir / "notebooks" / "data"
     if (NOTEBOOKS / "data").is_dir() and not data.exists():
         data.symlink_to(NOTEBOOKS / "data", target_is_directory=True)
-    fixtures = workdir / "tests" / "fixtures"
-    if not fixtures.exists():
-        fixtures.parent.mkdir(parents=True, exist_ok=True)
-        fixtures.symlink_to(ROOT / "tests" / "fixtures", target_is_directory=True)
     copy = workdir / "notebooks" / path.name
     shutil.copy(path, copy)
     return copy
@@ -74,7 +72,16 @@ def execute(path: Path, *, workdir: Path, kernel_name: str = "python3", env: dic
         resources={"metadata": {"path": str(copy.parent)}},
     )
     client.execute(env=keyless_env(env))
+    nb.metadata["kernelspec"] = kernelspec(kernel_name)
     return nb
+
+
+def kernelspec(kernel_name: str = "python3") -> dict[str, str]:
+    """The notebook metadata of the installed kernel: JupyterLab rewrites any other, which marks a notebook modified on open."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(kernel_name)
+    return {"display_name": spec.display_name, "language": spec.language, "name": kernel_name}
 
 
 def _texts(output: dict[str, Any]) -> Iterator[str]:

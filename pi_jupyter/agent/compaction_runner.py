@@ -29,6 +29,7 @@ from ..compaction import (
     compaction_trigger,
     plan_checkout,
     prepare_compaction,
+    settings_for,
 )
 from ..compaction.errors import nothing_to_compact_advice
 from ..compaction.oversize import ContextTooLarge, diagnose, exceeds
@@ -93,10 +94,7 @@ class Compactor:
         small model they are shrunk (:meth:`CompactionSettings.fit_to`), for manual and
         automatic compaction alike, so ``compact()`` on a 16k-window model has something to do.
         """
-        s = self._run.settings.compaction
-        s = s if isinstance(s, CompactionSettings) else CompactionSettings()
-        window = self._run.model.context_window
-        return s.fit_to(window) if window and window > 0 else s
+        return settings_for(self._run.settings.compaction, self._run.model.context_window)
 
     def summarizer(self, signal: AbortSignal | None = None) -> Callable[[SummaryRequest], Awaitable[Any]]:
         """``summarize(request) -> AssistantMessage`` asking the agent's model, abortable through ``signal``."""

@@ -54,7 +54,7 @@ from .fileops import FileOps, compute_file_lists, extract_file_ops, format_file_
 from .prepare import CompactionPreparation, prepare_compaction
 from .request import Summarize, SummaryKind, SummaryRequest, response_text
 from .serialize import conversation_text, serialize_conversation, to_llm_dicts
-from .settings import DEFAULT_CONTEXT_WINDOW, BranchSummarySettings, CompactionSettings, should_compact
+from .settings import DEFAULT_CONTEXT_WINDOW, BranchSummarySettings, CompactionSettings, settings_for, should_compact
 from .tokens import (
     ContextEstimate,
     branch_context_tokens,
@@ -124,6 +124,7 @@ __all__ = [
     "prepare_compaction",
     "response_text",
     "serialize_conversation",
+    "settings_for",
     "should_compact",
     "to_llm_dicts",
     "turn_prefix_request",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -58,6 +60,13 @@ class BranchSummarySettings(BaseModel):
         if reserve >= context_window:
             reserve = context_window // 2
         return self if reserve == self.reserve_tokens else self.model_copy(update={"reserve_tokens": reserve})
+
+
+def settings_for(configured: Any, context_window: int | None) -> CompactionSettings:
+    """The compaction settings an agent works with: ``configured`` (pi's defaults unless it is a
+    :class:`CompactionSettings`) fitted to the model's window (:meth:`CompactionSettings.fit_to`)."""
+    s = configured if isinstance(configured, CompactionSettings) else CompactionSettings()
+    return s.fit_to(context_window) if context_window and context_window > 0 else s
 
 
 DEFAULT_CONTEXT_WINDOW = 128_000

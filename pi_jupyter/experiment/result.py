@@ -151,8 +151,15 @@ class ExperimentResult:
         records = self.records()
         if not records:
             return "<p>empty experiment</p>"
-        cols = [c for c in records[0] if c != "leaf"] + ["leaf"]
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+        # the numbers a grid is read for come first, the long texts last (no scrolling to reach the cost)
+        later = ["stop_reason", "model", "answer", "error", "leaf"]
+        cols = [c for c in records[0] if c not in later] + [c for c in later if c in records[0]]
+        numbers = {c for c in cols if all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in records) and c != "branch"}
+
+        def align(c: str) -> str:
+            return "text-align:right" if c in numbers else "text-align:left"
+
+        head = "".join(f'<th style="{align(c)}">{html.escape(str(c))}</th>' for c in cols)
         body = []
         for r in records:
             cells = []
@@ -163,9 +170,9 @@ class ExperimentResult:
                 text = "" if value is None else str(value)
                 if c in ("answer", "error") and len(text) > 60:
                     # one line per branch: the cell shows the start, the tooltip the whole preview
-                    cells.append(f'<td style="{_NOWRAP}" title="{html.escape(text)}">{html.escape(text[:59])}…</td>')
+                    cells.append(f'<td style="{_NOWRAP};{align(c)}" title="{html.escape(text)}">{html.escape(text[:59])}…</td>')
                 else:
-                    cells.append(f'<td style="{_NOWRAP}">{html.escape(text)}</td>')
+                    cells.append(f'<td style="{_NOWRAP};{align(c)}">{html.escape(text)}</td>')
             style = (
                 ' style="background:#fff1f0"'
                 if r["state"] in ("failed", "aborted")
@@ -192,9 +199,18 @@ class ExperimentResult:
         return "\n".join([*lines, self.summary()])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model
-        figure = self.plot().svg
-        return {"text/html": self.table_html() + figure, "image/svg+xml": figure, "text/plain": self.text()}
+        # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model;
+        # a chart with nothing to show (every cost $0 on a free model, no score) is left out
+        figure = self.plot().svg if self._has_a_chart() else ""
+        data = {"text/html": self.table_html() + figure, "text/plain": self.text()}
+        return {**data, "image/svg+xml": figure} if figure else data
+
+    def _has_a_chart(self) -> bool:
+        """True when the default chart (the first score, else cost) has a value other than zero."""
+        records = self.records()
+        scored = [c for c in (records[0] if records else {}) if c not in {"branch", "model", *self.grid.vary, *BASE_COLUMNS}]
+        metric = scored[0] if scored else "cost"
+        return any(isinstance(r.get(metric), (int, float)) and r.get(metric) for r in records) or bool(scored)
 
     def __repr__(self) -> str:
         return self.text()

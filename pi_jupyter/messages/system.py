@@ -156,6 +156,32 @@ def tool_state_changes(previous: list[dict[str, Any]], current: list[dict[str, A
     return added, removed
 
 
+def system_message_note(message: Any) -> str:
+    """One line for a reader (a notebook's output): what the model was told, in plain words.
+
+    The first system message of a conversation sets the instructions and the tools; later ones
+    change them. Section names and tool definitions are pi's bookkeeping, left to ``%pi context``.
+    """
+    data = _as_dict(message) or {}
+    added = [t["name"] for t in _tools(data, "toolsAdded")]
+    removed = [t["name"] for t in _tools(data, "toolsRemoved")]
+    changed = [n for n in added if n in removed]  # a tool redefined is withdrawn and offered again
+    added = [n for n in added if n not in changed]
+    removed = [n for n in removed if n not in changed]
+    said = bool(content_text(data.get("content")) or _sections(data))
+    parts = []
+    if said:
+        parts.append("the model's instructions were set" if added and not removed and not changed else "the model's instructions changed")
+    if added:
+        parts.append(f"tools offered: {', '.join(added)}")
+    if changed:
+        parts.append(f"tools changed: {', '.join(changed)}")
+    if removed:
+        parts.append(f"tools withdrawn: {', '.join(removed)}")
+    text = "; ".join(parts) or "the model's instructions were set"
+    return text[0].upper() + text[1:] + " (%pi context shows them)"
+
+
 def system_message_summary(message: Any) -> str:
     """One line for a system message: its text, the sections it sets or removes, the tools it adds or removes."""
     data = _as_dict(message) or {}

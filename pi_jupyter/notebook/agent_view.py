@@ -52,7 +52,7 @@ from ..messages import (
     as_message,
     text_of,
 )
-from ..messages.system import system_message_summary
+from ..messages.system import system_message_note
 from ..providers.base import (
     TextDeltaEvent,
     TextEndEvent,
@@ -71,11 +71,11 @@ from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, o
 from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
-_ESM_PARTS = ("agent_view_store.js", "agent_view_markdown.js", "agent_view_status.js", "agent_view.js")
+_ESM_PARTS = ("cell_insert.js", "agent_view_store.js", "agent_view_markdown.js", "agent_view_status.js", "agent_view.js")
 
 
 def esm_source() -> str:
-    """The widget's JavaScript module: its four parts (store, Markdown, status line, view) joined in order."""
+    """The widget's JavaScript module: its parts (cell insertion, store, Markdown, status line, view) joined in order."""
     return "\n".join((_STATIC / name).read_text(encoding="utf-8") for name in _ESM_PARTS)
 
 
@@ -398,7 +398,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
             self._add({"kind": "summary", "label": "Branch summary", "text": msg.summary})
         elif field(msg, "role") == "system":  # pi 1.x: the prompt and tools recorded in the transcript
             self._sequence.pop()  # the notice below stands for it
-            self._add({"kind": "notice", "tone": "info", "text": system_message_summary(msg)})
+            self._add({"kind": "notice", "tone": "info", "text": system_message_note(msg)})
         else:
             self._sequence.pop()  # the notice below stands for it
             self._add({"kind": "notice", "tone": "info", "text": f"[{field(msg, 'role', default='unknown')} message]"})

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode, validate
+from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode, observe, validate
 from traitlets.config import Configurable
 
 if sys.version_info >= (3, 11):
@@ -57,6 +57,13 @@ class PiConfig(Configurable):
 
     # Bad values are refused when set (``%config`` prints the message on one line), not at
     # the next cell, where they used to break every magic.
+
+    @observe("scale")
+    def _scale_pictures(self, change: Any) -> None:
+        # the pictures that display themselves (Session.graph(), charts) follow the widgets' text
+        from ..views.display_scale import set_display_scale
+
+        set_display_scale(change["new"])
 
     @validate("tools")
     def _valid_tools(self, proposal: Any) -> Any:

@@ -135,7 +135,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
             if handle is not None and exp.result is not None:
                 from .experiment_view import final_bundle
 
-                handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True, metadata=state.binding(session))
+                handle.update(
+                    final_bundle(exp.result, exp.progress(), exp.replayed, stopped=exp.stopped), raw=True, metadata=state.binding(session)
+                )
 
     def finish(result: ExperimentResult) -> ExperimentResult:
         brought = world_cells.note(agent)

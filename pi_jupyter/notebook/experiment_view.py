@@ -117,18 +117,30 @@ def _progress(experiment: Any) -> dict[str, Any]:
     return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in p.items() if k != "elapsed"} | {"elapsed": round(p["elapsed"], 1)}
 
 
-def final_bundle(result: Any, progress: dict[str, Any], replayed: int) -> dict[str, Any]:
-    """What the live view's output becomes when the grid ends: durable HTML and text (no widget)."""
+def variant_words(values: dict[str, Any]) -> str:
+    """A branch's variant as the cell wrote it: ``tone=terse, model=offline/echo``."""
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+def final_bundle(result: Any, progress: dict[str, Any], replayed: int, *, stopped: bool = False) -> dict[str, Any]:
+    """What the live view's output becomes when the grid ends: durable HTML and text (no widget).
+
+    A grid stopped by Stop all (or the interrupt) ends its cell in an error, so the cell shows no
+    result table: then this output keeps the table of what finished and what was stopped.
+    """
     line = progress_line(progress)
     if replayed:
         line += f" · {replayed} replayed from the recording"
     leaf = result.continue_from
     if leaf:
         row = next((r for r in result.rows if r.leaf == leaf), None)
-        shown = f"#{row.index} ({row.values})" if row else "?"
+        shown = f"#{row.index} ({variant_words(row.values)})" if row else "?"
         where = f"cells below continue from branch {shown}, leaf {leaf}; %pi checkout LEAF picks another"
     else:
         where = "no branch finished: cells below continue from where this cell started"
     text = f"{line}\n{where}"
     markup = f'<div class="pi-experiment-done"><b>{html.escape(line)}</b><br>{html.escape(where)}</div>'
+    if stopped:
+        markup += result.table_html()
+        text += "\n" + result.text()
     return {"text/html": markup, "text/plain": text}

@@ -150,7 +150,8 @@ class PiMagics(Magics, PiConfig):
 
         ``{expr}`` in the text is replaced by its value in the notebook's namespace
         (``{df.shape}``, ``{len(xs)}``, ``{x:.2f}``), as in IPython's ``!`` commands; write
-        ``{{`` and ``}}`` for literal braces. An unknown name is an error, never sent.
+        ``{{`` and ``}}`` for literal braces. An unknown name is an error, never sent. The
+        options expand ``{expr}`` as any IPython magic's do (``%%pi --model {MODEL}``).
 
         Each cell is a node of the session tree: re-running a cell forks from where it
         started, so the new answer is a sibling of the old one (``--continue`` appends after
@@ -279,7 +280,8 @@ class PiMagics(Magics, PiConfig):
         """``%%pi`` as a kernel awaits it (see :mod:`.async_cell`): the same cell, and Stop works while it blocks."""
         self._awaited = True
         try:
-            value = self.pi(line, cell)
+            # the options expand {expr} and $name as IPython's run_cell_magic expands them (the cell's frame)
+            value = self.pi(self.shell.var_expand(line, 1) if self.shell is not None else line, cell)
         finally:
             self._awaited = False
         if not isinstance(value, PendingRun):

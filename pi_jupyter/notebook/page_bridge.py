@@ -78,7 +78,9 @@ def act(agent: Any, action: str, target: Any, runner: Any = None) -> ActionResul
         return ActionResult(ok=False, text=f"{action} refused: {reason}")
 
 
-_ESM = Path(__file__).parent / "static" / "page_bridge.js"
+_STATIC = Path(__file__).parent / "static"
+_ESM = "\n".join((_STATIC / name).read_text(encoding="utf-8") for name in ("cell_insert.js", "page_bridge.js"))
+"""The bridge's module: inserting a cell (shared with the AgentView), then the bridge itself."""
 
 
 class PageBridge(anywidget.AnyWidget):

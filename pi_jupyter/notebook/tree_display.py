@@ -1,6 +1,7 @@
 """``%pi tree``: the TreeView when widgets work here, else the graph (SVG, or text without Graphviz).
 
-The TreeView's output carries the durable bundle of the tree beside the widget: the picture as
+The TreeView's output carries the durable bundle of the tree beside the widget (saying when it was
+drawn: what is done later in the live tree is not in it): the picture as
 ``image/svg+xml`` (which GitHub, nbviewer, nbconvert and a trusted JupyterLab draw) and as
 ``image/png`` (which an untrusted JupyterLab draws: it shows SVG only in trusted outputs), and
 the text tree; the output's metadata names these types, so the save hook
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import time
 from typing import Any
 
 from ..views import TextTree
+from ..views.display_scale import display_scale, scaled_svg
 from ..views.raster import render_png
 from .save_hook import WIDGET_VIEW
 
@@ -89,10 +92,26 @@ def static_tree_bundle(graph: Any, svg: str | None) -> dict[str, Any]:
     """The tree as every viewer draws it: ``image/svg+xml``, ``image/png`` (when ``dot`` is here), ``text/plain``."""
     data: dict[str, Any] = {"text/plain": graph.text() if graph is not None else "(empty session)"}
     if svg:
-        data["image/svg+xml"] = svg
-        png = render_png(graph.source) if graph is not None else None
+        scale = display_scale()  # %config PiMagics.scale: the picture grows with the widgets' text
+        data["image/svg+xml"] = scaled_svg(svg, scale)
+        png = render_png(graph.source, dpi=round(72 * scale)) if graph is not None else None
         if png is not None:
             data["image/png"] = base64.b64encode(png).decode("ascii")
+    return data
+
+
+def drawn_now(graph: Any, svg: str | None) -> dict[str, Any]:
+    """The durable bundle of a live tree: its picture as it is now, saying so (the live tree may change after).
+
+    The picture a notebook keeps is taken when the cell runs; labels, forgets and forks made
+    later in the live tree are in the session, not in this picture, so it says when it was drawn.
+    """
+    if not svg or getattr(graph, "model", None) is None or not hasattr(type(graph), "from_model"):
+        return static_tree_bundle(graph, svg)  # nothing drawn here (no Graphviz): the text tree
+    caption = f"Drawn at {time.strftime('%H:%M')} when the cell ran; later changes made in the live tree are not shown"
+    captioned = type(graph).from_model(graph.model, caption=caption)
+    data = static_tree_bundle(captioned, captioned.render_result().svg)
+    data["text/plain"] = f"{caption}\n{data['text/plain']}"
     return data
 
 
@@ -137,7 +156,7 @@ def _durable_tree_view_class() -> Any:
                 data, metadata = result
                 if WIDGET_VIEW not in data:
                     return result
-                data = {**data, **static_tree_bundle(self.graph, self.svg)}
+                data = {**data, **drawn_now(self.graph, self.svg)}
                 metadata = {**metadata, "pi_jupyter": {"durable": [t for t in DURABLE_TREE_TYPES if t in data]}}
                 return data, metadata
 

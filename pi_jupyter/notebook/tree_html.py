@@ -47,6 +47,13 @@ def json_safe(value: Any) -> Any:
     (``1e400`` reads as infinity); the kernel's message packer refuses both. Lone surrogates
     become U+FFFD and non-finite numbers ``None``.
     """
+    kind = type(value)
+    if kind is str:  # the common case first: a redraw sends thousands of short ASCII strings
+        return value if value.isascii() else _digest.utf8_safe(value)
+    if kind is dict:
+        return {k if type(k) is str and k.isascii() else json_safe(str(k)): json_safe(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [json_safe(v) for v in value]
     if isinstance(value, str):
         return _digest.utf8_safe(value)
     if isinstance(value, float):

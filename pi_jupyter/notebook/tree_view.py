@@ -8,7 +8,8 @@ would call from Python, and the graph is redrawn at once:
 * check out: ``agent.checkout(id, summarize=..., instructions=...)`` (``session.checkout`` for a bare session);
 * fork: ``session.fork(id)``, and the view follows the new session file;
 * label: ``session.label(id, text)``;
-* compact up to here: ``agent.checkout(id)`` then ``agent.compact(instructions)``;
+* compact up to here: ``agent.checkout(id)`` then ``agent.compact(instructions)``, offered only where it
+  has something to do, the leaf moved back if it fails (see :mod:`.tree_compact`);
 * compare with…: ``session.compare(a, b)``, shown in the side panel; copy id (in the browser);
 * forget / edit… / restore a message: ``agent.edit_context(id, None | text | original)`` (see :mod:`.tree_actions`).
 
@@ -35,16 +36,19 @@ import traitlets
 from ..session import Session, SessionError
 from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
+from ..views.graph import build_graph
+from ..views.graph_cache import GraphCache
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
 from . import world_cells
-from .tree_actions import CONTEXT_ACTIONS, ContextEditActions, context_rows
+from .tree_actions import ContextEditActions, context_rows
+from .tree_compact import NO_MODEL, CompactAction, compaction_refusal, user_message
 from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
+from .tree_messages import BrowserMessages
+from .tree_patch import svg_patch
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
-
-NO_MODEL = "needs a model: show the tree of an Agent (TreeView(agent)) rather than of a bare Session"
 
 
 def _joined(*names: str) -> str:
@@ -67,7 +71,7 @@ def presentation_scale(shell: Any = None) -> float:
     return float(min(4.0, max(0.5, value)))  # the range PiMagics.scale accepts
 
 
-class TreeView(ContextEditActions, anywidget.AnyWidget):
+class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.AnyWidget):
     """The session tree as an interactive widget (zoom, pan, search, a side panel, actions).
 
     ``target``: an :class:`~pi_jupyter.Agent` (all actions) or a bare
@@ -80,7 +84,7 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     arguments are graph options (``max_nodes``, ``fold_min``, ``keep_recent``, ``rankdir``, ...).
     """
 
-    _esm = _joined("tree_view.js", "tree_panel.js", "tree_nav.js", "tree_edits.js")
+    _esm = _joined("tree_view.js", "tree_draw.js", "tree_panel.js", "tree_nav.js", "tree_edits.js")
     _css = _joined("tree_view.css", "tree_nav.css", "tree_edits.css")
 
     svg = traitlets.Unicode("").tag(sync=True)
@@ -100,6 +104,9 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     capabilities = traitlets.Dict().tag(sync=True)
     revision = traitlets.Int(0).tag(sync=True)
     """Incremented at every redraw."""
+    svg_patch = traitlets.Unicode("").tag(sync=True)
+    """The new ``svg`` as a patch of the drawing of revision ``patch_base`` (nodes drawn as before left out), or ""."""
+    patch_base = traitlets.Int(0).tag(sync=True)
     lens = traitlets.Dict().tag(sync=True)
     """The context lens when it is on: ``{from, leafId, headline, nodes: key -> state, counts}`` (see :mod:`pi_jupyter.views.lens`)."""
     found = traitlets.Dict().tag(sync=True)
@@ -138,6 +145,9 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         self._last_draw_s = 0.0
         self._expand: set[str] = set()
         self._graph: Any = None
+        self._graph_cache = GraphCache()
+        self._statements: dict[str, str] = {}
+        self._svg_revision = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._busy = False
         self._target: Any = None
@@ -203,14 +213,19 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         with self._draw_lock:
             started = time.perf_counter()
             options = {"header": False, **self._graph_options, "mode": self.mode, "expand": sorted(self._expand)}
-            graph = self.session.graph(**options)
+            graph = build_graph(self.session, cache=self._graph_cache, **options)  # reuses the last drawing's walk
             result = graph.render_result()
             svg = result.svg or ""
             text = "" if svg else graph.text(INSTALL_HINT if result.backend == "text" and options.get("backend") != "text" else None)
             model = graph.model
+            svg = _digest.utf8_safe(svg)
+            patch = self._patch_for(svg, model)
             with self._lock, self.hold_sync():
                 self._graph = graph
-                self.svg = _digest.utf8_safe(svg)
+                if svg != self.svg:
+                    self.svg_patch, self.patch_base = patch or "", self._svg_revision if patch else 0
+                    self._svg_revision = self.revision + 1
+                self.svg = svg
                 self.text = _digest.utf8_safe(text)
                 self.nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
                 self.leaf = model.leaf or ""
@@ -226,6 +241,14 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
                 self.revision += 1
             self._last_draw_s = time.perf_counter() - started
 
+    def _patch_for(self, svg: str, model: Any) -> str | None:
+        """The new picture as a patch of the last one (nodes drawn as before left out), or None; see :mod:`.tree_patch`."""
+        before, self._statements = self._statements, dict(model.statements)
+        if not svg or not self.svg or not before:
+            return None
+        same = {key for key, statement in self._statements.items() if before.get(key) == statement}
+        return svg_patch(svg, same) if same else None
+
     def _on_append(self, _entry: dict[str, Any]) -> None:
         # called from whichever thread appended (often the agent's loop): coalesce into one redraw
         with self._lock:
@@ -239,11 +262,24 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     def _timed_redraw(self) -> None:
         with self._lock:
             self._timer = None
-        try:
-            self.redraw()
-        except Exception as exc:  # noqa: BLE001 - a redraw problem is shown, never raised in a thread
-            _log.exception("TreeView redraw failed")
-            self._set_status(f"could not redraw the tree: {exc}", "error")
+        for attempt in range(2):
+            try:
+                self.redraw()
+                return
+            except (RuntimeError, KeyError):
+                # the session's reads take no lock: an entry appended by the agent's thread while
+                # this one walked the index; the append is over a moment later
+                if attempt == 0:
+                    time.sleep(0.05)
+                    continue
+                _log.exception("TreeView redraw failed")
+                self._set_status(
+                    "could not redraw the tree (the session changed while it was drawn); it redraws at the next change", "error"
+                )
+            except Exception as exc:  # noqa: BLE001 - a redraw problem is shown, never raised in a thread
+                _log.exception("TreeView redraw failed")
+                self._set_status(f"could not redraw the tree: {user_message(exc)}", "error")
+                return
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until no debounced redraw is pending (tests and scripts); returns False on timeout."""
@@ -297,7 +333,11 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
     def _details(self, key: str) -> dict[str, Any]:
         node = self._node(key)
         rows = [] if node.folded else context_rows(self.session, node.entry_ids, MAX_DETAIL_ENTRIES)
-        return {**node_details(self.session, key, node), "context": json_safe(rows)}
+        details = {**node_details(self.session, key, node), "context": json_safe(rows)}
+        agent = self.agent
+        if agent is not None and not node.folded and node.target_id:
+            details["compactWhy"] = compaction_refusal(agent, node.target_id)  # "" where compaction would work
+        return details
 
     # ------------------------------------------------------------------ actions
 
@@ -366,24 +406,6 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         self._done(f"labelled {target} {text!r}" if text else f"cleared the label of {target}")
         return entry_id
 
-    def compact(self, ref: str | None = None, *, instructions: str | None = None) -> Any:
-        """Check out a node (if it is not the leaf) and compact its branch (needs an agent)."""
-        agent = self.agent
-        if agent is None:
-            raise ValueError(f"compaction {NO_MODEL}")
-        target = self._target_id(ref)
-
-        async def run() -> Any:
-            if agent.session.leaf_id != target:
-                await agent.checkout(target)
-            return await agent.compact(instructions or None)
-
-        def report(result: Any) -> str:
-            before = getattr(result, "tokens_before", None)
-            return f"compacted the branch ending at {target}" + (f" ({before:,} tokens before)" if isinstance(before, int) else "")
-
-        return self._run(run(), report)
-
     def compare(self, a: str, b: str) -> Comparison:
         """Compare the branches ending at nodes (or entries) ``a`` and ``b``; the side panel shows it."""
         first, second = self._target_id(a), self._target_id(b)
@@ -425,7 +447,10 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
                 self._lens_ref = None
                 self.lens = {}
                 return None
-            self._lens_ref = self._target_id(ref) if ref else ""
+            # the current node's lens follows the leaf: context edits appended after the turn's last
+            # step are part of the next request (a turn's own last step would leave them out)
+            current = not ref or ref == self.leaf or self._key_for(ref) == self.leaf
+            self._lens_ref = "" if current else self._target_id(ref)
             return self._update_lens(show=True)
 
     def _update_lens(self, show: bool = False) -> ContextLens:
@@ -508,63 +533,11 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
             self.redraw()
         except Exception:  # noqa: BLE001 - the action's error is the one to show
             pass
-        self._set_status(f"{type(exc).__name__}: {exc}", "error")
+        self._set_status(user_message(exc), "error")
 
     def _set_status(self, text: str, kind: str) -> None:
         with self._lock:
             self.status = {"text": _digest.utf8_safe(text), "kind": kind, "at": time.time()}
-
-    # ------------------------------------------------------------------ browser messages
-
-    def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        kind = content.get("type")
-        try:
-            if kind == "select":
-                self.select(str(content.get("key") or ""))
-            elif kind == "search":
-                self.search(str(content.get("query") or ""))
-            elif kind == "action":
-                self._action(content)
-            elif kind == "refresh":
-                self.redraw()
-        except Exception as exc:  # noqa: BLE001 - every failure is shown in the view, never raised
-            if isinstance(exc, (ValueError, KeyError)) and exc.args:
-                self._set_status(str(exc.args[0]), "error")  # str(KeyError) would add quotes
-            else:
-                self._set_status(f"{type(exc).__name__}: {exc}", "error")
-
-    def _action(self, content: dict[str, Any]) -> None:
-        action = content.get("action")
-        key = content.get("key") or None
-        if action == "checkout":
-            self.checkout(key, summarize=bool(content.get("summarize")), instructions=content.get("instructions") or None)
-        elif action == "fork":
-            self.fork(key)
-        elif action == "label":
-            self.label(key, content.get("text"))
-        elif action == "compact":
-            self.compact(key, instructions=content.get("instructions") or None)
-        elif action == "compare":
-            self.compare(str(key), str(content.get("other") or ""))
-        elif action == "compare_many":
-            keys = content.get("keys")
-            self.compare_many([str(k) for k in keys] if isinstance(keys, list) else [])
-        elif action in CONTEXT_ACTIONS:
-            self.context_action(content)
-        elif action == "lens":
-            self.show_lens(key)
-        elif action == "lens_off":
-            self.show_lens(None, off=True)
-        elif action == "expand":
-            self.expand(str(key))
-        elif action == "collapse":
-            self.collapse()
-        elif action == "mode":
-            self.set_mode(str(content.get("mode")))
-        else:
-            raise ValueError(f"unknown TreeView action {action!r}")
 
     # ------------------------------------------------------------------ display
 

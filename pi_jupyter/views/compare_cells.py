@@ -155,7 +155,7 @@ class CellComparison(BaseModel):
 
     def figure(self) -> SvgFigure:
         """Tokens and cost per cell, one series per branch (0 where a branch did not run the cell)."""
-        ticks = [_tick(row) for row in self.rows]
+        ticks = [_tick(row, i) for i, row in enumerate(self.rows)]
         return per_turn_chart(
             self.names,
             [[(row.runs[i].tokens if row.runs[i] is not None else 0) for row in self.rows] for i in range(len(self.names))],  # type: ignore[union-attr]
@@ -175,14 +175,16 @@ class CellComparison(BaseModel):
         for i, name in enumerate(self.names):
             parts.append(f'<th style="{th};{width};color:{PALETTE[i % len(PALETTE)]}">{html.escape(name)}</th>')
         parts.append("</tr>")
-        for row in self.rows:
+        for position, row in enumerate(self.rows):
             prompt = html.escape(digest.clip(row.prompt, 300)) or "<i>(no prompt)</i>"
-            tag = html.escape(_tick(row))
+            tag = html.escape(_tick(row, position))
             only = row.only_in
             note = f" · only on {', '.join(html.escape(self.names[i]) for i in only)}" if only else ""
+            # the cell's id is for the curious (a tooltip): the reader knows a cell by its In [n]
             parts.append(
-                f'<tr class="pi-cell-head"><td colspan="{n}" style="{td};background:#f6f8fa"><b>{tag}</b>'
-                f' <code>{html.escape(row.cell_id[:12])}</code>{note}<br>{prompt}</td></tr><tr class="pi-cell-answers">'
+                f'<tr class="pi-cell-head"><td colspan="{n}" style="{td};background:#f6f8fa" title="cell {html.escape(row.cell_id)}">'
+                f"<b>{tag}</b>{note}<br>{prompt}</td></tr>"
+                '<tr class="pi-cell-answers">'
             )
             texts = [digest.clip(r.answer, ANSWER_CHARS) if r is not None else "" for r in row.runs]
             if n == 2 and row.runs[0] is not None and row.runs[1] is not None:
@@ -193,7 +195,7 @@ class CellComparison(BaseModel):
                 if r is None:
                     parts.append(f'<td style="{td};color:#57606a"><i>did not run on this branch</i></td>')
                     continue
-                calls = f"{r.tool_calls} tool call{'s' if r.tool_calls != 1 else ''}"
+                calls = digest.plural(r.tool_calls, "tool call")
                 stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {seconds_text(r.duration_s)} · {calls}"
                 if r.stop_reason and r.stop_reason not in ("stop", "toolUse"):
                     stats += f" · {html.escape(r.stop_reason)}"
@@ -203,8 +205,8 @@ class CellComparison(BaseModel):
         parts.append('<tr class="pi-cell-totals">')
         for t in self.totals():
             parts.append(
-                f'<td style="{td};font-weight:bold">{t["cells"]} cells · {t["tokens"]:,} tok · {digest.cost_text(t["cost"])} · '
-                f"{seconds_text(t['duration_s'])} · {t['tool_calls']} tool calls"
+                f'<td style="{td};font-weight:bold">{digest.plural(t["cells"], "cell")} · {t["tokens"]:,} tok · '
+                f"{digest.cost_text(t['cost'])} · {seconds_text(t['duration_s'])} · {digest.plural(t['tool_calls'], 'tool call')}"
                 + (f"<br>scores: {html.escape(scores_text(t['scores']))}" if t["scores"] else "")
                 + "</td>"
             )
@@ -212,9 +214,11 @@ class CellComparison(BaseModel):
         return "".join(parts)
 
 
-def _tick(row: CellRow) -> str:
-    counts = [r.execution_count for r in row.runs if r is not None and r.execution_count is not None]
-    base = f"In [{counts[0]}]" if counts and all(c == counts[0] for c in counts) else row.cell_id[:8]
+def _tick(row: CellRow, position: int) -> str:
+    """The row's name as the notebook shows the cell: ``In [3]`` (``In [3] / In [7]`` when the branches
+    ran it at different counts), else ``cell N`` (its place in the comparison); never the cell's id."""
+    counts = list(dict.fromkeys(r.execution_count for r in row.runs if r is not None and r.execution_count is not None))
+    base = " / ".join(f"In [{c}]" for c in counts) if counts else f"cell {position + 1}"
     return base + (f" (run {row.run})" if row.run > 1 else "")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from . import digest
+from .display_scale import scaled_svg
 
 PALETTE = ("#1f6feb", "#d1242f", "#1a7f37", "#8250df", "#bf8700", "#0a7ea4", "#cf4a9b", "#57606a")
 """Branch colours, in order (readable on light and dark backgrounds)."""
@@ -20,7 +21,7 @@ class SvgFigure(BaseModel):
     svg: str
 
     def _repr_svg_(self) -> str:
-        return self.svg
+        return scaled_svg(self.svg)  # %config PiMagics.scale enlarges the chart with the text
 
     def save(self, path: str) -> str:
         """Write the SVG to ``path``; returns the path."""
@@ -52,10 +53,12 @@ def per_turn_chart(
 ) -> SvgFigure:
     """Two panels (tokens, cost) with one series per branch, x = turn after the common ancestor.
 
-    Grouped bars when there are few turns, lines with dots when there are many.
+    Grouped bars when there are few turns, lines with dots when there are many. When nothing cost
+    anything (a free or local model) the cost panel is one line saying so.
     """
     legend_h = 18 * math.ceil(len(names) / 3) + 6
-    height = legend_h + 2 * (panel_height + 34) + 8
+    priced = any(v for s in costs for v in s)  # a free model: a cost panel of zeros shows nothing
+    height = legend_h + (2 if priced else 1) * (panel_height + 34) + (8 if priced else 26)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         'font-family="Helvetica, Arial, sans-serif" font-size="11" class="pi-compare-figure">',
@@ -69,7 +72,11 @@ def per_turn_chart(
         out.append(f'<text x="{x + 17}" y="{y + 11}" fill="#24292f">{html.escape(digest.clip(name, 34))}</text>')
     top = legend_h
     out.extend(_panel(f"tokens per {unit}", names, tokens, digest.tokens_text, top, width, panel_height, unit, ticks))
-    out.extend(_panel(f"cost per {unit} (USD)", names, costs, digest.cost_text, top + panel_height + 34, width, panel_height, unit, ticks))
+    below = top + panel_height + 34
+    if priced:
+        out.extend(_panel(f"cost per {unit} (USD)", names, costs, digest.cost_text, below, width, panel_height, unit, ticks))
+    else:
+        out.append(f'<text x="58" y="{below + 16}" fill="#57606a">cost: $0 on every {unit} (a free model)</text>')
     out.append("</svg>")
     return SvgFigure(svg="\n".join(out))
 

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..session.report import CycleError
 from . import digest, edit_marks
 from .digest import plural
-from .layout import plan
+from .display_scale import scaled_svg
+from .graph_cache import GraphCache
+from .layout import Shown, plan
 from .nodes import GraphNode, describe
 from .render import INSTALL_HINT, RenderResult, render_svg
-from .scores import scores_by_leaf, scores_text
+from .scores import scores_text
 from .text_tree import TextTree, stat_parts, text_tree
-from .units import build_units
 
 if TYPE_CHECKING:
     from ..session import Session
@@ -112,6 +112,9 @@ class GraphModel:
     by_entry: dict[str, str] = field(default_factory=dict)
     """Entry id -> key of the node that shows it (folded entries included)."""
     problem: str | None = None
+    statements: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Key -> the node's DOT statement without its place in the drawing (set by :meth:`dot_body`): nodes
+    whose statements are equal are drawn as equal boxes, wherever the layout puts them."""
 
     @property
     def legend(self) -> str:
@@ -158,7 +161,9 @@ class GraphModel:
         """The node and edge statements of the DOT source."""
         lines: list[str] = []
         for i, node in enumerate(self.nodes.values()):
-            lines.append(_node_statement(i, node, self.options))
+            line = _node_statement(i, node, self.options)
+            self.statements[node.key] = line.replace(f'id="pi-n{i}" ', "", 1)
+            lines.append(line)
         path_edges = set(zip(self.path, self.path[1:], strict=False))
         for tail, head in self.edges:
             if (tail, head) in path_edges:
@@ -182,12 +187,16 @@ class GraphModel:
         }
 
 
-def build_model(session: Session, options: GraphOptions) -> GraphModel:
-    """Build the :class:`GraphModel` of ``session`` (pure Python; no Graphviz needed)."""
+def build_model(session: Session, options: GraphOptions, cache: GraphCache | None = None) -> GraphModel:
+    """Build the :class:`GraphModel` of ``session`` (pure Python; no Graphviz needed).
+
+    ``cache``: what the previous drawing of this session computed (a :class:`GraphCache` kept by
+    the caller), reused when the session only grew below its leaf.
+    """
     # the walk allocates a few objects per entry and frees none of them until it is done:
     # the cyclic collector would rescan them again and again (half the time at 100k entries)
     with gc_paused():
-        return _build_model(session, options)
+        return _build_model(session, options, cache)
 
 
 @contextlib.contextmanager
@@ -202,19 +211,10 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _build_model(session: Session, options: GraphOptions) -> GraphModel:
-    roots = session.tree()
-    entries = session.raw_entries()
-    cells = digest.cell_records(entries)
-    leaf_id = _visible_leaf(session)
-    problem = None
-    try:
-        path_entries = digest.branch_of(session, leaf_id) if leaf_id is not None else []
-    except CycleError as exc:
-        path_entries, problem = [], f"the leaf's path has a parent cycle ({exc})"
-    path_ids = {e["id"] for e in path_entries}
+def _build_model(session: Session, options: GraphOptions, cache: GraphCache | None = None) -> GraphModel:
+    parts = (cache or GraphCache()).parts(session, options)
+    units, path_entries, problem = parts.units, parts.path_entries, parts.problem
     full = options.mode == "full"
-    units = build_units(roots, full=full, leaf_id=leaf_id, labels=session.labels, path_ids=path_ids, cells=cells)
     layout = plan(
         units,
         fold=options.fold,
@@ -242,9 +242,13 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
     nodes: dict[str, GraphNode] = {}
     # pi 1.x context edits: only the edits on the path to the leaf apply, as in pi 1.6
     marks = edit_marks.branch_edit_marks(path_entries)
-    scored = scores_by_leaf(entries)  # experiment scores hang on the scored leaf
+    scored = parts.scores  # experiment scores hang on the scored leaf
+
+    def make(shown: Shown) -> GraphNode:
+        return describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of, scores=scored)
+
     for shown in layout.nodes:
-        node = nodes[shown.key] = describe(shown, full=full, preview_chars=options.preview_chars, path_of=path_of, scores=scored)
+        node = nodes[shown.key] = parts.describe(shown, make)
         if marks and node.on_path:
             edit_marks.mark_node(node, [e for u in shown.units for e in u.entries], marks)
     edges: list[tuple[str, str]] = []
@@ -274,8 +278,8 @@ def _build_model(session: Session, options: GraphOptions) -> GraphModel:
         path=path,
         options=options,
         title=name,
-        entry_count=len(entries),
-        hidden_count=sum(1 for e in entries if digest.is_transparent(e)),
+        entry_count=parts.entry_count,
+        hidden_count=parts.hidden_count,
         turn_count=sum(u.turns for u in units.units),
         tip_count=sum(1 for u in units.units if not u.children),
         folded_runs=layout.folded_runs,
@@ -305,22 +309,13 @@ def shown_text(node: GraphNode, options: GraphOptions) -> str:
     return " ".join(parts).lower()
 
 
-def _visible_leaf(session: Session) -> str | None:
-    """The leaf, or the first ancestor of it that is drawn (a checkout marker or cell record stands for its parent)."""
-    leaf = session.leaf_id
-    for _ in range(64):
-        entry = digest.lookup(session, leaf) if leaf is not None else None
-        if entry is None or not digest.is_transparent(entry):
-            return leaf
-        parent = entry.get("parentId")
-        leaf = parent if isinstance(parent, str) and parent else None
-    return leaf
+def build_graph(session: Session, cache: GraphCache | None = None, **options: Any) -> Any:
+    """The :class:`SessionGraph` (a ``graphviz.Digraph``) of ``session``; see :meth:`Session.graph`.
 
-
-def build_graph(session: Session, **options: Any) -> Any:
-    """The :class:`SessionGraph` (a ``graphviz.Digraph``) of ``session``; see :meth:`Session.graph`."""
+    ``cache``: a :class:`GraphCache` to reuse between drawings of one session (the TreeView keeps one).
+    """
     opts = parse_options("Session.graph()", options)
-    model = build_model(session, opts)
+    model = build_model(session, opts, cache)
     try:
         cls = session_graph_class()
     except ImportError:
@@ -486,21 +481,21 @@ def session_graph_class() -> Any:
         backend: str | None = None
 
         @classmethod
-        def from_model(cls, model: GraphModel) -> SessionGraph:
-            """The Digraph for a :class:`GraphModel`."""
+        def from_model(cls, model: GraphModel, caption: str | None = None) -> SessionGraph:
+            """The Digraph for a :class:`GraphModel`; ``caption``: a line drawn above the tree."""
             graph = cls(
                 name="session",
                 graph_attr=model.graph_attrs(),
                 node_attr={"fontname": "Helvetica", "fontsize": "10", "margin": "0.10,0.05"},
                 edge_attr={"color": "#8c959f", "arrowsize": "0.6", "penwidth": "1.1"},
             )
-            # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
-            legend = f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>' if model.legend else ""
+            lines = [f'<FONT POINT-SIZE="9" COLOR="#57606a"><I>{_h(caption)}</I></FONT>'] if caption else []
             if model.options.header:
-                legend = f'<BR ALIGN="LEFT"/>{legend}' if legend else ""
-                graph.body.append(f"\tlabel=<<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}{legend}>\n")
-            elif legend:
-                graph.body.append(f"\tlabel=<{legend}>\n")
+                lines.append(f"<B>{_h(model.title)}</B>  {_h(' · '.join(model.facts()))}")
+            if model.legend:  # the legend of context-edit marks travels in the picture (durable outputs have no widget around them)
+                lines.append(f'<FONT POINT-SIZE="9" COLOR="#57606a">{_h(model.legend)}</FONT>')
+            if lines:
+                graph.body.append("\tlabel=<" + '<BR ALIGN="LEFT"/>'.join(lines) + ">\n")
             graph.body.extend(model.dot_body())
             graph.model = model
             graph.backend = model.options.backend
@@ -534,7 +529,8 @@ def session_graph_class() -> Any:
         def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> dict[str, Any]:
             result = self.render_result()
             if result.svg is not None:
-                data = {"image/svg+xml": result.svg, "text/html": _html_wrap(result.svg), "text/plain": repr(self)}
+                svg = scaled_svg(result.svg)  # %config PiMagics.scale enlarges the picture with the text
+                data = {"image/svg+xml": svg, "text/html": _html_wrap(svg), "text/plain": repr(self)}
             else:
                 note = INSTALL_HINT if result.backend == "text" and (self.backend or "") != "text" else None
                 text = self.text(note)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..compaction.tokens import estimate_tokens
+from ..compaction.tokens import estimate_context_tokens, estimate_tokens
 from . import digest
 from .digest import RawEntry, plural
 from .edit_marks import branch_edit_marks
@@ -58,8 +58,15 @@ class ContextLens(BaseModel):
     entries: list[LensEntry] = Field(default_factory=list)
     """The path, root first (checkout markers and cell records left out)."""
     messages: int = 0
+    """Messages the rebuild gives (the entries listed as sent or summary)."""
     tokens: int = 0
     """Estimated tokens of all messages sent (pi-jupyter's estimate, about characters / 4)."""
+    sent_messages: int = 0
+    """Messages the request carries, as ``%pi context`` counts them: after the vendor conversion (a
+    forgotten tool result becomes a placeholder, failed replies are left out), system messages not
+    counted (they travel as the system prompt)."""
+    sent_tokens: int = 0
+    """The request's estimated size, as ``%pi context`` gives it (the last reported usage plus estimates of the messages after it)."""
     compaction_id: str | None = None
     """The compaction that applies (the latest on the path), if any."""
     first_kept_id: str | None = None
@@ -84,7 +91,9 @@ class ContextLens(BaseModel):
         """One line: messages, tokens, the compaction that applies, what is left out."""
         c = self.counts()
         parts = [
-            f"Next request from {self.leaf_id or '(before the first entry)'}: {plural(self.messages, 'message')}, ≈{self.tokens:,} tokens"
+            # the numbers %pi context gives: one account of what is sent
+            f"Next request from {self.leaf_id or '(before the first entry)'}: {plural(self.sent_messages, 'message')}, "
+            f"≈{self.sent_tokens:,} tokens"
         ]
         if self.model:
             parts.append(f"model {self.model}" + (f", thinking {self.thinking_level}" if self.thinking_level else ""))
@@ -211,11 +220,32 @@ def _context_lens(session: Session, leaf: str | None) -> ContextLens:
         entries=entries,
         messages=len(raw),
         tokens=sum(e.tokens for e in entries),
+        sent_messages=_request_messages(ctx),
+        sent_tokens=estimate_context_tokens([m for m in raw if isinstance(m, dict)]).tokens,
         compaction_id=digest.as_text(compaction.get("id")) if applies and compaction is not None else None,
         first_kept_id=first_kept if isinstance(first_kept, str) else None,
         model=str(model) if model is not None else None,
         thinking_level=ctx.thinking_level if isinstance(ctx.thinking_level, str) else None,
     )
+
+
+def _request_messages(ctx: Any) -> int:
+    """How many messages the request carries, counted as ``%pi context`` counts them.
+
+    The rebuilt messages go through the vendor conversion every request goes through
+    (:func:`~pi_jupyter.providers.transform_messages`: a tool call whose result was forgotten
+    gets a placeholder result, failed replies are left out); system messages travel as the
+    system prompt and are not counted.
+    """
+    from ..messages import convert_to_llm
+    from ..providers import default_model, find_model, transform_messages
+
+    try:
+        model = (find_model(str(ctx.model)) if ctx.model else None) or default_model()
+        llm = transform_messages(convert_to_llm(ctx.messages), model)
+    except Exception:  # noqa: BLE001 - an odd file: count what the rebuild gave
+        llm = [m for m in ctx.raw_messages if isinstance(m, dict)]
+    return sum(1 for m in llm if (m.get("role") if isinstance(m, dict) else getattr(m, "role", None)) != "system")
 
 
 _SENDABLE = {"message", "custom_message", "branch_summary"}

@@ -259,9 +259,22 @@ def _describe_unit(node: GraphNode, unit: Unit, limit: int) -> None:
         node.answer = _settings(unit.entries, limit)
 
 
+_ENTRY_WORDS = {
+    "session_info": "session named",
+    "label": "label",
+    "model_change": "model changed",
+    "thinking_level_change": "thinking level changed",
+    "custom": "extension state",
+    "custom_message": "extension message",
+    "context_edit": "context edited",
+}
+"""What an entry that continues a turn is, in words (not pi's type names)."""
+
+
 def _role_words(entry: RawEntry) -> str:
     r = digest.role(entry)
-    return {"assistant": "assistant", "toolResult": "tool result"}.get(r or "", digest.as_text(entry.get("type") or "entry"))
+    kind = digest.as_text(entry.get("type") or "entry")
+    return {"assistant": "assistant", "toolResult": "tool result"}.get(r or "", _ENTRY_WORDS.get(kind, kind.replace("_", " ")))
 
 
 def _settings(entries: list[RawEntry], limit: int) -> str:

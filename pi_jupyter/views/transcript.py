@@ -27,7 +27,7 @@ from ..messages import (
     as_message,
     text_of,
 )
-from ..messages.system import system_message_summary
+from ..messages.system import system_message_note
 from .markdown_safe import md_code, md_fence, md_markdown, md_quote, md_text
 from .world_lines import changed_line
 
@@ -163,7 +163,7 @@ def transcript_markdown(
         elif isinstance(m, BranchSummaryMessage):
             parts.append("**Branch summary**\n\n" + md_quote(m.summary))
         elif getattr(m, "role", None) == "system":  # the recorded prompt: one line, not its text
-            parts.append(f"*[{md_text(system_message_summary(m))}]*")
+            parts.append(f"*[{md_text(system_message_note(m))}]*")
         else:
             parts.append(f"*[{md_text(getattr(m, 'role', '') or 'unknown')} message]*")
     return "\n\n".join(parts) + ("\n" if parts else "")
@@ -231,7 +231,7 @@ def transcript_text(
         elif isinstance(m, BranchSummaryMessage):
             lines.append("[branch summary]\n" + _indent(m.summary, "  "))
         elif getattr(m, "role", None) == "system":
-            lines.append(f"[{system_message_summary(m)}]")
+            lines.append(f"[{system_message_note(m)}]")
         else:
             lines.append(f"[{getattr(m, 'role', '') or 'unknown'} message]")
     return "\n".join(lines)

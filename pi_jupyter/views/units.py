@@ -11,6 +11,7 @@ children, if another program appended any, hang from their parent.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,8 @@ from ..session.index import TreeNode
 from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
 from .digest import RawEntry
+
+_SERIALS = itertools.count(1)
 
 
 @dataclass(slots=True, eq=False)
@@ -50,6 +53,8 @@ class Unit:
     turns: int = 0
     """Turns this unit holds (1 for a turn, 0 for a compaction or a settings-only unit)."""
     has_label_entry: bool = False
+    serial: int = field(default_factory=lambda: next(_SERIALS))
+    """Unique to this unit and its annotations (a cache of drawn nodes keys on it)."""
 
 
 @dataclass(slots=True)
@@ -76,8 +81,24 @@ def build_units(
 ) -> UnitTree:
     """Cut the tree (``Session.tree()``) into units and annotate each one."""
     out_roots: list[Unit] = []
+    units = _cut([(n, None) for n in _visible(roots)], full, leaf_id, out_roots)
+    by_entry: dict[str, Unit] = {}
+    for unit in units:
+        _annotate(unit, labels, path_ids, cells, leaf_id)
+        for entry in unit.entries:
+            by_entry[entry["id"]] = unit
+    tree = UnitTree(out_roots, units, by_entry, None, [])
+    _find_leaf(tree)
+    return tree
+
+
+def _cut(starts: list[tuple[TreeNode, Unit | None]], full: bool, leaf_id: str | None, out_roots: list[Unit]) -> list[Unit]:
+    """Cut the subtrees starting at ``starts`` (a node and the unit above it) into units, parents before children.
+
+    Each new unit is appended to its parent's children (to ``out_roots`` for a root).
+    """
     units: list[Unit] = []
-    stack: list[tuple[TreeNode, Unit | None]] = [(n, None) for n in reversed(_visible(roots))]
+    stack = list(reversed(starts))
     while stack:
         start, parent = stack.pop()
         unit = Unit(key=node_key(start.id), entries=[], parent=parent)
@@ -101,21 +122,96 @@ def build_units(
             cur = nxt
         for kid in reversed(kids):
             stack.append((kid, unit))
-    by_entry: dict[str, Unit] = {}
-    leaf_unit: Unit | None = None
-    for unit in units:
-        _annotate(unit, labels, path_ids, cells, leaf_id)
-        for entry in unit.entries:
-            by_entry[entry["id"]] = unit
-        if unit.is_leaf:
-            leaf_unit = unit
+    return units
+
+
+def _find_leaf(tree: UnitTree) -> None:
+    """Set ``tree.leaf_unit`` and ``tree.path`` from the units' ``is_leaf`` flags."""
+    tree.leaf_unit = next((u for u in tree.units if u.is_leaf), None)
     path: list[Unit] = []
-    cur_unit = leaf_unit
+    cur_unit = tree.leaf_unit
     while cur_unit is not None:
         path.append(cur_unit)
         cur_unit = cur_unit.parent
     path.reverse()
-    return UnitTree(out_roots, units, by_entry, leaf_unit, path)
+    tree.path = path
+
+
+def grow_units(
+    tree: UnitTree,
+    new_entries: list[RawEntry],
+    *,
+    full: bool,
+    leaf_id: str | None,
+    labels: dict[str, str],
+    path_ids: set[str],
+    cells: dict[str, tuple[str, int | None]],
+    touched: set[str],
+) -> bool:
+    """Bring ``tree`` up to date after ``new_entries`` were appended under its leaf; False when it cannot.
+
+    The common case of a session that grows (a turn arrives, a label is set): the entries hang
+    below the current leaf, whose unit has no units below it, and the new leaf is among them.
+    Only that unit is cut again, together with the new entries, exactly as :func:`build_units`
+    would cut it; units holding an entry of ``touched`` (a new label's or cell record's
+    target) are annotated again. Anything else (a checkout elsewhere, a new branch inside the
+    leaf's unit, an id seen before) returns False, and the caller builds the units anew.
+    """
+    old = tree.leaf_unit
+    if old is None or old.children or old.is_leaf is False:
+        return False
+    nodes: dict[str, TreeNode] = {}
+    for entry in old.entries:
+        node = TreeNode(entry, [])
+        if nodes:
+            above = nodes.get(entry.get("parentId"))  # type: ignore[arg-type]
+            if above is None:
+                return False  # the unit runs on through a checkout marker: rare, built anew
+            above.children.append(node)
+        nodes[entry["id"]] = node
+    for entry in new_entries:
+        eid = entry.get("id")
+        if not isinstance(eid, str) or eid in tree.by_entry or eid in nodes:
+            return False
+        parent = nodes.get(entry.get("parentId"))  # type: ignore[arg-type]
+        if parent is None:
+            if digest.is_transparent(entry):
+                continue  # a cell record or checkout marker elsewhere: no unit changes shape
+            return False
+        node = nodes[eid] = TreeNode(entry, [])
+        parent.children.append(node)
+    if leaf_id not in nodes or any(len(_visible(n.children)) > 1 for n in nodes.values()):
+        return False
+    parent_unit = old.parent
+    siblings = parent_unit.children if parent_unit is not None else tree.roots
+    at = siblings.index(old)
+    del siblings[at]
+    fresh = _cut([(nodes[old.entries[0]["id"]], parent_unit)], full, leaf_id, tree.roots)
+    siblings.insert(at, siblings.pop())  # the new first unit where the old one was
+    index = tree.units.index(old)
+    tree.units[index : index + 1] = fresh
+    for entry in old.entries:
+        del tree.by_entry[entry["id"]]
+    for unit in fresh:
+        _annotate(unit, labels, path_ids, cells, leaf_id)
+        for entry in unit.entries:
+            tree.by_entry[entry["id"]] = unit
+    again = {id(u): u for eid in touched if (u := tree.by_entry.get(eid)) is not None and u not in fresh}
+    for unit in again.values():
+        _reset(unit)
+        _annotate(unit, labels, path_ids, cells, leaf_id)
+    _find_leaf(tree)
+    return tree.leaf_unit is not None
+
+
+def _reset(unit: Unit) -> None:
+    """Forget a unit's annotations (before annotating it again), and give it a new serial."""
+    unit.labels, unit.models = [], []
+    unit.is_leaf = unit.has_label_entry = False
+    unit.status, unit.error, unit.cell, unit.kind = "ok", None, None, "turn"
+    unit.tokens = unit.tool_calls = unit.tool_errors = unit.turns = 0
+    unit.cost = 0.0
+    unit.serial = next(_SERIALS)
 
 
 _UNSAFE = re.compile(r"[\\\x00-\x1f\x7f\ud800-\udfff]")

@@ -41,7 +41,10 @@ def test_grid_live_view_then_durable_table(lab):
     table.wait_for(timeout=30_000)
     headers = table.locator("th").all_inner_texts()
     assert {"tone", "repeat", "state", "answer", "length", "cost"} <= set(headers), headers
+    assert headers.index("cost") < headers.index("answer"), "tokens and cost are read without scrolling past the answers"
     assert table.locator("tbody tr").count() == 6
+    answer = table.locator("tbody tr").first.locator("td").nth(headers.index("answer"))
+    assert answer.evaluate("td => getComputedStyle(td).textAlign") == "left"  # text reads from the left
     assert lab.cell(1).locator("svg.pi-experiment-figure").count() == 1
     lab.screenshot("experiment_table.png", lab.cell(1))
     # reopened without the kernel: the table and the progress line are still there, no widget errors
@@ -76,4 +79,9 @@ def test_stop_all_while_the_cell_blocks(lab):
     assert "Run stopped (Stop was pressed): grid stopped:" in out and "of 12 branches finished" in out and "not started" in out, out
     assert "nothing was answered" not in out
     assert "queued" not in out.split("12 branches:")[1].split("·")[0] or "0 queued" in out
+    # the rows the live view showed stay: one per branch, with what finished and what was stopped
+    table = lab.cell(1).locator("table.pi-experiment-table")
+    table.wait_for(timeout=30_000)
+    states = table.locator("tbody tr").evaluate_all("rows => rows.map(r => r.textContent)")
+    assert len(states) == 12 and any("done" in r or "aborted" in r for r in states), states
     lab.screenshot("experiment_stopped.png", lab.cell(1))

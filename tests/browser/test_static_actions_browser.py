@@ -61,11 +61,18 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
         lab.wait_for_static(1, f"remember the number {n}", timeout=90)
     lab.wait_for_static(1, "answer 3 of 3")
     out = lab.cell(1).locator(".jp-OutputArea")
+    this_answer = out.locator(".pi-static > .pi-entry", has=lab.page.locator(".pi-assistant")).last
+    assert "remember the number 3" in this_answer.inner_text()
     for _ in range(2):
         out.locator("button.pi-sib-nav", has_text="‹").click()
     assert "answer 1 of 3" in out.locator(".pi-sib-head").inner_text()
-    first = out.locator("details.pi-sib[data-n='1']")
-    assert "remember the number 1" in first.inner_text()
+    # paged in place, as a chat app does: answer 1 stands where answer 3 stood, answer 3 is out of sight
+    first = out.locator(".pi-sib-swap")
+    assert "remember the number 1" in first.inner_text() and this_answer.is_hidden()
+    swap_at, box_at = first.bounding_box(), out.locator(".pi-siblings").bounding_box()
+    assert swap_at["y"] < box_at["y"], "the other answer replaces this one above the pager, not below it"
+    assert out.locator("details.pi-sib").evaluate_all("ds => ds.every((d) => getComputedStyle(d).display === 'none')")
+    lab.screenshot("static_siblings_paged.png", lab.cell(1))
     first.locator("button.pi-continue").click()
     note = first.locator(".pi-act-note")
     note.filter(has_text="cells below continue from here").wait_for(timeout=30_000)
@@ -112,7 +119,8 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
     lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
     lab.wait_for_kernel()
     out.locator("button.pi-sib-nav", has_text="›").click()
-    second = out.locator("details.pi-sib[data-n='2']")
+    second = out.locator(".pi-sib-swap")
+    assert "remember the number 2" in second.inner_text()
     second.locator("button.pi-continue").click()
     note = second.locator(".pi-act-note")
     note.filter(has_text="run it in a cell: %pi checkout ").wait_for(timeout=10_000)  # "copied — " too where the clipboard is allowed
@@ -178,7 +186,8 @@ def test_continue_from_this_one_in_notebook_7(notebook7):
         nb.wait_for_static(1, f"remember the number {n}", timeout=90)
     out = nb.cell(1).locator(".jp-OutputArea")
     out.locator("button.pi-sib-nav", has_text="‹").click()
-    first = out.locator("details.pi-sib[data-n='1']")
+    first = out.locator(".pi-sib-swap")
+    assert "remember the number 1" in first.inner_text()
     first.locator("button.pi-continue").click()
     first.locator(".pi-act-note", has_text="cells below continue from here").wait_for(timeout=30_000)
     nb.run_cell(2)

@@ -98,7 +98,8 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     assert panel.locator(".pitv-fact", has_text="tokens").count() == 1
     assert "pitv-selected" in (target.get_attribute("class") or "")
     compact = panel.locator("button.pitv-act-compact")
-    assert compact.is_enabled()  # an agent is attached: compaction is offered
+    # an agent is attached, but three short turns leave nothing to compact: not offered, and it says why
+    assert not compact.is_enabled() and "nothing to compact" in (compact.get_attribute("title") or "")
 
     # check out: the leaf moves there, in the picture and in the kernel
     panel.locator("button.pitv-act-checkout").click()

@@ -40,6 +40,8 @@ SSE event, ``.cut(n)`` drops the connection after ``n`` events without finishing
     raw_reply(body_bytes, status=200, content_type="text/event-stream")   # malformed SSE etc.
     sse(data, event=None)                                                 # one SSE frame
 
+``GET /v1/models`` lists :attr:`WireServer.models` (set it to answer a probe of the server).
+
 Recorded: :attr:`WireServer.requests` (every request: ``path``, ``headers``, ``body``),
 :attr:`WireServer.disconnects` (how many streams the client closed before the server had
 written everything; an abort that works shows up here). :meth:`WireServer.reset` empties
@@ -421,6 +423,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?", 1)[0]
+        models = self.server.owner.models
+        if path in ("/v1/models", "/models") and models:  # what a probe of an OpenAI-compatible server asks first
+            self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
+            return
         self._send_json(404, {"error": {"message": f"wire server: no GET {self.path}"}})
 
     def do_POST(self) -> None:  # noqa: N802
@@ -517,6 +524,8 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self.disconnects = 0
         self.require_key: str | None = None
+        self.models: list[str] = []
+        """Model ids ``GET /v1/models`` lists (none: that request is a 404, as before)."""
         self._thread = threading.Thread(target=self._server.serve_forever, name="wire-server", daemon=True)
         self._thread.start()
 
@@ -573,7 +582,7 @@ class WireServer:
             return [r for r in self.requests if ENDPOINTS.get(r.path) == kind]
 
     def reset(self) -> None:
-        """Forget queued replies, defaults, recorded requests, disconnects and ``require_key``."""
+        """Forget queued replies, defaults, recorded requests, disconnects, ``require_key`` and ``models``."""
         with self._lock:
             for q in self._queues.values():
                 q.clear()
@@ -582,6 +591,7 @@ class WireServer:
             self.requests.clear()
             self.disconnects = 0
             self.require_key = None
+            self.models = []
 
     def wait_for_disconnects(self, n: int = 1, timeout_s: float = 5.0) -> bool:
         """Wait until the server saw ``n`` client disconnects mid-stream (True) or the timeout (False)."""

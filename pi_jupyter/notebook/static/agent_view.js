@@ -56,6 +56,24 @@ class View {
     this.statusEl = this.statusLine.node;
     this.root.append(this.header, this.body, this.statusEl);
     this.el.appendChild(this.root);
+    this.root.addEventListener("click", (ev) => {
+      const btn = ev.target && ev.target.closest ? ev.target.closest(".piav-insert") : null;
+      if (btn) {
+        ev.preventDefault();
+        this.insertCode(btn);
+      }
+    });
+  }
+
+  /** "Insert as cell": a new code cell below this output; where the front end cannot, the code is copied. */
+  insertCode(btn) {
+    const text = btn._piavCode || "";
+    const done = (label) => {
+      btn.textContent = label;
+      setTimeout(() => (btn.textContent = "Insert as cell"), 1800);
+    };
+    if (insertCodeCell(this.model, this.root, text)) return done("Inserted below");
+    copyText(text).then((ok) => done(ok ? "Copied: paste it in a new cell" : "Copy it by hand"));
   }
 
   start() {

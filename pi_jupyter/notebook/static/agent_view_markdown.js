@@ -497,28 +497,29 @@ export function highlightInto(doc, code, text, lang) {
   plain(text.slice(at));
 }
 
-/** A fenced code block: highlighted, with a copy button. */
+/** A fenced code block: highlighted, with "Copy" and "Insert as cell" (the view handles the second: it knows the notebook). */
 function codeBlock(doc, text, lang) {
   const wrap = el(doc, "div", "piav-codewrap");
   const pre = el(doc, "pre", "piav-code");
   const code = el(doc, "code", lang ? "language-" + lang : null);
   highlightInto(doc, code, text, lang);
   pre.appendChild(code);
+  const acts = el(doc, "div", "piav-code-acts");
   const copy = el(doc, "button", "piav-copy", "Copy");
   copy.type = "button";
   copy.title = "Copy the code";
   copy.addEventListener("click", (ev) => {
     ev.preventDefault();
-    const done = (label) => {
-      copy.textContent = label;
+    copyText(text).then((ok) => {
+      copy.textContent = ok ? "Copied" : "Copy failed";
       setTimeout(() => (copy.textContent = "Copy"), 1200);
-    };
-    try {
-      navigator.clipboard.writeText(text).then(() => done("Copied"), () => done("Copy failed"));
-    } catch (err) {
-      done("Copy failed");
-    }
+    });
   });
-  wrap.append(copy, pre);
+  const insert = el(doc, "button", "piav-insert", "Insert as cell");
+  insert.type = "button";
+  insert.title = "Put this code in a new cell below this one";
+  insert._piavCode = text;
+  acts.append(copy, insert);
+  wrap.append(acts, pre);
   return wrap;
 }

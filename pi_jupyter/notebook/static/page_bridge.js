@@ -43,6 +43,10 @@ function initialize({ model }) {
         }
       });
     },
+    /** Put `source` in a new code cell below the cell holding `node`; false where the front end cannot. */
+    insertCell(node, source) {
+      return insertCodeCell(model, node, source);
+    },
   };
   const bridges = registry();
   (bridges[sessionId] = bridges[sessionId] || []).push(bridge);

@@ -93,11 +93,11 @@ Object.assign(View.prototype, {
   drawViewRect() {
     if (!this.mini || !this.naturalW) return;
     const v = this.viewSize();
-    // only for a tree well beyond the view: over a tree that nearly fits, the overview would
-    // cover nodes a pan reaches just as well
+    // only for a tree well beyond the view, and only in a corner where it covers no node
     const big = this.naturalW * this.scale > 1.5 * v.w || this.naturalH * this.scale > 1.5 * v.h;
-    this.mini.style.display = big && this.svgEl && this.stage.style.display !== "none" ? "" : "none";
-    if (!big) return;
+    const shown = big && this.svgEl && this.stage.style.display !== "none" && this.placeMinimap(v);
+    this.mini.style.display = shown ? "" : "none";
+    if (!shown) return;
     const m = this.miniScale || 1;
     const x = (-this.tx / this.scale) * m;
     const y = (-this.ty / this.scale) * m;
@@ -107,6 +107,45 @@ Object.assign(View.prototype, {
       width: `${(v.w / this.scale) * m}px`,
       height: `${(v.h / this.scale) * m}px`,
     });
+  },
+
+  /** Move the overview to the first corner of the view where it covers no node (nor the lens bar); false if none. */
+  placeMinimap(v) {
+    const c = this.miniCanvas;
+    const mw = (parseFloat(c.style.width) || MINI_W) + 8;
+    const mh = (parseFloat(c.style.height) || MINI_H) + 8;
+    const gap = 8;
+    const covered = [];
+    const s = this.scale;
+    for (const b of (this.boxes || new Map()).values()) {
+      covered.push([this.tx + b.x * s, this.ty + b.y * s, this.tx + (b.x + b.w) * s, this.ty + (b.y + b.h) * s]);
+    }
+    if (this.lensOn && this.lensBar.offsetHeight) {
+      const r = this.lensBar.getBoundingClientRect();
+      covered.push([r.left - v.left, r.top - v.top, r.right - v.left, r.bottom - v.top]);
+    }
+    const corners = [
+      ["right", "bottom"],
+      ["right", "top"],
+      ["left", "bottom"],
+      ["left", "top"],
+    ];
+    for (const [across, down] of corners) {
+      const x0 = across === "left" ? gap : v.w - gap - mw;
+      const y0 = down === "top" ? gap : v.h - gap - mh;
+      const x1 = x0 + mw;
+      const y1 = y0 + mh;
+      if (x0 < 0 || y0 < 0) continue;
+      if (covered.some(([a, b, c2, d]) => a < x1 && c2 > x0 && b < y1 && d > y0)) continue;
+      Object.assign(this.mini.style, {
+        left: across === "left" ? `${gap}px` : "auto",
+        right: across === "right" ? `${gap}px` : "auto",
+        top: down === "top" ? `${gap}px` : "auto",
+        bottom: down === "bottom" ? `${gap}px` : "auto",
+      });
+      return true;
+    }
+    return false;
   },
 
   // ------------------------------------------------------------------ search

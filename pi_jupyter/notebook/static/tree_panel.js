@@ -17,10 +17,22 @@ Object.assign(View.prototype, {
   },
 
   onDetails() {
+    this.showDetails();
+    this.onStatus(); // the "click a node" hint goes once the panel is open
+    // the canvas makes room for the panel's contents (unless the user sized it)
+    if (this.svgEl && this.fitted && !this.userSized()) {
+      if (!this.userMoved) this.initialView();
+      else this.fitHeight(this.viewSize().h);
+    }
+  },
+
+  showDetails() {
     const d = this.doc;
     const det = this.model.get("details") || {};
     const caps = this.model.get("capabilities") || {};
     this.panel.textContent = "";
+    // the side panel opens with the first node shown in it: until then the tree has the whole width
+    this.root.classList.toggle("pitv-panel-idle", !det.kind);
     if (!det.kind) {
       this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it. Double-click a folded node to open it."));
       return;
@@ -82,9 +94,11 @@ Object.assign(View.prototype, {
     // fork, compact, copy, compare
     const row2 = el(d, "div", "pitv-row");
     const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
-    const compact = button(d, "Compact up to here", caps.compact ? "check out this node, then summarize older history into a compaction" : `compaction ${why}`,
+    // offered only where a compaction has something to do; else the button says why not
+    const compactWhy = caps.compact ? det.compactWhy || "" : `compaction ${why}`;
+    const compact = button(d, "Compact up to here", compactWhy || "check out this node, then summarize older history into a compaction",
       () => this.send({ type: "action", action: "compact", key }), "pitv-act-compact");
-    compact.disabled = !caps.compact;
+    compact.disabled = !!compactWhy;
     const copy = button(d, "Copy id", `copy ${det.target}`, () => this.copy(det.target, copy), "pitv-act-copy");
     const cmp = button(d, "Compare with…", "then click another node", () => this.startCompare(key), "pitv-act-compare");
     row2.append(fork, compact, copy, cmp);
@@ -159,7 +173,9 @@ Object.assign(View.prototype, {
     this.headerEl.textContent = this.model.get("header") || "";
     if (this.comparing) return;
     const st = this.model.get("status") || {};
-    this.noteEl.textContent = st.text || "";
+    // before anything happened, the status line says where to start (the side panel is not open yet)
+    const idle = !st.text && this.root.classList.contains("pitv-panel-idle");
+    this.noteEl.textContent = idle ? "Click a node to see its messages and act on it." : st.text || "";
     this.noteEl.className = "pitv-note pitv-" + (st.kind || "info");
   },
 });

@@ -15,9 +15,16 @@
 const PT_TO_PX = 96 / 72;
 const MIN_SCALE = 0.04;
 const MAX_SCALE = 4;
-// Graphviz labels are 10 pt; at zoom 1 they are 13.3 px. The first view never goes below
-// READABLE_ZOOM (12 px labels, times the presentation scale).
+// Graphviz labels are 10 pt; at zoom 1 they are 13.3 px. A tree is shown whole when it fits
+// at LEGIBLE_ZOOM (10 px labels) or more; a larger one opens at READABLE_ZOOM (12 px), both
+// times the presentation scale.
 const READABLE_ZOOM = 0.92;
+const LEGIBLE_ZOOM = 0.75;
+// The canvas is as tall as the tree needs, between these (and 72% of the window).
+// (taller while the side panel shows a node: its actions and messages need room).
+const MIN_CANVAS = 200;
+const PANEL_CANVAS = 420;
+const MAX_CANVAS = 1100;
 
 function el(doc, tag, cls, text) {
   const node = doc.createElement(tag);
@@ -134,7 +141,7 @@ class View {
     this.splitter = el(d, "div", "pitv-splitter");
     this.splitter.title = "drag to resize the side panel; double-click to hide it";
     this.panel = el(d, "div", "pitv-panel");
-    this.panel.appendChild(el(d, "div", "pitv-hint", "Click a node to see its messages and act on it."));
+    this.root.classList.add("pitv-panel-idle");
     this.main.append(this.viewport, this.splitter, this.panel);
     // status
     this.statusEl = el(d, "div", "pitv-status");
@@ -205,49 +212,12 @@ class View {
     const anchorKey = this.model.get("selected") || this.model.get("leaf");
     const anchor = this.fitted && this.userMoved ? this.screenOf(this.anchorKey || anchorKey) : null;
     const anchorWas = this.anchorKey || anchorKey;
-    this.stage.textContent = "";
-    this.groups = new Map();
-    this.order = [];
-    if (!svgText) {
-      this.textEl.style.display = "";
-      this.textEl.textContent = text || "(nothing to draw)";
-      this.stage.style.display = "none";
-      this.root.classList.add("pitv-textmode");
-      return;
-    }
-    this.root.classList.remove("pitv-textmode");
-    this.textEl.style.display = "none";
-    this.stage.style.display = "";
-    // the HTML parser reads inline SVG about twice as fast as DOMParser + importNode (a 10k-entry
-    // session's picture is ~0.4 MB); the SVG is Graphviz's, every text in it escaped by the kernel
-    const holder = this.doc.createElement("div");
-    holder.innerHTML = svgText;
-    const imported = holder.querySelector("svg");
-    if (!imported) {
-      this.textEl.style.display = "";
-      this.textEl.textContent = text || "(the SVG could not be read)";
-      return;
-    }
-    const box = (imported.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
-    if (box.length === 4 && box.every((v) => Number.isFinite(v))) {
-      this.naturalW = box[2] * PT_TO_PX;
-      this.naturalH = box[3] * PT_TO_PX;
-      imported.setAttribute("width", String(this.naturalW));
-      imported.setAttribute("height", String(this.naturalH));
-    } else {
-      this.naturalW = 800;
-      this.naturalH = 600;
-    }
-    this.stage.appendChild(imported);
-    this.svgEl = imported;
-    for (const g of imported.querySelectorAll("g.node")) {
-      const title = g.querySelector(":scope > title");
-      if (!title) continue;
-      const key = title.textContent;
-      g.setAttribute("data-key", key);
-      this.groups.set(key, g);
-      this.order.push(key);
-    }
+    if (this.svgEl && svgText && svgText === this.drawnSvg) return; // this picture is on the stage already
+    // tree_draw.js: move the nodes drawn as before and insert the rest, else draw the whole picture
+    const drawn = this.drawPatch() || this.drawWhole(svgText, text);
+    this.drawnSvg = drawn ? svgText : null;
+    if (!drawn) return;
+    this.drawnRevision = this.model.get("revision");
     if (!this.fitted) this.initialView();
     else if (anchor && this.groups.has(anchorWas)) {
       this.apply();
@@ -257,7 +227,9 @@ class View {
         this.ty += anchor.y - now.y;
       }
       this.apply();
-    } else this.apply();
+    } else if (!this.userMoved) this.initialView(); // the tree grew: follow it while the user has not moved
+    else this.apply();
+    this.sizesSeen = new Set();
     this.anchorKey = null;
     this.onSelected();
     this.markPicked();
@@ -294,38 +266,82 @@ class View {
     return READABLE_ZOOM * (this.presentation || 1);
   }
 
+  /** The smallest zoom a first view or Fit uses: labels at about 10 px (times the presentation scale). */
+  legibleZoom() {
+    return LEGIBLE_ZOOM * (this.presentation || 1);
+  }
+
+  /** True when the user resized the canvas (its corner handle): the view then never resizes it. */
+  userSized() {
+    const h = this.main.style.height;
+    return !!h && h !== this.autoHeight;
+  }
+
+  /** Give the canvas the height the tree needs (between MIN_CANVAS and 72% of the window); returns the canvas height. */
+  fitHeight(need) {
+    if (!this.userSized()) {
+      const win = this.doc.defaultView;
+      const most = Math.max(MIN_CANVAS, Math.min(MAX_CANVAS, 0.72 * ((win && win.innerHeight) || 900)));
+      const busy = !this.root.classList.contains("pitv-panel-idle") && !this.root.classList.contains("pitv-panel-hidden");
+      const least = busy ? PANEL_CANVAS : MIN_CANVAS;
+      const px = `${Math.round(Math.max(least, Math.min(most, need)))}px`;
+      if (this.main.style.height !== px) this.main.style.height = px;
+      this.autoHeight = px;
+    }
+    return this.viewSize().h;
+  }
+
+  /** The zoom that shows the whole tree in a canvas of width w and height h, not above 1.25 × readable. */
+  wholeZoom(w, h) {
+    return Math.min(this.readableZoom() * 1.25, (w - 16) / this.naturalW, (h - 16) / this.naturalH);
+  }
+
+  centre() {
+    const { w, h } = this.viewSize();
+    this.tx = Math.max(8, (w - this.naturalW * this.scale) / 2);
+    this.ty = Math.max(8, (h - this.naturalH * this.scale) / 2);
+    this.apply();
+  }
+
+  /** Size the canvas to the tree and choose the zoom: the whole tree, centred, when it shows whole at
+   * a legible size (returns true); else a readable zoom, the whole width when it fits (returns false). */
+  frame() {
+    const { w } = this.viewSize();
+    const legible = this.legibleZoom();
+    const byWidth = Math.min(this.readableZoom() * 1.25, (w - 16) / this.naturalW);
+    const scale = byWidth >= legible ? byWidth : this.readableZoom();
+    const h = this.fitHeight(this.naturalH * scale + 16); // just as tall as the tree needs (up to 72% of the window)
+    const whole = this.wholeZoom(w, h);
+    if (whole >= legible) {
+      this.scale = whole;
+      this.centre();
+      return true;
+    }
+    this.scale = Math.min(scale, this.readableZoom());
+    this.apply();
+    return false;
+  }
+
   initialView() {
-    // until the user zooms or pans, the view follows the widget's size (it has none before it is shown)
+    // until the user zooms or pans, the view follows the widget's size and the tree's growth
     this.fitted = true;
     const moved = this.userMoved;
-    const { w, h } = this.viewSize();
-    const fitScale = Math.min((w - 16) / this.naturalW, (h - 16) / this.naturalH);
-    const readable = this.readableZoom();
-    if (fitScale >= readable) {
-      // the whole tree fits at a legible size: show it, not larger than 1.25 × the readable zoom
-      this.scale = Math.min(fitScale, readable * 1.25);
-      this.tx = Math.max(8, (w - this.naturalW * this.scale) / 2);
-      this.ty = Math.max(8, (h - this.naturalH * this.scale) / 2);
-      this.apply();
-    } else {
-      // too large: readable zoom, the leaf low in the view so the path leading to it shows above it
-      this.scale = readable;
-      this.apply();
-      if (!this.placeLeaf()) this.fit(true);
-    }
+    // too large to show whole: the leaf low in the view, so the path leading to it shows above it
+    if (!this.frame() && !this.placeLeaf()) this.centre();
     this.userMoved = moved;
   }
 
-  /** Put the current leaf near the bottom of the view (time runs down), centred across. */
+  /** Put the current leaf near the bottom of the view (time runs down); across, the tree centred when it fits, else the leaf. */
   placeLeaf() {
     const leaf = this.model.get("leaf");
     const pos = this.screenOf(leaf);
     if (!pos) return false;
     const v = this.viewSize();
     const g = this.groups.get(leaf).getBoundingClientRect();
-    const targetY = Math.max(v.h / 2, v.h - g.height / 2 - 40);
-    this.tx += v.w / 2 - pos.x;
-    this.ty += targetY - pos.y;
+    const width = this.naturalW * this.scale;
+    const height = this.naturalH * this.scale;
+    this.tx = width <= v.w - 16 ? (v.w - width) / 2 : this.tx + v.w / 2 - pos.x;
+    this.ty = height <= v.h - 16 ? (v.h - height) / 2 : this.ty + Math.max(v.h / 2, v.h - g.height / 2 - 40) - pos.y;
     this.clamp();
     this.apply();
     return true;
@@ -340,14 +356,22 @@ class View {
     if (h > v.h) this.ty = Math.min(8, Math.max(v.h - h - 8, this.ty));
   }
 
+  /** Show the whole tree (the canvas grows up to 72% of the window); a tree too large to show whole
+   * at a legible size stays at a readable zoom around the selected node (or the leaf), and the status line says so. */
   fit(auto) {
     if (!auto) this.userMoved = true;
-    const { w, h } = this.viewSize();
-    const s = Math.max(MIN_SCALE, Math.min(1.5, (w - 16) / this.naturalW, (h - 16) / this.naturalH));
-    this.scale = s;
-    this.tx = (w - this.naturalW * s) / 2;
-    this.ty = Math.max(8, (h - this.naturalH * s) / 2);
-    this.apply();
+    if (this.frame()) return;
+    const moved = this.userMoved;
+    const key = this.model.get("selected") || this.model.get("leaf");
+    if (!this.centerOn(key, false)) this.centre();
+    this.userMoved = moved;
+    if (!auto) this.note("The whole tree does not fit at a legible size: drag to pan, or use the overview.");
+  }
+
+  /** A passing note in the status line (the next status from the kernel replaces it). */
+  note(text) {
+    this.noteEl.textContent = text;
+    this.noteEl.className = "pitv-note pitv-info";
   }
 
   zoomAt(factor, cx, cy) {
@@ -413,7 +437,10 @@ class View {
       this.resizer = new ResizeObserver(() => {
         const r = vp.getBoundingClientRect();
         const size = `${Math.round(r.width)}x${Math.round(r.height)}`;
-        if (r.width && size !== last && !this.userMoved && this.svgEl) this.initialView();
+        // a size seen before since the last drawing is a scrollbar coming and going: do not chase it
+        const seen = this.sizesSeen && this.sizesSeen.has(size);
+        if (r.width && size !== last && !seen && !this.userMoved && this.svgEl) this.initialView();
+        if (this.sizesSeen) this.sizesSeen.add(size);
         last = size;
         this.drawMinimap();
       });

@@ -1,6 +1,7 @@
-// Pages through the folded other answers of a re-run cell with ‹ › (the current answer is the
-// conversation above). Runs where output scripts run (a trusted notebook, an nbconvert page);
-// sanitizers remove it and the folded answers stay readable.
+// Pages through the answers of a re-run cell with ‹ ›, in place: the other answer takes the place
+// of this run's answer in the conversation above, as a chat app swaps its answers. Runs where
+// output scripts run (a trusted notebook, an nbconvert page); sanitizers remove it and the other
+// answers stay readable, folded below the conversation.
 (function () {
   var s = document.currentScript, box = s && s.parentElement;
   if (!box || box.dataset.paged) return;
@@ -11,15 +12,45 @@
   function has(n) {
     return n === cur || sibs.some(function (d) { return +d.dataset.n === n; });
   }
+  // this run's answer: the last assistant message of the conversation (outside this box)
+  var root = box.closest(".pi-static") || box.parentElement;
+  var answers = [].filter.call(root.querySelectorAll(".pi-assistant"), function (a) { return !box.contains(a); });
+  var mine = answers.length ? answers[answers.length - 1] : null;
+  if (mine && mine.parentElement && /pi-entry/.test(mine.parentElement.className)) mine = mine.parentElement;
+  var slot = null, shown = null;
+  if (mine) {
+    slot = document.createElement("div");
+    slot.className = "pi-sib-swap";
+    mine.parentNode.insertBefore(slot, mine.nextSibling);
+    // the folded list gives way to the swap; the words after "answer k of N" with it
+    sibs.forEach(function (d) { d.style.display = "none"; });
+    if (label.nextSibling && label.nextSibling.nodeType === 3) label.nextSibling.textContent = " ";
+  }
   var here = box.querySelector(".pi-sib-cur");
+  // move an answer's body (not its summary) between its folded <details> and the swap slot
+  function putBack() {
+    if (!shown) return;
+    while (slot.firstChild) shown.appendChild(slot.firstChild);
+    shown = null;
+  }
   function show() {
     label.textContent = "answer " + k + " of " + total;
     if (here) here.style.display = k === cur ? "" : "none";
-    sibs.forEach(function (d) {
-      var on = +d.dataset.n === k;
-      d.style.display = k === cur || on ? "" : "none";
-      d.open = on;
-    });
+    if (slot) {
+      putBack();
+      var d = sibs.filter(function (x) { return +x.dataset.n === k; })[0];
+      mine.style.display = d ? "none" : "";
+      if (d) {
+        [].slice.call(d.childNodes).forEach(function (c) { if (c.tagName !== "SUMMARY") slot.appendChild(c); });
+        shown = d;
+      }
+    } else {
+      sibs.forEach(function (d) {
+        var on = +d.dataset.n === k;
+        d.style.display = k === cur || on ? "" : "none";
+        d.open = on;
+      });
+    }
     prev.disabled = !has(k - 1);
     next.disabled = !has(k + 1);
   }

@@ -1,5 +1,5 @@
-// Buttons of a finished %%pi output: "forget this" on each message, "continue from this one" on
-// each sibling answer. Runs where output scripts run (a trusted notebook); sanitizers remove it
+// Buttons of a finished %%pi output: "forget this" on each message and "Copy" / "Insert as cell"
+// on each code block of an answer (both shown on hover), "continue from this one" on each sibling answer. Runs where output scripts run (a trusted notebook); sanitizers remove it
 // and nothing else is lost. While the kernel that wrote the output lives, the page bridge that
 // its PageBridge widget registered (window.__piJupyter.bridges[session], matched by token) does
 // the action; otherwise the %pi command is copied and shown, to run in a cell.
@@ -69,12 +69,52 @@
     b.style.cssText = "font-size:.8em;margin-left:.5em;cursor:pointer";
     return b;
   }
+  // the buttons stay out of the way: a message's "forget this" and a code block's buttons show
+  // while the pointer is on it (or a button has focus); once per page
+  if (!document.getElementById("pi-static-actions-css")) {
+    var css = document.createElement("style");
+    css.id = "pi-static-actions-css";
+    css.textContent =
+      ".pi-static .pi-entry,.pi-static [data-pi-entry]{position:relative}" +
+      ".pi-static .pi-forget-bar:not(.pi-forgotten-note):not(:has(.pi-act-note)),.pi-static .pi-code-acts{" +
+      "position:absolute;top:2px;right:2px;opacity:0;transition:opacity .15s}" +
+      ".pi-static [data-pi-entry]:hover:not(:has([data-pi-entry]:hover))>.pi-forget-bar,.pi-static .pi-forget-bar:hover," +
+      ".pi-static .pi-forget-bar:focus-within,.pi-static pre:hover>.pi-code-acts,.pi-static .pi-code-acts:focus-within{opacity:.9}";
+    document.head.appendChild(css);
+  }
+  // "Copy" and "Insert as cell" on every code block of an answer
+  [].forEach.call(root.querySelectorAll(".pi-assistant .pi-text pre"), function (pre) {
+    var code = pre.textContent;
+    pre.style.position = "relative";
+    var acts = document.createElement("span");
+    acts.className = "pi-code-acts";
+    var copyBtn = button("Copy", "copy the code");
+    var insertBtn = button("Insert as cell", "put this code in a new cell below this one");
+    acts.appendChild(copyBtn);
+    acts.appendChild(insertBtn);
+    pre.appendChild(acts);
+    function say(btn, text, back) {
+      btn.textContent = text;
+      setTimeout(function () { btn.textContent = back; }, 1800);
+    }
+    function copied(btn, back, okText) {
+      try {
+        navigator.clipboard.writeText(code).then(function () { say(btn, okText, back); }, function () { say(btn, "copy it by hand", back); });
+      } catch (e) { say(btn, "copy it by hand", back); }
+    }
+    copyBtn.addEventListener("click", function () { copied(copyBtn, "Copy", "Copied"); });
+    insertBtn.addEventListener("click", function () {
+      var b = bridge();
+      if (b && b.insertCell && b.insertCell(root, code)) return say(insertBtn, "Inserted below", "Insert as cell");
+      copied(insertBtn, "Insert as cell", "Copied: paste it in a new cell");
+    });
+  });
   // "forget this" on every message whose entry is written
   [].forEach.call(root.querySelectorAll("[data-pi-entry]"), function (m) {
     var id = m.dataset.piEntry;
     var bar = document.createElement("div");
     bar.className = "pi-forget-bar";
-    bar.style.cssText = "text-align:right;opacity:.75";
+    bar.style.cssText = "text-align:right";
     var b = button("forget this", "drop this message from what the model is sent (the session file keeps it): %pi forget " + id);
     b.className = "pi-forget";
     bar.appendChild(b);
