@@ -70,7 +70,6 @@ def test_a_finished_grid_says_its_variant_in_words_and_a_stopped_one_keeps_its_r
 
 def test_the_presentation_scale_reaches_the_pictures(tmp_path):
     """``%config PiMagics.scale = 2`` (a projector) enlarges a drawn tree and a chart, not only the widgets' text."""
-    from IPython.core.interactiveshell import InteractiveShell
 
     from pi_jupyter.views.display_scale import set_display_scale
     from pi_jupyter.views.figure import per_turn_chart
@@ -82,7 +81,9 @@ def test_the_presentation_scale_reaches_the_pictures(tmp_path):
     write_turn(s, "q", "a")
     chart = per_turn_chart(["a"], [[1, 2]], [[0.0, 0.1]])
     natural, natural_chart = size(s.graph()._repr_mimebundle_()["image/svg+xml"]), size(chart._repr_svg_())
-    shell = InteractiveShell.instance()
+    from test_notebook_magics import shell_instance  # one IPython shell per process, whichever test makes it first
+
+    shell = shell_instance()
     try:
         shell.run_line_magic("load_ext", "pi_jupyter")
         shell.run_line_magic("config", "PiMagics.scale = 2")
