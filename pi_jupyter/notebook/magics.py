@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import inspect
 import os
@@ -24,6 +25,7 @@ from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
+from .replay_cell import cell_replay
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
@@ -136,7 +138,9 @@ class PiMagics(Magics, PiConfig):
     @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
     @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
     @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
-    @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
+    @argument("--replay", action="store_true", help="serve the recorded answers: this cell's, at the recorded pace (a grid: each branch's)")
+    @argument("--pace", default=None, help="a replay's speed: 1x (as recorded, the default), 2x, 0.5x, instant")
+    @argument("--step", action="store_true", help="a replay: hold before each tool call and branch point until Go on is pressed")
     @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
@@ -192,6 +196,7 @@ class PiMagics(Magics, PiConfig):
                 f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run "
                 f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
             )
+        replay = cell_replay(args, agent, self.base_url or None)  # --replay, --pace, --step (see replay_cell)
         self._configure(agent, args)
         cell_id = _cell_id(self.shell, cell)
         start, forked = start_for(agent.session, cell_id, continue_=args.continue_)
@@ -202,6 +207,8 @@ class PiMagics(Magics, PiConfig):
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
+        if replay is not None:
+            replay.attach(view)
         handle = display(view, display_id=True) if view is not None else None
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
@@ -210,7 +217,8 @@ class PiMagics(Magics, PiConfig):
             unsubscribe = agent.subscribe(view.handle) if view is not None else (lambda: None)
             result = None
             try:
-                result = await agent.prompt(prompt)
+                with replay.serving(agent) if replay is not None else contextlib.nullcontext():
+                    result = await agent.prompt(prompt)
                 return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
             finally:
                 unsubscribe()
@@ -272,11 +280,12 @@ class PiMagics(Magics, PiConfig):
 
         if args.model:
             model = resolve_model(args.model, base_url=self.base_url or None)
-            self._require_key(model, "%%pi")  # before switching: a failed cell must not change the session's model
+            if not args.replay:  # before switching: a failed cell must not change the session's model
+                self._require_key(model, "%%pi")
             if agent.model.ref != model.ref:
                 agent.set_model(model)
                 self._model_note = f"model is now {model.ref} for the next cells"
-        else:
+        elif not args.replay:  # a replay needs no key
             self._require_key(agent.model, "%%pi")
         if args.thinking:
             agent.set_thinking_level(args.thinking)

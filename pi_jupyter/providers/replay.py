@@ -49,7 +49,7 @@ from ._stream import MessageBuilder
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
 from .offline import is_summary_request, json_pieces, text_pieces
 from .pace import DEFAULT_CHARS_PER_SECOND, Pacer, Pause, StepGate, parse_pace
-from .replay_records import Choice, Recorded, Summary, Variant, choose, conversation_key, divergence, load_recording
+from .replay_records import Choice, Recorded, Recording, Summary, Variant, choose, conversation_key, divergence, load_recording
 
 _FINISHED: dict[str, StopReason] = {"stop": "stop", "length": "length", "toolUse": "toolUse"}
 """The stop reasons of a reply that ended normally, as a recording may hold them."""
@@ -108,6 +108,7 @@ class ReplayProvider:
         """What the recording lacked, one line each, in order (see ``on_note``)."""
         self.drift_log = drift_log
         self._records: list[Recorded] | None = None
+        self._index: Recording | None = None
         self._summaries: list[Summary] = []
 
     def __repr__(self) -> str:
@@ -121,6 +122,7 @@ class ReplayProvider:
     def _load(self) -> list[Recorded]:
         if self._records is None:
             self._records, self._summaries = load_recording(self.path)
+            self._index = Recording(self._records)
         return self._records
 
     def _note(self, text: str) -> None:
@@ -135,12 +137,13 @@ class ReplayProvider:
     def choose(self, request: LlmRequest, options: StreamOptions | None = None, model: Model | None = None) -> Choice | str:
         """The recorded reply for ``request`` (a :class:`~.replay_records.Choice`), or why there is none."""
         records = self._load()
+        assert self._index is not None
         wanted = Variant(
             thinking=(options.reasoning if options is not None else None) or "off",
             model=model.ref if model is not None and model.api != REPLAY_API else None,
             tools=frozenset(t.name for t in request.tools),
         )
-        found = choose(records, request.messages, wanted, os.path.basename(self.path))
+        found = choose(self._index, request.messages, wanted, os.path.basename(self.path))
         if found is None:
             return divergence(self.path, conversation_key(request.messages), records)
         return found
@@ -205,6 +208,7 @@ class ReplayProvider:
             blocks = AssistantMessage.from_wire({"role": "assistant", "content": recorded.get("content") or []}).content
             plan = _plan(blocks)
             total = sum(len(p) for _, pieces in plan for p in pieces) or 1
+            pacer.start()  # the recorded reply's time counts from here, not from the search for it
             if duration_s is None:
                 duration_s = total / DEFAULT_CHARS_PER_SECOND
                 if pacer.pace is not None:

@@ -191,13 +191,28 @@ def tool_set(value: str) -> frozenset[str]:
     return frozenset(t for t in value.replace("+", " ").split() if t)
 
 
-def choose(records: list[Recorded], request_messages: list[Any], wanted: Variant, name: str) -> Choice | None:
+class Recording:
+    """The recorded replies indexed by the conversation they answered (exact, and with tool outputs left out)."""
+
+    def __init__(self, records: list[Recorded]) -> None:
+        self.records = records
+        self.exact: dict[Key, list[Recorded]] = {}
+        self.loose: dict[Key, list[Recorded]] = {}
+        for r in records:
+            self.exact.setdefault(r.key, []).append(r)
+            self.loose.setdefault(r.loose, []).append(r)
+
+    def matches(self, request_messages: list[Any]) -> list[Recorded]:
+        """The replies to this conversation: by tool output text first, else by tool name only."""
+        found = self.exact.get(conversation_key(request_messages))
+        if not found:
+            found = self.loose.get(conversation_key(request_messages, with_tool_text=False))
+        return list(found or ())
+
+
+def choose(recording: Recording, request_messages: list[Any], wanted: Variant, name: str) -> Choice | None:
     """The reply to serve for a request (``None`` when no recorded conversation matches; see the module doc)."""
-    key = conversation_key(request_messages)
-    matches = [r for r in records if r.key == key]
-    if not matches:
-        loose = conversation_key(request_messages, with_tool_text=False)
-        matches = [r for r in records if r.loose == loose]
+    matches = recording.matches(request_messages)
     if not matches:
         return None
     best = max(matches, key=lambda r: (-len(wanted.differences(r.variant)), r.complete, r.order))
@@ -258,4 +273,16 @@ def divergence(path: str, key: Key, records: list[Recorded]) -> str:
     )
 
 
-__all__ = ["Choice", "Key", "Recorded", "Summary", "Variant", "choose", "conversation_key", "divergence", "load_recording", "tool_set"]
+__all__ = [
+    "Choice",
+    "Key",
+    "Recorded",
+    "Recording",
+    "Summary",
+    "Variant",
+    "choose",
+    "conversation_key",
+    "divergence",
+    "load_recording",
+    "tool_set",
+]
