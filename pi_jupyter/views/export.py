@@ -17,6 +17,7 @@ from typing import Any
 
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
 from .highlight import markdown_html
+from .playback import playback_tags
 from .static_html import Notice, render_item, render_markdown
 from .transcript import DEFAULT_MAX_OUTPUT
 
@@ -134,6 +135,7 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
         data=json.dumps(data).replace("</", "<\\/"),
         css=_CSS,
         js=_JS,
+        playback=playback_tags(raws),  # the player: its own style, data and script (views/playback.py)
     )
 
 
@@ -211,7 +213,7 @@ _PAGE = """<!DOCTYPE html>
 <div id="hits"></div></div></div>
 <div id="transcript">{entries}</div></main>
 <script type="application/json" id="pi-data">{data}</script>
-<script>{js}</script></body></html>
+<script>{js}</script>{playback}</body></html>
 """
 
 
