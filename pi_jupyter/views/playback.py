@@ -57,7 +57,7 @@ def playback_data(raws: list[dict[str, Any]]) -> dict[str, Any]:
         calls: list[str | None] = []
         if kind == "a" and isinstance(message, dict) and isinstance(message.get("content"), list):
             calls = [
-                results.get(block.get("id")) if isinstance(block.get("id"), str) else None
+                results.get(str(block["id"])) if isinstance(block.get("id"), str) else None
                 for block in message["content"]
                 if isinstance(block, dict) and block.get("type") == "toolCall"
             ]

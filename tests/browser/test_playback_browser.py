@@ -7,9 +7,12 @@ its entry's when it was written), and from the real pi sessions of the fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,7 +76,9 @@ def lecture(path: Path, *, timed: bool = True, second_branch: bool = False, titl
     return path
 
 
-def _page(browser, session: Path, tmp_path: Path):
+@contextlib.contextmanager
+def exported(browser, session: Path, tmp_path: Path) -> Iterator[Any]:
+    """The page ``pi-jupyter export`` writes for ``session``, open in Chromium; it must fetch nothing and raise nothing."""
     out = tmp_path / (session.stem + ".html")
     assert main(["export", str(session), "-o", str(out)]) == 0
     context = browser.new_context(viewport={"width": 1280, "height": 860})
@@ -83,9 +88,13 @@ def _page(browser, session: Path, tmp_path: Path):
     page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: (errors.append("dialog: " + d.message), d.dismiss()))
-    page.goto(out.as_uri())
-    page.wait_for_function("() => !!window.piPlayback")
-    return context, page, requests, errors
+    try:
+        page.goto(out.as_uri())
+        page.wait_for_function("() => !!window.piPlayback")
+        yield page
+    finally:
+        context.close()
+    assert requests == [] and errors == []
 
 
 SHOWN = "(id) => { const e = document.getElementById('e-' + id); return e && getComputedStyle(e).display !== 'none' ? e.innerText : ''; }"
@@ -96,8 +105,7 @@ def _text(page, entry: str) -> str:
 
 
 def test_the_page_streams_the_branch_at_its_pace_and_step_mode_stops_before_the_tool_call(browser, tmp_path):
-    context, page, requests, errors = _page(browser, lecture(tmp_path / "lecture.jsonl"), tmp_path)
-    try:
+    with exported(browser, lecture(tmp_path / "lecture.jsonl"), tmp_path) as page:
         full = page.locator("#transcript").inner_text()
         assert page.evaluate("() => window.piPlayback.length()") == pytest.approx(6100, abs=1)  # 0.01 + 2.99 + 1 + 0.1 + 2 s
         page.check(".pb-stepmode input")
@@ -125,14 +133,10 @@ def test_the_page_streams_the_branch_at_its_pace_and_step_mode_stops_before_the_
         # "Show all" gives the page back exactly as it was
         page.click(".pb-done")
         assert page.locator("#transcript").inner_text() == full
-    finally:
-        context.close()
-    assert requests == [] and errors == []
 
 
 def test_pause_step_and_speed(browser, tmp_path):
-    context, page, _, errors = _page(browser, lecture(tmp_path / "lecture.jsonl"), tmp_path)
-    try:
+    with exported(browser, lecture(tmp_path / "lecture.jsonl"), tmp_path) as page:
         page.click(".pb-step")  # one event: the prompt
         assert page.evaluate("() => window.piPlayback.state()") == "paused"
         assert "Why does the loss diverge?" in _text(page, "u1") and _text(page, "a1") == ""
@@ -143,14 +147,10 @@ def test_pause_step_and_speed(browser, tmp_path):
         page.click(".pb-play")
         page.wait_for_function("() => window.piPlayback.state() === 'ended'", timeout=20000)
         assert "too large" in _text(page, "a2")
-    finally:
-        context.close()
-    assert errors == []
 
 
 def test_a_branch_point_holds_in_step_mode(browser, tmp_path):
-    context, page, _, errors = _page(browser, lecture(tmp_path / "branchy.jsonl", second_branch=True), tmp_path)
-    try:
+    with exported(browser, lecture(tmp_path / "branchy.jsonl", second_branch=True), tmp_path) as page:
         page.evaluate("() => window.piPlayback.play({speed: 20, stepMode: true})")
         page.wait_for_function("() => window.piPlayback.state() === 'held'")
         page.click(".pb-go")  # past the tool call
@@ -160,21 +160,14 @@ def test_a_branch_point_holds_in_step_mode(browser, tmp_path):
         page.click(".pb-go")
         page.wait_for_function("() => window.piPlayback.state() === 'ended'")
         assert "Another take" in _text(page, "a3")
-    finally:
-        context.close()
-    assert errors == []
 
 
 def test_a_session_without_times_plays_at_the_default_pace_and_says_so(browser, tmp_path):
-    context, page, _, errors = _page(browser, lecture(tmp_path / "untimed.jsonl", timed=False), tmp_path)
-    try:
+    with exported(browser, lecture(tmp_path / "untimed.jsonl", timed=False), tmp_path) as page:
         page.evaluate("() => window.piPlayback.play({speed: 50})")
         assert "have no times in the session file: they play at a default pace" in page.locator(".pb-msg").inner_text()
         page.wait_for_function("() => window.piPlayback.state() === 'ended'")
         assert "too large" in _text(page, "a2")
-    finally:
-        context.close()
-    assert errors == []
 
 
 def test_hostile_text_does_not_stop_the_player(browser, tmp_path):
@@ -182,19 +175,14 @@ def test_hostile_text_does_not_stop_the_player(browser, tmp_path):
     hostile = "</script><script>alert(1)</script><!--<script> <img src=x onerror=alert(2)> </style>"
     session = lecture(tmp_path / "hostile.jsonl", second_branch=True, title=hostile)
     session.write_text(session.read_text().replace("Why does the loss diverge?", hostile.replace('"', '\\"')).replace("0.8\\n", hostile))
-    context, page, requests, errors = _page(browser, session, tmp_path)
-    try:
+    with exported(browser, session, tmp_path) as page:
         page.evaluate("() => window.piPlayback.play({speed: 50})")
         page.wait_for_function("() => window.piPlayback.state() === 'ended'")
         assert "alert(1)" in _text(page, "u1")  # shown as text
-    finally:
-        context.close()
-    assert errors == [] and requests == []
 
 
 def test_a_real_pi_session_plays_through(browser, tmp_path):
-    context, page, requests, errors = _page(browser, FIXTURES / "large-session.jsonl", tmp_path)
-    try:
+    with exported(browser, FIXTURES / "large-session.jsonl", tmp_path) as page:
         length = page.evaluate("() => window.piPlayback.length()")
         assert length > 600_000  # more than ten minutes of recorded work on the shown branch
         page.evaluate(f"() => window.piPlayback.play({{speed: {length / 8000}, log: true}})")
@@ -203,6 +191,3 @@ def test_a_real_pi_session_plays_through(browser, tmp_path):
         page.wait_for_function("() => window.piPlayback.state() === 'ended'", timeout=120000)
         log = page.evaluate("() => window.piPlayback.log()")
         assert len(log) > 500 and all(shown >= due - 20 for due, shown in log)  # never ahead of the recording
-    finally:
-        context.close()
-    assert requests == [] and errors == []
