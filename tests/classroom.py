@@ -9,6 +9,7 @@ student's kernel leaves.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from pathlib import Path
 
 from pi_jupyter import Agent, Session
@@ -21,6 +22,16 @@ COURSE = {
 }
 
 
+def _run(coro):
+    """``asyncio.run``, in a thread of its own where a loop already runs (Playwright's, in the browser tests)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def run_cell(agent: Agent, cell_id: str, prompt: str, count: int) -> None:
     """One run of a course cell, as ``%%pi`` runs it (a re-run forks from the cell's start)."""
     session = agent.session
@@ -28,7 +39,7 @@ def run_cell(agent: Agent, cell_id: str, prompt: str, count: int) -> None:
     if start != session.leaf_id:
         session.checkout(start, persist=False)
         agent.reload()
-    result = asyncio.run(agent.prompt(prompt))
+    result = _run(agent.prompt(prompt))
     record_run(
         session, CellRun(cell_id=cell_id, started_from=start, produced=list(result.entry_ids), end=session.leaf_id, execution_count=count)
     )

@@ -67,6 +67,8 @@ SUBCOMMANDS = """\
   export [--branch REF] [--format html|markdown] [PATH]
                              write the session as one self-contained HTML page (or a branch as Markdown)
   skills                     the skills found for this project, with their warnings
+  class FOLDER [--reference FILE] [-o PAGE]
+                             a class's session files: students by cells, answers side by side, trees
   ext [load MODULE | remove NAME]
                              list, load or remove extensions of the current session's agent
 """
@@ -589,6 +591,11 @@ class PiMagics(Magics, PiConfig):
         from .experiment_cell import score_command
 
         return score_command(self, rest)
+
+    def _cmd_class(self, rest: list[str]) -> Any:
+        from .class_command import class_command
+
+        return class_command(rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report
