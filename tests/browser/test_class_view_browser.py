@@ -14,8 +14,10 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from classroom import student  # noqa: E402
+from offline_page import offline_page  # noqa: E402
 
 from pi_jupyter.cli.main import main  # noqa: E402
 
@@ -33,15 +35,7 @@ def test_the_class_page_opens_answers_and_trees_without_network(browser, tmp_pat
     (folder / "broken.jsonl").write_text("{not json\n")
     out = tmp_path / "class.html"
     assert main(["class", str(folder), "-o", str(out)]) == 1  # one file had a problem
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    page = context.new_page()
-    requests: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: (errors.append("dialog: " + d.message), d.dismiss()))
-    try:
-        page.goto(out.as_uri())
+    with offline_page(browser, out, width=1300, height=900) as page:
         assert "broken.jsonl" in page.locator(".pic-problems").inner_text()
         table = page.locator(".pic-table")
         assert table.locator("tbody tr").count() == 4
@@ -63,6 +57,3 @@ def test_the_class_page_opens_answers_and_trees_without_network(browser, tmp_pat
         assert "2 tool errors" in tree.inner_text() or "1 tool error" in tree.inner_text()
         assert EVIL in page.locator("body").text_content()  # the markup is text (in an answer)
         assert EVIL.replace("/", "_") in table.inner_text()  # and in a name
-    finally:
-        context.close()
-    assert requests == [] and errors == []

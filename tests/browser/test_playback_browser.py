@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 import pytest
 
 from pi_jupyter.cli.main import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from offline_page import offline_page  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -81,20 +85,9 @@ def exported(browser, session: Path, tmp_path: Path) -> Iterator[Any]:
     """The page ``pi-jupyter export`` writes for ``session``, open in Chromium; it must fetch nothing and raise nothing."""
     out = tmp_path / (session.stem + ".html")
     assert main(["export", str(session), "-o", str(out)]) == 0
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    page = context.new_page()
-    requests: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: (errors.append("dialog: " + d.message), d.dismiss()))
-    try:
-        page.goto(out.as_uri())
+    with offline_page(browser, out) as page:
         page.wait_for_function("() => !!window.piPlayback")
         yield page
-    finally:
-        context.close()
-    assert requests == [] and errors == []
 
 
 SHOWN = "(id) => { const e = document.getElementById('e-' + id); return e && getComputedStyle(e).display !== 'none' ? e.innerText : ''; }"
