@@ -143,7 +143,7 @@ def test_step_mode_holds_before_the_tool_call_until_go_is_pressed(classroom, lec
     _send(classroom, comm_id, {"type": "go"})
     rest = _messages_until(classroom, msg_id, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle")
     html = [m["content"]["data"]["text/html"] for m in rest if m["msg_type"] == "update_display_data"][-1]
-    assert "⏸ The agent is about to call a tool. What will it do?" in html and "42" in html
+    assert "Paused: The agent is about to call a tool. What will it do?" in html and "42" in html
     assert len(_answers(lecture)) == before + 2
 
 

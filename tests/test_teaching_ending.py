@@ -52,7 +52,7 @@ def test_the_ending_records_replays_in_step_mode_exports_and_shows_the_class(tmp
         assert "ERROR" not in out and "Traceback" not in out, out[-2000:]
     # the recording, and its performance in class: the same answer, held before the tool call
     assert "east,143.2" in record and "offline/typewriter" in record
-    assert "⏸ The agent is about to call a tool. What will it do?" in replay
+    assert "Paused: The agent is about to call a tool. What will it do?" in replay
     assert "no browser shows this cell, so the replay does not stop here" in replay
     assert "east,143.2" in replay and "pi: stop" in replay
     lecture = tmp_path / "teaching-demo" / "lecture.jsonl"

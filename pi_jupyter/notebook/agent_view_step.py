@@ -46,7 +46,7 @@ class StepControl:
         """Show ``text`` with a "Go on ▶" button (one pause at a time)."""
         with self._lock:
             self._end_pause()
-            self._step_item = self._add({"kind": "notice", "tone": "info", "step": True, "waiting": True, "text": "⏸ " + text})  # type: ignore[attr-defined]
+            self._step_item = self._add({"kind": "notice", "tone": "info", "step": True, "waiting": True, "text": "Paused: " + text})  # type: ignore[attr-defined]
             self._snapshot_dirty = True
             self._force = True
             self._after_event()  # type: ignore[attr-defined]
