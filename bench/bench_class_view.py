@@ -50,9 +50,11 @@ def write_student(path: Path, student: int, entries: int, cells: int = 20) -> No
         nonlocal n, parent, t
         n += 1
         t += timedelta(seconds=rng.uniform(0.5, 4))
-        entry.update(id=f"{student:03d}{n:05d}", parentId=entry.get("parentId", parent), timestamp=t.isoformat().replace("+00:00", "Z"))
-        lines.append(entry)
-        return entry["id"]
+        # the keys in the order pi and pi-jupyter write them
+        head = {"type": entry.pop("type"), "id": f"{student:03d}{n:05d}", "parentId": entry.pop("parentId", parent)}
+        head["timestamp"] = t.isoformat().replace("+00:00", "Z")
+        lines.append({**head, **entry})
+        return head["id"]
 
     cell = 0
     while n < entries:

@@ -200,3 +200,25 @@ def test_worker_processes_read_the_same_rows_in_the_same_order(folder):
     shared = read_rows(paths, workers=2)
     assert [f.path for f, _ in shared] == paths
     assert [(r.student, r.cells, r.branches) for _, r in shared] == [(r.student, r.cells, r.branches) for _, r in alone]
+
+
+def test_the_quick_reading_of_tool_results_reads_what_a_whole_parse_reads(folder):
+    import orjson
+
+    from pi_jupyter.session.report import LoadReport
+    from pi_jupyter.views.class_lines import parse_session_lines
+
+    for path in [*folder.glob("*.jsonl"), FIXTURES / "large-session.jsonl"]:
+        data = path.read_bytes()
+        quick, _, torn = parse_session_lines(data, LoadReport())
+        whole = [orjson.loads(line) for line in data.splitlines() if line.strip()]
+        assert not torn and len(quick) == len(whole)
+        stubs = sum(1 for q in quick if q.get("message") == {"role": "toolResult"})
+        ok = sum(1 for w in whole if (w.get("message") or {}).get("role") == "toolResult" and w["message"].get("isError") is not True)
+        assert stubs == (ok if path.parent == folder else 0)  # ours are read quickly; pi's v1 lines have no ids
+        for q, w in zip(quick, whole, strict=True):
+            assert (q.get("id"), q.get("parentId"), q["type"]) == (w.get("id"), w.get("parentId"), w["type"])
+            role = (w.get("message") or {}).get("role")
+            assert (q.get("message") or {}).get("role") == role
+            if role == "toolResult":
+                assert (q["message"].get("isError") is True) == (w["message"].get("isError") is True)

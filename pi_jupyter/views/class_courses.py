@@ -58,15 +58,20 @@ def build_courses(rows: list[StudentRow], ref: StudentRow | None = None) -> list
             prompts = Counter(r.cells[key].prompt for r in group if key in r.cells and r.cells[key].prompt)
             column = Column(key=key, prompt=prompts.most_common(1)[0][0] if prompts else "")
             answers = [r.cells[key].answer for r in group if key in r.cells]
+            counted: dict[str, Counter[str]] = {}  # one count per distinct answer (many students answer alike)
             if ref is not None and key in ref.cells and ref.cells[key].answer.strip():
                 column.measure, column.measured_from = ref.cells[key].answer, "reference"
             elif len(answers) > 1:
-                column.measure, column.measured_from = common_answer(answers), "common"
+                column.measure, column.measured_from = common_answer(answers, counted), "common"
             if column.measure is not None:
-                target = words(column.measure)
+                target = counted.get(column.measure) or words(column.measure)
                 for r in group:
-                    if key in r.cells:
-                        r.cells[key].distance = round(1 - cosine(words(r.cells[key].answer), target), 2)
+                    work = r.cells.get(key)
+                    if work is not None:
+                        mine = counted.get(work.answer)
+                        if mine is None:
+                            mine = counted[work.answer] = words(work.answer)
+                        work.distance = round(1 - cosine(mine, target), 2)
             columns.append(column)
         courses.append(Course(title=title, columns=columns, rows=sorted(group, key=lambda r: r.student)))
     return courses

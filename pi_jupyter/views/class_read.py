@@ -20,9 +20,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..session.files import read_regular
-from ..session.jsonl import parse_lines, strip_bom
+from ..session.jsonl import strip_bom
 from ..session.migrate import migrate, needs_migration
 from ..session.report import LoadReport, SessionError
+from .class_lines import parse_session_lines
 
 SESSION_SUFFIX = ".jsonl"
 
@@ -109,15 +110,15 @@ def read_session_file(path: str) -> SessionFile | FileNote:
     if not data.strip():
         return note("an empty file (no session header)")
     report = LoadReport(path=path)
-    chunk = parse_lines(data, report, final=True)
-    if not chunk.objs:
+    objs, line_numbers, torn = parse_session_lines(data, report)
+    if not objs:
         return note("no JSON object in it: not a session file")
-    header = chunk.objs[0]
+    header = objs[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         kind = header.get("type")
         what = f"a {kind!r} entry" if isinstance(kind, str) else "a JSON object without a 'type'"
-        return note(f"not a session file: line {chunk.lines[0]} is {what}, not a session header")
-    entries = chunk.objs[1:]
+        return note(f"not a session file: line {line_numbers[0]} is {what}, not a session header")
+    entries = objs[1:]
     if needs_migration(header):
         migrate(header, entries)
     usable = [e for e in entries if type(e.get("id")) is str and type(e.get("type")) is str]
@@ -131,7 +132,7 @@ def read_session_file(path: str) -> SessionFile | FileNote:
         name=session_name,
         entries=usable,
         problems=problems,
-        still_writing=chunk.torn_tail,
+        still_writing=torn,
     )
 
 

@@ -132,9 +132,18 @@ def cosine(a: Counter[str], b: Counter[str]) -> float:
     return dot / math.sqrt(sum(n * n for n in a.values()) * sum(n * n for n in b.values()))
 
 
-def common_answer(answers: list[str]) -> str | None:
-    """The answer nearest to all the others (nearest to the sum of their normalized word counts)."""
-    vectors = [(a, words(a)) for a in answers if a.strip()]
+def common_answer(answers: list[str], counted: dict[str, Counter[str]] | None = None) -> str | None:
+    """The answer nearest to all the others (nearest to the sum of their normalized word counts).
+
+    ``counted``: word counts already made, by answer text (filled in as a side effect).
+    """
+    counted = {} if counted is None else counted
+    vectors = []
+    for a in answers:
+        if a.strip():
+            if a not in counted:
+                counted[a] = words(a)
+            vectors.append((a, counted[a]))
     if not vectors:
         return None
     centre: Counter[str] = Counter()
