@@ -160,3 +160,5 @@ def test_pace_and_step_outside_a_replay_are_one_line(classroom):
     assert "Traceback" not in bad.stderr
     worse = classroom.run("%%pi --session lecture --replay --pace fast\nHello", cell_id="c9")
     assert worse.error is not None and "--pace: 'fast' is not a speed" in worse.error["evalue"]
+    grid = classroom.run("%%pi --session lecture --vary tone=a,b --replay --step\nHello {tone}", cell_id="c9")
+    assert grid.error is not None and "apply to one cell's replay, not to a grid" in grid.error["evalue"]

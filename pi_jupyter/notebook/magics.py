@@ -25,7 +25,7 @@ from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
-from .replay_cell import cell_replay
+from .replay_cell import cell_replay, no_pace_for_grids
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
@@ -178,6 +178,7 @@ class PiMagics(Magics, PiConfig):
             from .experiment_cell import is_experiment, run_experiment_cell
 
             if is_experiment(args):  # a grid of sibling branches (see experiment_cell)
+                no_pace_for_grids(args)
                 return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:

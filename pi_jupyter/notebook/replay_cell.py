@@ -66,6 +66,12 @@ class CellReplay:
             agent.serve_with(previous)
 
 
+def no_pace_for_grids(args: Any) -> None:
+    """A grid's replay is instant: ``--pace`` and ``--step`` on a grid are a one-line ``UsageError``."""
+    if args.pace is not None or args.step:
+        raise UsageError("%%pi: --pace and --step apply to one cell's replay, not to a grid (--vary, --repeat); a grid replays at once")
+
+
 def cell_replay(args: Any, agent: Any, base_url: str | None = None) -> CellReplay | None:
     """The replay serving this plain ``%%pi`` cell (``None`` for a cell that is not one); bad options are a one-line ``UsageError``.
 
@@ -121,4 +127,4 @@ def _gate_for(view: Any) -> StepGate:
 
 GO = "Go on ▶"
 
-__all__ = ["CellReplay", "cell_replay"]
+__all__ = ["CellReplay", "cell_replay", "no_pace_for_grids"]
