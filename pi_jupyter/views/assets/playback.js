@@ -155,10 +155,19 @@
     node.classList.remove("pb-future");
   }
 
+  // the newest thing shown; the pane scrolls to it once per frame (one layout, however many events)
+  var latest = null;
+
   function follow(node) {
-    var r = node.getBoundingClientRect();
+    latest = node;
+  }
+
+  function scrollToLatest() {
+    if (!latest) return;
+    var r = latest.getBoundingClientRect();
     var p = pane.getBoundingClientRect();
     if (r.bottom > p.bottom) pane.scrollTop += r.bottom - p.bottom + 8;
+    latest = null;
   }
 
   function resultPart(card) {
@@ -288,6 +297,7 @@
     pane.scrollTop = 0;
     say(untimed ? untimed + " entries of this branch have no times in the session file: they play at a default pace" : "", false);
     state = "playing";
+    pane.classList.add("pb-playing");
     anchor = performance.now();
     loop();
   }
@@ -385,7 +395,9 @@
     frame = 0;
     if (state !== "playing") return;
     pos = (now - anchor) * speed;
-    if (!advance(now)) return;
+    var going = advance(now);
+    scrollToLatest();
+    if (!going) return;
     if (next >= events.length && !active.length) {
       pos = total;
       state = "ended";
@@ -430,6 +442,7 @@
     pos = Math.max(pos, target);
     state = "stepping";
     advance(now);
+    scrollToLatest();
     if (state !== "held") state = next >= events.length && !active.length ? "ended" : "paused";
     refresh();
   }
@@ -438,6 +451,7 @@
     if (frame) cancelAnimationFrame(frame);
     frame = 0;
     reset();
+    pane.classList.remove("pb-playing");
     state = "idle";
     say("", false);
     refresh();
