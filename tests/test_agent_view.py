@@ -449,7 +449,12 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
     }
     markdown = ["# T\n\n- a\n- b\n  - c\n\n```py\nx = 1", "| a | b |\n|---|:-:|\n| 1 | 2 |"]
     data = tmp_path / "input.json"
-    inline = ["*a **b** c* and snake_case_name", "[x](javascript:alert(1)) <b>hi</b> `*no*`", "see https://x.y/z. [ok](https://e.com)"]
+    inline = [
+        "*a **b** c* and snake_case_name",
+        "[x](javascript:alert(1)) <b>hi</b> `*no*`",
+        "see https://x.y/z. [ok](https://e.com)",
+        "[y](javascript:alert(1)//https://e.com) [z](JavaScript:x#https://e.com)",
+    ]
     code = [["def f(x):\n    return 'if' + 2  # done", "python"], ["let a = `x`; // note", "ts"], ["plain <b>", "nosuchlang"]]
     data.write_text(
         json.dumps({"initial": {"items": [], "seq": 0}, "scenarios": scenarios, "markdown": markdown, "inline": inline, "code": code})
@@ -472,6 +477,7 @@ def test_js_store_merges_snapshots_and_ops_in_any_delivery_order(recorded, tmp_p
         "<em>a <strong>b</strong> c</em> and snake_case_name",
         "x &lt;b>hi&lt;/b> <code>*no*</code>",  # an unsafe link is dropped to its text; HTML stays text
         "see <a href=https://x.y/z>https://x.y/z</a>. <a href=https://e.com>ok</a>",
+        "y z",  # the link filter is anchored: an https tail does not make a javascript: link safe
     ]
     # the shipped highlighter: keywords, strings, numbers and comments in spans; names and unknown languages stay text
     assert result["hl"][0] == (

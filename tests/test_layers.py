@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "session": 1,
     "compaction": 2,
     "resources": 2,
+    "world": 2,  # what the tools change, recorded and restored; needs only the session
     "providers": 3,
     "agent": 4,
     "views": 4,
@@ -34,7 +35,7 @@ LAYERS: dict[str, int] = {
 }
 """DESIGN.md's layer order: a module may import its own layer and the ones with a smaller number."""
 
-SIDE_BY_SIDE = [{"agent", "views"}, {"compaction", "resources"}, {"notebook", "cli"}]
+SIDE_BY_SIDE = [{"agent", "views"}, {"compaction", "resources"}, {"compaction", "world"}, {"resources", "world"}, {"notebook", "cli"}]
 """Layers of equal rank that must not import each other."""
 
 

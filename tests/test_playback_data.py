@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pi_jupyter.views.export import script_json
 from pi_jupyter.views.playback import playback_data, playback_tags
 
 
@@ -39,6 +40,6 @@ def test_times_kinds_results_and_branch_points_come_from_the_file():
 
 def test_ids_from_the_file_cannot_end_the_data_script():
     hostile = "</script><script>alert(1)</script><!--"
-    tags = playback_tags([{"type": "message", "id": hostile, "parentId": None, "message": {"role": "user", "content": "hi"}}])
+    tags = playback_tags([{"type": "message", "id": hostile, "parentId": None, "message": {"role": "user", "content": "hi"}}], script_json)
     data = re.search(r'<script type="application/json" id="pi-play">(.*?)</script>', tags, re.S).group(1)
     assert "<" not in data and ">" not in data and "\\u003c/script\\u003e" in data

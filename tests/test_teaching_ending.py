@@ -23,7 +23,7 @@ CELLS = Path(__file__).resolve().parents[1] / "NOTEBOOK_CELLS.md"
 def ending_cells() -> list[str]:
     """The code cells of the teaching notebook's ending, in order."""
     text = CELLS.read_text(encoding="utf-8")
-    section = text.split("## `notebooks/teaching-agent-memory.ipynb`", 1)[1]
+    section = text.split("## `notebooks/teaching-agent-memory.ipynb`", 1)[1].split("<!-- end of the teaching notebook's ending -->", 1)[0]
     return re.findall(r"\*\*code\*\*\s*```python\n(.*?)```", section, re.S)
 
 

@@ -27,6 +27,7 @@ COMMANDS: tuple[str, ...] = (
     "rpc_cmd",
     "export_cmd",
     "experiment_cmd",
+    "gc_cmd",
     "class_cmd",
 )
 """Modules of ``pi_jupyter.cli`` that provide a subcommand, in the order ``--help`` lists them."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from ..agent import Agent
 from ..session import Session
+from ..world.branches import for_branch
 from .branch_session import BranchSession
 from .records import END_TYPE, VARIANT_TYPE
 from .variants import Variant, tool_names
@@ -116,6 +117,8 @@ async def run_branch(
     view.append_custom(VARIANT_TYPE, spec.variant_data)
     state, error, leaf = "failed", None, view.leaf_id
     try:
+        options = dict(agent_options or {})
+        options["tool_extra"] = for_branch(session, spec.start, options.get("tool_extra"), spec.cwd)  # a world of its own
         if spec.replay_leaf is not None:
             from .replay import branch_replay_stream
 
@@ -131,7 +134,7 @@ async def run_branch(
             cwd=spec.cwd,
             settings=settings,
             base_url=spec.base_url,
-            **dict(agent_options or {}),
+            **options,
         )
         if register_abort is not None:
             register_abort(agent.abort)

@@ -8,17 +8,13 @@ import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from ..views.markdown_safe import md_code, md_fence, md_text
 
 _MAX_BLOCK = 1200
 
 
 def _short(text: str, limit: int = _MAX_BLOCK) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
-
-
-def _fence(text: str) -> str:
-    ticks = "````" if "```" in text else "```"
-    return f"{ticks}\n{text}\n{ticks}"
 
 
 # prose wraps at word boundaries (a word longer than the line still breaks, so nothing overflows)
@@ -75,10 +71,10 @@ def _report_blocks(agent: Any) -> dict[str, Any]:
 def context_report(agent: Any) -> str:
     """Markdown: the system prompt, the messages after conversion, the tools, and a token estimate."""
     blocks = _report_blocks(agent)
-    parts = [f"### {blocks['title']}", blocks["summary"]]
+    parts = [f"### {md_text(blocks['title'])}", md_text(blocks["summary"])]
     for heading, text in blocks["sections"]:
-        parts.append(f"**{heading}**")
-        parts.append(_fence(text))
+        parts.append(f"**{md_text(heading)}**")
+        parts.append(md_fence(text))
     return "\n\n".join(parts)
 
 
@@ -113,9 +109,9 @@ def skills_report(agent: Any) -> str:
             "No skills found (pi looks in `.pi/skills`, `.agents/skills` up to the git root, `~/.pi/agent/skills`, `~/.agents/skills`)."
         )
     for skill in skills:
-        lines.append(f"- **{skill.name}** — {skill.description}  \n  `{skill.file_path}`")
+        lines.append(f"- **{md_text(skill.name)}** — {md_text(skill.description)}  \n  {md_code(skill.file_path)}")
     diagnostics = getattr(res, "skill_diagnostics", None) or getattr(res, "diagnostics", [])
     if diagnostics:
         lines.append("#### Warnings")
-        lines.extend(f"- {d}" for d in diagnostics)
+        lines.extend(f"- {md_text(d)}" for d in diagnostics)
     return "\n".join(lines)

@@ -13,6 +13,23 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
+STATIC_SIGNATURES = ('<div class="pi-static"', '<div class="pi-experiment-done"')
+"""How the HTML of a finished pi output begins (a finished run's output replaces the widget and carries no metadata)."""
+
+
+def is_pi_output(output: dict[str, Any]) -> bool:
+    """True for an output pi-jupyter made: marked in its metadata, or a finished run's static rendering."""
+    data = output.get("data")
+    if not isinstance(data, dict):
+        return False
+    metadata = output.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("pi_jupyter"), dict):
+        return True
+    page = data.get("text/html")
+    page = "".join(page) if isinstance(page, list) else page
+    return isinstance(page, str) and page.lstrip().startswith(STATIC_SIGNATURES)
+
+
 def _saved_models(nb: dict[str, Any]) -> set[str]:
     state = ((nb.get("metadata") or {}).get("widgets") or {}).get(WIDGET_STATE) or {}
     return set((state.get("state") or {}).keys())
@@ -43,4 +60,4 @@ def make_durable(nb: dict[str, Any], *, keep_saved_widgets: bool = True) -> int:
     return changed
 
 
-__all__ = ["WIDGET_STATE", "WIDGET_VIEW", "make_durable"]
+__all__ = ["STATIC_SIGNATURES", "WIDGET_STATE", "WIDGET_VIEW", "is_pi_output", "make_durable"]

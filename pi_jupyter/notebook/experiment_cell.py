@@ -21,6 +21,7 @@ the :class:`~pi_jupyter.experiment.ExperimentResult`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from collections import ChainMap
 from typing import Any
@@ -29,6 +30,7 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ..experiment import Experiment, ExperimentResult, load_experiment, parse_vary
+from . import world_cells
 from .cells import CellRun, record_run, start_for
 from .prompt_text import fill_prompt
 from .runner import BackgroundRun, PendingRun, RunStopped
@@ -57,6 +59,10 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     session = agent.session
     start, _ = start_for(session, cell_id)
     namespace = magics.shell.user_ns
+    world = world_cells.world_of(agent)
+    moved = world_cells.move_for_cell(agent, start)  # the branches start in the world of the start
+    if moved:
+        print(f"pi: {moved}")
 
     def render(variant: Any) -> str:
         return fill_prompt(text, ChainMap(variant.bindings, namespace))
@@ -101,7 +107,8 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
 
         ticker = asyncio.ensure_future(view.follow(exp)) if view is not None else None
         try:
-            return await exp.run()
+            with world.running() if world is not None else contextlib.nullcontext():
+                return await exp.run()
         finally:
             if ticker is not None:
                 ticker.cancel()
@@ -116,6 +123,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
             except Exception:  # noqa: BLE001 - the record is best effort; the branches are written
                 pass
             agent.reload()
+            if world is not None:  # the cells below continue in the world of the branch they continue from
+                world.grid_ended()
+                world.move(session.leaf_id)
             # stopped or interrupted too: the output becomes the durable line (stopped branches are rows of the table)
             if handle is not None and exp.result is not None:
                 from .experiment_view import final_bundle
@@ -123,6 +133,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
                 handle.update(final_bundle(exp.result, exp.progress(), exp.replayed), raw=True)
 
     def finish(result: ExperimentResult) -> ExperimentResult:
+        brought = world_cells.note(agent)
+        if brought:
+            print(f"pi: {brought}")
         if handle is None and exp.replayed:
             print(f"{exp.replayed} of {exp.grid.size} branches replayed from the recording")
         if args.name:

@@ -20,7 +20,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import context_commands, page_bridge
+from . import context_commands, page_bridge, world_cells
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .prompt_secrets import guard_prompt
@@ -50,8 +50,9 @@ SUBCOMMANDS = """\
   new [NAME]                 start a new session (and make it current)
   open PATH|NAME|ID          open a session file (and make it current)
   status                     the current session, model, leaf and runs
-  checkout ID [--summarize] [--instructions TEXT] [--label TEXT]
-                             move to another node (ID: id, id prefix, label, cell id, or 'root')
+  checkout ID [--summarize] [--instructions TEXT] [--label TEXT] [--force]
+                             move to another node (ID: id, id prefix, label, cell id, or 'root');
+                             its variables and files come back (--force: over your own changes)
   fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
   label ID TEXT              label an entry ('' clears)
   forget ID                  drop an entry from what the model sees (the file keeps it)
@@ -62,6 +63,7 @@ SUBCOMMANDS = """\
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
+  world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [PATH]
@@ -206,6 +208,7 @@ class PiMagics(Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
+        world_cells.say(world_cells.move_for_cell(agent, start), "pi: ")  # a re-run starts in its start's world
         tools_before = agent.tools
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
@@ -226,6 +229,7 @@ class PiMagics(Magics, PiConfig):
             finally:
                 unsubscribe()
                 agent.tools = tools_before
+                world_cells.settle(agent)
                 produced = list(result.entry_ids) if result is not None else []
                 try:
                     record_run(
@@ -426,14 +430,17 @@ class PiMagics(Magics, PiConfig):
         parser.add_argument("--summarize", action="store_true")
         parser.add_argument("--instructions", default=None)
         parser.add_argument("--label", default=None)
+        parser.add_argument("--force", action="store_true")
         opts = parser.parse_args(rest)
         agent = self._agent()
         target = None if opts.target in ("root", "none", "null") else self._resolve_ref(agent, opts.target)
+        world_cells.force_next(agent, opts.force)
         leaf = self.state.runner.wait(
             self.state.runner.submit(agent.checkout(target, summarize=opts.summarize, instructions=opts.instructions, label=opts.label)),
             on_interrupt=agent.abort,
         )
         print(f"checked out {target or 'the point before the first entry'}; leaf is now {leaf}")
+        world_cells.say(world_cells.note(agent))  # what came back with it
         return None
 
     def _resolve_ref(self, agent: Agent, ref: str) -> str:
@@ -453,8 +460,9 @@ class PiMagics(Magics, PiConfig):
         if target is None:
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
-        self.state.switch(new)
+        moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
         print(f"forked into {new.path} ({len(new)} entries); it is now the current session")
+        world_cells.say(moved)
         return new
 
     def _cmd_label(self, rest: list[str]) -> Any:
@@ -509,7 +517,10 @@ class PiMagics(Magics, PiConfig):
         if len(refs) < 2:
             raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
         # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
-        return self._agent().session.compare(*refs, by=by)
+        return world_cells.show_compare(self._agent().session.compare(*refs, by=by), self._agent().session)  # and their worlds
+
+    def _cmd_world(self, rest: list[str]) -> Any:
+        return world_cells.command(self, rest)
 
     def _cmd_log(self, rest: list[str]) -> Any:
         if rest and not rest[0].isdigit():

@@ -20,6 +20,7 @@ from typing import Any
 from nbconvert.preprocessors import Preprocessor
 
 from .durable_outputs import WIDGET_STATE, make_durable
+from .nbconvert_readers import for_reader
 
 PI_WIDGET_PREFIX = "pi_jupyter."
 """anywidget records the widget's class (``_anywidget_id``: module and name) in its saved state."""
@@ -100,6 +101,7 @@ class PiDurableOutputs(Preprocessor):
         """
         make_durable(nb, keep_saved_widgets=False)
         drop_pi_widget_state(nb)
+        for_reader(nb, self.parent)  # Markdown files and sanitized HTML: the transcript, not tags and scripts
         from nbconvert.exporters import LatexExporter
 
         if isinstance(self.parent, LatexExporter):

@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from ..agent.agent import AgentBusyError
 from ..session.report import SessionError
-from . import context_commands
+from . import context_commands, world_cells
 
 Action = Literal["checkout", "forget"]
 ACTIONS: tuple[str, ...] = ("checkout", "forget")
@@ -70,7 +70,7 @@ def act(agent: Any, action: str, target: Any, runner: Any = None) -> ActionResul
                 leaf = runner.wait(runner.submit(agent.checkout(target)), on_interrupt=agent.abort)
             else:
                 leaf = agent.checkout_sync(target)
-            return ActionResult(ok=True, text=f"checked out {leaf}: cells below continue from here")
+            return ActionResult(ok=True, text=f"checked out {leaf}: cells below continue from here" + world_cells.suffix(agent))
         line = context_commands.forget(agent, target)
         return ActionResult(ok=True, text=f"not sent any more: {line}")
     except (AgentBusyError, SessionError, KeyError, ValueError, RuntimeError) as exc:

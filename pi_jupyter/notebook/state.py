@@ -14,6 +14,7 @@ from ..session import Session, SessionError
 from .display_capture import display_capture
 from .live_settings import apply_settings
 from .runner import BackgroundRun, KernelRunner
+from .world_cells import Tracker, attach
 
 LOG_LIMIT = 5000
 
@@ -38,6 +39,8 @@ class NotebookState:
         self.logs: dict[str, collections.deque[dict[str, Any]]] = {}
         self.applied: dict[str, dict[str, Any]] = {}
         """Per agent: the settings it last took (see :mod:`.live_settings`)."""
+        self.tracker = Tracker()
+        """What the world knows of the namespace, shared by every session's world (see :mod:`.world_cells`)."""
 
     # ------------------------------------------------------------ sessions
 
@@ -129,6 +132,7 @@ class NotebookState:
             policy=policy,
         )
         agent.extensions.load_entry_points()
+        attach(agent, self.namespace, self.tracker)
         log: collections.deque[dict[str, Any]] = collections.deque(maxlen=LOG_LIMIT)
         self.logs[session.path or f"memory:{session.id}"] = log
 

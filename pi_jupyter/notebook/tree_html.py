@@ -11,6 +11,7 @@ from typing import Any
 
 from ..views import digest as _digest
 from ..views.scores import scores_text as _scores_text
+from ..world import delta_of, summarize
 
 MAX_TOOL_OUTPUT = 4000
 """Characters of a tool result shown in the side panel."""
@@ -176,6 +177,9 @@ def node_details(session: Any, key: str, node: Any) -> dict[str, Any]:
         parts.append(f'<div class="pitv-meta">… {len(node.entry_ids) - MAX_DETAIL_ENTRIES} more entries</div>')
     if node.folded:
         parts.insert(0, f'<div class="pitv-meta">{html.escape(node.title)}: {node.entries:,} entries. Expand to see them.</div>')
+    changed = summarize([d for eid in node.entry_ids for d in [_world_delta(session, eid)] if d])
+    if changed:  # what the turn's tools changed in the world (variables, files)
+        parts.insert(0, f'<div class="pitv-meta pitv-world">changed: {html.escape(changed)}</div>')
     scores = getattr(node, "scores", None) or {}
     if scores:  # an experiment branch's leaf: its scores first, as the tree's badge shows them
         parts.insert(0, f'<div class="pitv-meta pitv-scores">scores: {html.escape(_scores_text(scores))}</div>')
@@ -201,6 +205,12 @@ def node_details(session: Any, key: str, node: Any) -> dict[str, Any]:
         "cell": node.cell_id,
         "executionCount": node.execution_count,
         "scores": scores,
+        "changed": changed,
         "html": "".join(parts),
     }
     return json_safe(details)  # what an odd file holds must still reach the browser
+
+
+def _world_delta(session: Any, eid: str) -> Any:
+    entry = _digest.lookup(session, eid)
+    return delta_of(entry) if isinstance(entry, dict) else None

@@ -37,6 +37,7 @@ from ..views import INSTALL_HINT, Comparison
 from ..views import digest as _digest
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
+from . import world_cells
 from .tree_actions import CONTEXT_ACTIONS, ContextEditActions, context_rows
 from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
 
@@ -329,7 +330,7 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
             return leaf
         coro = agent.checkout(target, summarize=summarize, instructions=instructions or None)
         verb = "checked out with a branch summary" if summarize else "checked out"
-        return self._run(coro, lambda leaf: f"{verb} {target}; the leaf is now {leaf}")
+        return self._run(coro, lambda leaf: f"{verb} {target}; the leaf is now {leaf}" + world_cells.suffix(agent))
 
     def fork(self, ref: str | None = None) -> Session:
         """Fork the branch ending at a node into a new session file; the view then shows the new session."""

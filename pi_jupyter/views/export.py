@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
@@ -121,22 +122,44 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
             below.add(parent)
     leaves = [r["id"] for r in raws if r.get("type") in _CONTENT and r["id"] not in below]
     data = {"parents": parents, "nodes": nodes, "leaf": start, "leaves": leaves, "labels": labels}
-    title = html.escape(str(session.name or os.path.basename(session.path or "") or "session"))
+    file_name = os.path.basename(session.path or "")
+    title = str(session.name or file_name or "session")
+    # the file's name, never its folder (an export is shared; where it was made is nobody's business)
+    facts = ([file_name] if file_name and file_name != title else []) + [
+        f"{len(raws):,} entries",
+        f"{len(leaves)} branch{'es' if len(leaves) != 1 else ''}",
+        f"session {str(session.id)[:8]}",
+    ]
     branch_list = "".join(
         f'<li><a href="#e-{html.escape(x)}" data-leaf="{html.escape(x)}">{html.escape(_branch_name(x, parents, msgs, labels))}</a></li>'
         for x in leaves
     )
     return _PAGE.format(
-        title=title,
-        meta=html.escape(f"{len(raws):,} entries · {len(leaves)} branches · session {session.id}" + (f" · {session.path or ''}")),
+        title=html.escape(title),
+        meta=html.escape(" · ".join(facts)),
         tree=tree,
         branches=branch_list,
         entries=entries,
-        data=json.dumps(data).replace("</", "<\\/"),
-        css=_CSS,
-        js=_JS,
-        playback=playback_tags(raws),  # the player: its own style, data and script (views/playback.py)
+        data=script_json(data),
+        css=_asset("export_page.css"),
+        js=_asset("export_page.js"),
+        playback=playback_tags(raws, script_json),  # the player: its own style, data and script (views/playback.py)
     )
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON that can sit inside a ``<script>`` element whatever its strings hold.
+
+    No ``<`` (so no ``</script>`` and no ``<!--``, which would make the browser read past the
+    element's end), no ``>`` or ``&``, and no character outside ASCII (U+2028 and lone
+    surrogates included): all are written as ``\\uXXXX`` escapes, which JSON reads back as they were.
+    """
+    text = json.dumps(value, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _asset(name: str) -> str:
+    return (Path(__file__).parent / "assets" / name).read_text(encoding="utf-8")
 
 
 _CONTENT = frozenset({"message", "compaction", "branch_summary", "custom_message"})
@@ -156,65 +179,23 @@ def _branch_name(leaf: str, parents: dict[str, str | None], msgs: dict[str, Any]
     return leaf
 
 
-_CSS = """
-body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1f2328;background:#fff;height:100vh;overflow:hidden;
-  display:flex;flex-direction:column}
-header{padding:.6em 1em;border-bottom:1px solid #d0d7de;display:flex;gap:1em;align-items:center;flex-wrap:wrap}
-header h1{font-size:1.15em;margin:0} header .meta{opacity:.7;font-size:.85em;overflow-wrap:anywhere}
-#search{margin-left:auto;padding:.3em .5em;min-width:16em}
-main{display:grid;grid-template-columns:minmax(18em,38%) 1fr;flex:1;min-height:0}
-#side{overflow:auto}
-#tree{overflow:auto;border-right:1px solid #d0d7de;padding:.5em} #tree svg{max-width:none}
-#tree g.node{cursor:pointer} #tree g.node.sel polygon,#tree g.node.sel path{stroke:#cf222e;stroke-width:3}
-#side ul{padding-left:1.2em;margin:.3em 0} #hits a{display:block}
-#transcript{overflow:auto;padding:.5em 1.5em;position:relative}
-.entry{margin:.3em 0;padding:.2em 0;border-top:1px dashed #eaeef2}
-.js .entry{display:none} .js .entry.on{display:block} .js.searching .entry.hit{display:block;background:#fff8c5}
-.eid{font:11px monospace;opacity:.5} .label{background:#dafbe1;border-radius:3px;padding:0 .4em;margin-left:.5em;opacity:1;font-weight:bold}
-.summary{border-left:3px solid #8250df;padding-left:.7em;background:#fbefff}
-"""
-
-_JS = """
-(function(){
-const D=JSON.parse(document.getElementById('pi-data').textContent);
-document.body.classList.add('js');
-function path(id){const out=[];const seen={};while(id&&!seen[id]&&id in D.parents){seen[id]=1;out.push(id);id=D.parents[id];}return out;}
-function show(leaf,scrollTo){
-  document.querySelectorAll('.entry.on').forEach(e=>e.classList.remove('on'));
-  path(leaf).forEach(id=>{const e=document.getElementById('e-'+id);if(e)e.classList.add('on');});
-  document.querySelectorAll('#tree g.node').forEach(g=>{const t=g.querySelector('title');const ids=t&&D.nodes[t.textContent];
-    g.classList.toggle('sel',!!ids&&ids.indexOf(leaf)>=0);});
-  const target=document.getElementById('e-'+(scrollTo||leaf));const pane=document.getElementById('transcript');
-  if(target)pane.scrollTop=target.offsetTop-pane.offsetTop;
-}
-document.querySelectorAll('#tree g.node').forEach(g=>g.addEventListener('click',ev=>{ev.preventDefault();
-  const t=g.querySelector('title');const ids=t&&D.nodes[t.textContent];if(ids)show(ids[ids.length-1],ids[0]);}));
-document.querySelectorAll('a[data-leaf]').forEach(a=>a.addEventListener('click',ev=>{ev.preventDefault();show(a.dataset.leaf);}));
-const box=document.getElementById('search'),hits=document.getElementById('hits');
-box.addEventListener('input',()=>{const q=box.value.trim().toLowerCase();hits.innerHTML='';
-  document.querySelectorAll('.entry.hit').forEach(e=>e.classList.remove('hit'));
-  if(!q){return;}
-  document.querySelectorAll('.entry').forEach(e=>{if(e.textContent.toLowerCase().includes(q)){e.classList.add('hit');
-    const a=document.createElement('a');a.href='#'+e.id;const n=e.dataset.id.length;
-    a.textContent=e.dataset.id+': '+e.textContent.slice(n,n+60);
-    a.addEventListener('click',ev=>{ev.preventDefault();let leaf=e.dataset.id;
-      for(const l of D.leaves){if(path(l).indexOf(e.dataset.id)>=0){leaf=l;break;}} show(leaf,e.dataset.id);});
-    hits.appendChild(a);}});});
-show(D.leaf);
-})();
-"""
-
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{css}</style></head>
 <body><header><h1>{title}</h1><span class="meta">{meta}</span>
-<input id="search" type="search" placeholder="Search every branch" aria-label="Search every branch"></header>
-<main><div id="side"><div id="tree">{tree}</div><div style="padding:.5em"><strong>Branches</strong><ul>{branches}</ul>
-<div id="hits"></div></div></div>
+<div id="find"><input id="search" type="search" placeholder="Search every branch" aria-label="Search every branch">
+<span id="search-count" aria-live="polite"></span>
+<button id="search-prev" type="button" title="previous match (Shift+Enter)" aria-label="previous match">↑</button>
+<button id="search-next" type="button" title="next match (Enter)" aria-label="next match">↓</button></div></header>
+<main><div id="side"><div id="tree-bar"><strong>Tree</strong>
+<button id="tree-fit" type="button" title="the whole tree in the pane, or large enough to read">whole tree</button></div>
+<div id="tree">{tree}</div>
+<div id="lists"><div id="hits-box" hidden><h2>Matches</h2><div id="hits"></div></div>
+<h2>Branches</h2><ul>{branches}</ul></div></div>
 <div id="transcript">{entries}</div></main>
 <script type="application/json" id="pi-data">{data}</script>
 <script>{js}</script>{playback}</body></html>
 """
 
 
-__all__ = ["branch_markdown", "export_html"]
+__all__ = ["branch_markdown", "export_html", "script_json"]

@@ -15,10 +15,9 @@ its tool calls in order, and which entries sit at a branch point; the player its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import orjson
 
 from ..messages.text import ms_from_iso
 
@@ -71,17 +70,16 @@ def playback_data(raws: list[dict[str, Any]]) -> dict[str, Any]:
     return {"times": times, "branchPoints": branch_points}
 
 
-def _json_script(data: Any, element_id: str) -> str:
-    # ids and texts come from the file: nothing in them may end the script element or open a comment
-    text = orjson.dumps(data).decode().replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f'<script type="application/json" id="{element_id}">{text}</script>'
+def playback_tags(raws: list[dict[str, Any]], encode: Callable[[Any], str]) -> str:
+    """The player for an exported page: its style, its data and its script, to put at the end of the page's body.
 
-
-def playback_tags(raws: list[dict[str, Any]]) -> str:
-    """The player for an exported page: its style, its data and its script, to put at the end of the page's body."""
+    ``encode`` writes the data as JSON that can sit in a ``<script>`` element whatever the
+    file's ids hold (the page's own encoder, :func:`~pi_jupyter.views.export.script_json`).
+    """
     css = (_ASSETS / "playback.css").read_text(encoding="utf-8")
     js = (_ASSETS / "playback.js").read_text(encoding="utf-8")
-    return f"<style>{css}</style>{_json_script(playback_data(raws), 'pi-play')}<script>{js}</script>"
+    data = encode(playback_data(raws))
+    return f'<style>{css}</style><script type="application/json" id="pi-play">{data}</script><script>{js}</script>'
 
 
 __all__ = ["playback_data", "playback_tags"]

@@ -36,7 +36,9 @@ from ..messages import (
     text_of,
 )
 from .highlight import PRE_STYLE, markdown_html
+from .markdown_safe import md_code, md_text
 from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
+from .world_lines import changed_line
 
 PROMPT_FOLD = 600
 """Prompts longer than this many characters are folded behind "show more"."""
@@ -142,6 +144,9 @@ def _tool_html(call: ToolCall, result: ToolResultMessage | None, max_output: int
         label = "error" if result.is_error else "result"
         shown_output = _pre(clip_middle(output, max_output)) if output.strip() else "<p><em>(empty)</em></p>"
         parts.append(f'<div style="{_DIM}">{label}</div>' + shown_output)
+        changed = changed_line(result.details)
+        if changed:
+            parts.append(f'<div class="pi-world" style="{_DIM}">changed: {_esc(changed)}</div>')
     if gone:
         parts.append(_forgotten_html(entry or ""))
     parts.append("</details>")
@@ -288,14 +293,14 @@ class Actions(BaseModel):
 
 def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, title: str = "", max_output: int = DEFAULT_MAX_OUTPUT) -> str:
     """The same conversation as Markdown (notices as italic lines), for ``text/markdown`` and exports."""
-    chunks: list[str] = [f"#### {title}"] if title else []
+    chunks: list[str] = [f"#### {md_text(title)}"] if title.strip() else []
     run: list[Any] = []
     for item in _items(items):
         if isinstance(item, Notice):
             if run:
                 chunks.append(transcript_markdown(run, max_output=max_output).rstrip())
                 run = []
-            chunks.append(f"*{_TONES[item.tone]} {item.text}*")
+            chunks.append(f"*{_TONES[item.tone]} {md_text(item.text)}*")
         else:
             run.append(item)
     if run:
@@ -303,7 +308,7 @@ def render_markdown(items: Sequence[Any], *, status: RunStatus | None = None, ti
     if not any(not isinstance(i, Notice) for i in items):
         chunks.append("*No messages yet.*")
     if status is not None:
-        chunks.append(f"*{status.line()}*")
+        chunks.append(f"*{md_text(status.line())}*")
     return "\n\n".join(chunks) + "\n"
 
 
@@ -363,7 +368,7 @@ def render_siblings_markdown(siblings: Sequence[Sibling]) -> str:
     """One line: "answer k of N", and how to continue from each other answer."""
     total = len(siblings)
     current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
-    others = [f"{i}: `%pi checkout {s.end_id}`" for i, s in enumerate(siblings, 1) if not s.current and s.end_id]
+    others = [f"{i}: {md_code(f'%pi checkout {s.end_id}')}" for i, s in enumerate(siblings, 1) if not s.current and s.end_id]
     return f"*answer {current} of {total}*" + (f" · continue from another answer with {', '.join(others)}" if others else "")
 
 

@@ -10,7 +10,6 @@ code), so a transcript can never inject markup into a rendered page.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +28,8 @@ from ..messages import (
     text_of,
 )
 from ..messages.system import system_message_summary
+from .markdown_safe import md_code, md_fence, md_markdown, md_quote, md_text
+from .world_lines import changed_line
 
 DEFAULT_MAX_OUTPUT = 2000
 """Characters of one tool output kept in a transcript (the middle is cut)."""
@@ -84,74 +85,13 @@ def blocks_text(content: Any) -> str:
     return "".join(out)
 
 
-def _fence(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block whose fence is longer than any backtick run inside."""
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f"{fence}{info}\n{body}{fence}"
-
-
-def _code_span(text: str) -> str:
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    ticks = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
 def escape_markdown_html(text: str) -> str:
-    """``text`` with ``<`` written as ``&lt;`` outside code spans and fenced code blocks.
+    """Markdown ``text`` (a model's answer) made safe for Markdown readers that pass raw HTML; it stays Markdown.
 
-    Markdown renderers pass raw HTML through; model output must not become live markup in a
-    rendered notebook. Code is left untouched (there ``&lt;`` would show literally).
+    No ``<`` outside code reaches the reader, attribute braces are escaped, and links become
+    text when one of them points at a ``javascript:``-like URL (see :mod:`.markdown_safe`).
     """
-    if "<" not in text:
-        return text
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines(keepends=True):
-        m = _FENCE_LINE.match(line)
-        if fence is not None:
-            out.append(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-            continue
-        if m:
-            fence = m.group(1)
-            out.append(line)
-            continue
-        out.append(_escape_inline(line))
-    return "".join(out)
-
-
-def _escape_inline(line: str) -> str:
-    # Split on backtick runs: text between a run and the next run of the same length is code.
-    pieces = re.split(r"(`+)", line)
-    out = []
-    i = 0
-    while i < len(pieces):
-        piece = pieces[i]
-        if piece.startswith("`"):
-            # Look for the closing run of the same length.
-            for j in range(i + 2, len(pieces), 2):
-                if pieces[j] == piece:
-                    out.append("".join(pieces[i : j + 1]))
-                    i = j + 1
-                    break
-            else:
-                out.append(piece)
-                i += 1
-            continue
-        out.append(piece.replace("<", "&lt;"))
-        i += 1
-    return "".join(out)
-
-
-def _quote(text: str) -> str:
-    return "\n".join("> " + line if line else ">" for line in text.splitlines() or [""])
+    return md_markdown(text)
 
 
 def _messages(messages: Iterable[Any]) -> list[Any]:
@@ -187,23 +127,22 @@ def transcript_markdown(
         if isinstance(m, UserMessage):
             text = text_of(m.content, "\n")
             images = 0 if isinstance(m.content, str) else sum(1 for b in m.content if getattr(b, "type", "") == "image")
-            body = escape_markdown_html(text) + (f"\n\n*[{images} image(s)]*" if images else "")
-            parts.append("**User**\n\n" + _quote(body))
+            parts.append("**User**\n\n" + md_quote(text) + (f"\n\n*[{images} image(s)]*" if images else ""))
         elif isinstance(m, AssistantMessage):
-            head = "**Assistant**" + (f" · {_code_span(m.model)}" if m.model else "")
+            head = "**Assistant**" + (f" · {md_code(m.model)}" if m.model else "")
             chunk = [head]
             for block in m.content:
                 if isinstance(block, TextContent) and block.text.strip():
-                    chunk.append(escape_markdown_html(block.text))
+                    chunk.append(md_markdown(block.text))
                 elif isinstance(block, ThinkingContent) and thinking and block.thinking.strip():
-                    chunk.append(_quote("*Thinking:* " + escape_markdown_html(clip_middle(block.thinking, _MAX_THINKING))))
+                    chunk.append(md_quote("*Thinking:* " + clip_middle(block.thinking, _MAX_THINKING)))
                 elif isinstance(block, ToolCall):
                     chunk.append(_tool_markdown(block, results.get(block.id), max_output))
                     shown.add(block.id)
             if m.stop_reason == "aborted":
                 chunk.append("*Stopped (aborted).*")
             elif m.stop_reason == "error":
-                chunk.append("**Error:** " + escape_markdown_html(m.error_message or "unknown error"))
+                chunk.append("**Error:** " + md_text(m.error_message or "unknown error"))
             parts.append("\n\n".join(chunk))
         elif isinstance(m, ToolResultMessage):
             if m.tool_call_id not in shown:
@@ -211,33 +150,35 @@ def transcript_markdown(
         elif isinstance(m, CustomMessage):
             if m.display is not False:
                 label = m.custom_type or "custom"
-                parts.append(f"**{_code_span(label)}**\n\n" + _quote(escape_markdown_html(text_of(m.content, "\n"))))
+                parts.append(f"**{md_code(label)}**\n\n" + md_quote(text_of(m.content, "\n")))
         elif isinstance(m, BashExecutionMessage):
-            line = f"**Shell** {_code_span('$ ' + m.command)}"
+            line = f"**Shell** {md_code('$ ' + m.command)}"
             if m.exit_code not in (None, 0):
                 line += f" · exit {m.exit_code}"
-            parts.append(line + "\n\n" + _fence(clip_middle(m.output, max_output), "text"))
+            parts.append(line + "\n\n" + md_fence(clip_middle(m.output, max_output), "text"))
         elif isinstance(m, CompactionSummaryMessage):
-            parts.append(f"**Compaction summary** ({m.tokens_before:,} tokens before)\n\n" + _quote(escape_markdown_html(m.summary)))
+            parts.append(f"**Compaction summary** ({m.tokens_before:,} tokens before)\n\n" + md_quote(m.summary))
         elif isinstance(m, BranchSummaryMessage):
-            parts.append("**Branch summary**\n\n" + _quote(escape_markdown_html(m.summary)))
+            parts.append("**Branch summary**\n\n" + md_quote(m.summary))
         elif getattr(m, "role", None) == "system":  # the recorded prompt: one line, not its text
-            parts.append(f"*[{escape_markdown_html(system_message_summary(m))}]*")
+            parts.append(f"*[{md_text(system_message_summary(m))}]*")
         else:
-            parts.append(f"*[{escape_markdown_html(getattr(m, 'role', '') or 'unknown')} message]*")
+            parts.append(f"*[{md_text(getattr(m, 'role', '') or 'unknown')} message]*")
     return "\n\n".join(parts) + ("\n" if parts else "")
 
 
 def _tool_markdown(call: ToolCall, result: ToolResultMessage | None, max_output: int) -> str:
-    line = f"**Tool** {_code_span(format_call(call.name, call.arguments))}"
+    line = f"**Tool** {md_code(format_call(call.name, call.arguments))}"
     if result is None:
         return line + " · *no result*"
     if result.is_error:
         line += " · **error**"
     output = blocks_text(result.content)
+    changed = changed_line(result.details)
+    tail = f"\n\n*changed: {md_text(changed)}*" if changed else ""
     if not output.strip():
-        return line
-    return line + "\n\n" + _fence(clip_middle(output, max_output), "text")
+        return line + tail
+    return line + "\n\n" + md_fence(clip_middle(output, max_output), "text") + tail
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -300,7 +241,9 @@ def _tool_text(call: ToolCall, result: ToolResultMessage | None, max_output: int
     if result.is_error:
         head += "  [error]"
     output = blocks_text(result.content)
-    return head + ("\n" + _indent(clip_middle(output, max_output), "     ") if output.strip() else "")
+    changed = changed_line(result.details)
+    tail = f"\n     changed: {changed}" if changed else ""
+    return head + ("\n" + _indent(clip_middle(output, max_output), "     ") if output.strip() else "") + tail
 
 
 __all__ = [

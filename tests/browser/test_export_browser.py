@@ -1,6 +1,10 @@
 """The exported session page in headless Chromium: no network, the tree drawn, a click on a node shows its branch, search.
 
 The page is opened from a file with every network request recorded: it must make none.
+Search shows how many matches there are, scrolls to the current one and highlights it, and
+steps through them (buttons, Enter, Shift+Enter), switching branch where a match lives; the
+tree fits its pane (no node cut at the edge); the header names the session and its file,
+never the folder it was in. Screenshots go to ``artifacts/``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,41 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_export import _two_branches  # noqa: E402
 
 from pi_jupyter.cli.main import main  # noqa: E402
+from pi_jupyter.messages import AssistantMessage, TextContent, UserMessage  # noqa: E402
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+
+CURRENT_MATCH_IN_VIEW = """() => {
+  const m = document.querySelector('#transcript .pi-cur');
+  if (!m) return null;
+  const r = m.getBoundingClientRect(), p = document.querySelector('#transcript').getBoundingClientRect();
+  return {text: m.textContent, inView: r.top >= p.top && r.bottom <= p.bottom && r.height > 0,
+          highlighted: getComputedStyle(m).backgroundColor, plain: getComputedStyle(document.body).backgroundColor};
+}"""
+
+TREE = """() => {
+  const tree = document.querySelector('#tree'), pane = tree.getBoundingClientRect();
+  const nodes = [...document.querySelectorAll('#tree g.node')].map(g => g.getBoundingClientRect());
+  const sel = document.querySelector('#tree g.node.sel').getBoundingClientRect();
+  const texts = [...document.querySelectorAll('#tree g.node text')].map(t => t.getBoundingClientRect().height);
+  return {
+    cut: nodes.filter(r => r.left < pane.left - 1 || r.right > pane.right + 1).length,
+    beyondScroll: nodes.filter(r => r.right - pane.left + tree.scrollLeft > tree.scrollWidth + 1).length,
+    currentShown: sel.left >= pane.left && sel.right <= pane.right && sel.top >= pane.top && sel.bottom <= pane.bottom,
+    textHeight: Math.max(...texts),
+  };
+}"""
+
+
+def _many_branches(tmp_path) -> str:
+    """A wide tree: one question answered twelve ways, each answer mentioning the word searched for."""
+    s = _two_branches(tmp_path)
+    root = next(e["id"] for e in s.raw_entries() if "It diverges." in str(e.get("message")))
+    for i in range(12):
+        s.checkout(root)
+        s.append_message(UserMessage.text(f"Variant {i}: how would a warmup of {i * 100} steps change it?"))
+        s.append_message(AssistantMessage(content=[TextContent(text=f"With {i * 100} warmup steps the loss settles.")]))
+    return s.path
 
 
 def test_export_page_switches_branches_by_the_tree_and_searches(browser, tmp_path):
@@ -34,8 +73,13 @@ def test_export_page_switches_branches_by_the_tree_and_searches(browser, tmp_pat
         page.wait_for_function("() => document.querySelector('#transcript').innerText.includes('The right branch explodes.')")
         assert "The left branch converges." not in transcript.inner_text()
         assert "Find a stable rate." in transcript.inner_text()
+        tree = page.evaluate(TREE)  # a small tree is shown whole, at a size that reads
+        assert tree["cut"] == 0 and tree["currentShown"] and tree["textHeight"] >= 6, tree
         branches = page.locator("a[data-leaf]").all_inner_texts()
         assert len(branches) == 2 and any(b.startswith("baseline") for b in branches), branches
+        # the header names the file, not the folder it was in
+        header = page.locator("header").inner_text()
+        assert "study.jsonl" in header and str(tmp_path) not in header and str(tmp_path) not in page.title()
         # a click on the node of the left branch's last turn shows that branch (its label too)
         node = page.locator("#tree g.node", has_text="The left branch").first
         node.click()
@@ -49,7 +93,58 @@ def test_export_page_switches_branches_by_the_tree_and_searches(browser, tmp_pat
         hit.wait_for()
         hit.click()
         page.wait_for_function("() => document.querySelector('#transcript').innerText.includes('The right branch explodes.')")
-        page.screenshot(path=str(Path(__file__).resolve().parents[2] / "artifacts" / "export_page.png"))
+        assert page.locator("#search-count").inner_text() == "1 of 1"
+        page.screenshot(path=str(ARTIFACTS / "export_page.png"))
     finally:
         context.close()
     assert requests == []  # self-contained: nothing fetched
+
+
+def test_search_counts_scrolls_to_and_steps_through_matches(browser, tmp_path):
+    path = _many_branches(tmp_path)
+    out = tmp_path / "wide.html"
+    assert main(["export", path, "-o", str(out)]) == 0
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(out.as_uri())
+        page.wait_for_selector("#tree g.node")
+        # a tree too wide for the pane is drawn large enough to read, the current node in view, the rest a scroll away
+        tree = page.evaluate(TREE)
+        assert tree["currentShown"] and tree["beyondScroll"] == 0 and tree["textHeight"] >= 6, tree
+        page.screenshot(path=str(ARTIFACTS / "export_page_wide_tree.png"))
+        page.click("#tree-fit")  # "whole tree": every node inside the pane
+        assert page.evaluate(TREE)["cut"] == 0
+        page.click("#tree-fit")
+
+        page.fill("#search", "warmup")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === '1 of 24'")
+        first = page.evaluate(CURRENT_MATCH_IN_VIEW)
+        assert first["text"].lower() == "warmup" and first["inView"], first
+        assert first["highlighted"] != first["plain"]  # the current match stands out
+        assert page.locator("#transcript mark.pi-hit:visible").count() >= 2  # every match on the shown branch is marked
+        page.screenshot(path=str(ARTIFACTS / "export_page_search.png"))
+
+        # next and previous, by button and by key; a match on another branch switches to it
+        page.click("#search-next")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === '2 of 24'")
+        page.press("#search", "Enter")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === '3 of 24'")
+        third = page.evaluate(CURRENT_MATCH_IN_VIEW)
+        assert third["inView"], third
+        assert "Variant 1:" in page.locator("#transcript").inner_text()  # the third match is on the second variant's branch
+        assert "Variant 0:" not in page.locator("#transcript").inner_text()
+        page.press("#search", "Shift+Enter")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === '2 of 24'")
+        page.click("#search-prev")
+        page.click("#search-prev")  # from the first match back to the last
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === '24 of 24'")
+        assert "Variant 11:" in page.locator("#transcript").inner_text()
+
+        page.fill("#search", "no such words")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === 'no match'")
+        assert page.locator("#transcript mark.pi-hit").count() == 0
+        page.press("#search", "Escape")
+        page.wait_for_function("() => document.querySelector('#search-count').textContent === ''")
+    finally:
+        context.close()

@@ -74,6 +74,7 @@ class BashTool(BuiltinTool[BashParams]):
     mutating = True
     prompt_snippet = "Execute bash commands (ls, grep, find, etc.)"
     command_arg: ClassVar = "command"
+    untracked_effects: ClassVar = "bash"
 
     def __init__(
         self, cwd: Any = None, policy: Any = None, *, default_timeout: float | None = None, env: dict[str, str] | None = None

@@ -14,6 +14,10 @@ model reads it in the output, in order with the prints, as ``[display text/html,
 its text (see :func:`.display.bundle_to_text`). ``clear_output()`` from tool code is ignored:
 it would clear the cell that shows the agent.
 
+What the code changes. In a notebook, ``ctx.extra["world"]`` (a
+:class:`~pi_jupyter.world.Recorder`) records the variables each run set, changed or deleted in
+``details["world"]`` (see :mod:`pi_jupyter.world`), so a checkout can bring them back.
+
 Threads and timeouts. Synchronous code runs in a worker thread so the event loop (the
 kernel's) keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot
 be killed: on timeout or abort the thread is asked to stop by raising
@@ -48,7 +52,7 @@ from pydantic import BaseModel, Field
 from ...messages import ImageContent, TextContent
 from ..redact import redact_value
 from ..tools import ToolContext, ToolResult
-from .base import BuiltinTool, ToolError
+from .base import BuiltinTool, ToolError, attach_world
 from .display import bundle_to_text, value_to_display
 from .output import OutputAccumulator
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
@@ -197,6 +201,7 @@ class PythonTool(BuiltinTool[PythonParams]):
             return ToolResult.error(text, details={"status": "error", "error": {"type": "SyntaxError", "message": str(exc)}})
         linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
         ns = self.namespace_for(ctx)
+        recording = _start_recording(ctx, ns, args.code)  # what the code changes, for its branch
         timeout = args.timeout if args.timeout is not None else self.timeout
         if timeout is not None and timeout <= 0:
             timeout = None
@@ -269,7 +274,13 @@ class PythonTool(BuiltinTool[PythonParams]):
         if text_out:
             output.append_text(text_out)
         output.finish()
-        return self._result(state, output, status, timeout, still_running, filename)
+        result = self._result(state, output, status, timeout, still_running, filename)
+        if recording is not None:
+            try:
+                attach_world(result, [recording.finish()])
+            except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
+                attach_world(result, [_unrecorded(exc)])
+        return result
 
     async def _run_async(
         self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, timeout: float | None, ctx: ToolContext, capture: Any = None
@@ -366,6 +377,23 @@ class PythonTool(BuiltinTool[PythonParams]):
         text = "\n".join(parts) if parts else "(no output)"
         content: list[TextContent | ImageContent] = [TextContent(text=text), *content_extra]
         return ToolResult(content=content, details=details, is_error=is_error)
+
+
+def _start_recording(ctx: ToolContext, ns: dict[str, Any], code: str) -> Any:
+    """The world's recording of this run (``None`` outside a notebook, or when the world cannot look)."""
+    world = ctx.extra.get("world") if ctx.extra else None
+    if world is None:
+        return None
+    try:
+        return world.python_call(ns, code)
+    except Exception:  # noqa: BLE001 - an odd object in the namespace must not stop the code from running
+        return None
+
+
+def _unrecorded(exc: BaseException) -> Any:
+    from ...world import Delta
+
+    return Delta(untracked=[f"python (not recorded: {type(exc).__name__})"])
 
 
 def _seconds(value: float | None) -> str:

@@ -1,0 +1,190 @@
+"""Benchmark: what carrying each branch's world costs, printed side by side with a plain run.
+
+* ``start``: starting a branch of a grid in its own world (its namespace a copy of the
+  notebook's, the tracker copied) with ``--gb`` GB of arrays in the namespace;
+* ``checkout``: moving to a branch whose tools changed ``--mb`` MB of variables (restored from
+  the store), and a checkout between two nodes that changed nothing (the world's cost is then
+  only finding that out), each against ``session.checkout`` alone;
+* ``grid``: ``--branches`` python-using branches on the offline model, each in its own world,
+  against the same grid with every branch sharing the notebook's namespace (before worlds);
+* ``call``: one python tool call (about 20-50 ms of work) recorded against the same call
+  unrecorded, with ``--gb`` GB of data in the namespace.
+
+Run::
+
+    python bench/bench_world.py [--gb 1] [--mb 100] [--branches 100] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+from pi_jupyter import Agent, Session
+from pi_jupyter.agent.toolbox.python import PythonParams, PythonTool
+from pi_jupyter.agent.tools import ToolContext
+from pi_jupyter.providers.base import AbortSignal
+from pi_jupyter.world import World
+
+
+def median_ms(fn: Any, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def big_namespace(gb: float) -> dict[str, Any]:
+    n = int(gb * 1024**3 / 8 / 8)
+    ns: dict[str, Any] = {f"arr{i}": np.random.default_rng(i).normal(size=n) for i in range(8)}
+    ns.update({f"x{i}": i for i in range(2000)})
+    return ns
+
+
+def bench_start(ns: dict[str, Any], tmp: str, runs: int) -> None:
+    session = Session.create(tmp)
+    world = World(session, ns, cwd=tmp)
+    plain = median_ms(lambda: None, runs)
+    own = median_ms(world.branch, runs)
+    print(f"start a branch       plain {plain:8.3f} ms   own world {own:8.3f} ms   ({len(ns):,} names, target 50 ms)")
+
+
+def bench_checkout(mb: int, tmp: str, runs: int) -> None:
+    ns: dict[str, Any] = {}
+    session = Session.create(tmp)
+    world = World(session, ns, cwd=tmp)
+    agent = Agent(session, tools=["python"], cwd=tmp, tool_extra={"namespace": ns, "world": world})
+    start = session.leaf_id
+    n = mb * 1024**2 // 8 // 4
+    code = f"import numpy as np\nfor i in range(4):\n    globals()[f'v{{i}}'] = np.random.default_rng(i).normal(size={n})"
+    asyncio.run(agent.prompt(f"use python\n```python\n{code}\n```"))
+    asyncio.run(agent.prompt("use python\n```python\nsmall = 1\n```"))
+    world.settle()
+    changed = session.branch_ids()[-1]
+    answer_before = session.branch_ids()[-2]  # the answer's parent: no tool changed anything between the two
+    restore, plain, idle, idle_plain = [], [], [], []
+    for _ in range(runs):
+        session.checkout(start, persist=False)
+        world.move(start)
+        t = time.perf_counter()
+        session.checkout(changed, persist=False)
+        report = world.move(changed)
+        restore.append(time.perf_counter() - t)
+        assert report.line() == "restored i, np, v0, v1, v2, v3 and small", report.line()
+        t = time.perf_counter()
+        session.checkout(start, persist=False)
+        session.checkout(changed, persist=False)
+        plain.append((time.perf_counter() - t) / 2)
+        t = time.perf_counter()
+        session.checkout(answer_before, persist=False)
+        session.checkout(changed, persist=False)
+        idle_plain.append((time.perf_counter() - t) / 2)
+        t = time.perf_counter()
+        for target in (answer_before, changed):
+            session.checkout(target, persist=False)
+            world.move(target)
+        idle.append((time.perf_counter() - t) / 2)
+    ms = statistics.median
+    print(f"checkout {mb} MB      plain {ms(plain) * 1000:8.3f} ms   restoring {ms(restore) * 1000:8.1f} ms   (target 1000 ms)")
+    print(f"checkout, no change  plain {ms(idle_plain) * 1000:8.3f} ms   with world {ms(idle) * 1000:8.3f} ms")
+
+
+def bench_grid(branches: int, tmp: str) -> None:
+    from pi_jupyter.experiment import Experiment, runner
+
+    code = '{{"code": "import math\\nresult = sum(math.sqrt(i) for i in range(20000))\\nprint(round(result, {n}))"}}'
+    prompt = f"call python with {code}"
+
+    def grid(isolated: bool) -> float:
+        session = Session.create(tmp)
+        ns: dict[str, Any] = {"data": list(range(1000))}
+        world = World(session, ns, cwd=tmp)
+        extra: dict[str, Any] = {"namespace": ns, "world": world} if isolated else {"namespace": ns}
+        saved = runner.for_branch
+        if not isolated:
+            runner.for_branch = lambda _s, _start, tool_extra, _cwd: dict(tool_extra or {})  # type: ignore[assignment]
+        try:
+            exp = Experiment(
+                session, prompt, vary={"n": [str(i) for i in range(branches // 10)]}, repeat=10, tools=["python"], cwd=tmp,
+                concurrency=8, agent_options={"tool_extra": extra}, continue_from="start", yes=True,
+            )  # fmt: skip
+            t = time.perf_counter()
+            result = asyncio.run(exp.run())
+            took = time.perf_counter() - t
+        finally:
+            runner.for_branch = saved
+        assert all(r.state == "done" for r in result.rows), [r.error for r in result.rows if r.error]
+        return took
+
+    plains, owns = [], []
+    for _ in range(3):  # interleaved, so warming up and the machine's load fall on both
+        plains.append(grid(False))
+        owns.append(grid(True))
+    plain, own = min(plains), min(owns)
+    print(f"grid of {branches}        shared {plain * 1000:8.0f} ms   own worlds {own * 1000:8.0f} ms   ({own / plain:.2f}×, target 1.5×)")
+
+
+def bench_call(ns: dict[str, Any], tmp: str, runs: int) -> None:
+    session = Session.create(tmp)
+    world = World(session, ns, cwd=tmp)
+    tool = PythonTool(ns, timeout=None)
+    code = "import math\ntotal = sum(math.sqrt(i) for i in range(300000))\nparts = [total] * 10"
+    args = PythonParams(code=code)
+
+    def call(extra: dict[str, Any]) -> None:
+        ctx = ToolContext(tool_call_id="b", signal=AbortSignal(), cwd=tmp, extra=extra)
+        asyncio.run(tool.run(args, ctx))
+
+    plains, recordeds = [], []
+    for _ in range(runs):  # interleaved: the machine's load falls on both
+        plains.append(median_ms(lambda: call({}), 1))
+        recordeds.append(median_ms(lambda: call({"world": world}), 1))
+    plain, recorded = statistics.median(plains), statistics.median(recordeds)
+    extra = (recorded - plain) / plain * 100
+    print(f"python call          plain {plain:8.1f} ms   recorded {recorded:8.1f} ms   (+{extra:.1f}%, target 5%)")
+    # the recording alone, in CPU time (wall time above moves with the machine's load): what the call changes is
+    # set by hand between the two halves of the recording, so the code's own work is not counted
+    cpu = []
+    for n in range(runs * 20):
+        t = time.process_time()
+        recording = world.python_call(ns, code)
+        ns["total"], ns["parts"] = float(n), [float(n)] * 10
+        recording.finish()
+        cpu.append(time.process_time() - t)
+    rec_ms = statistics.median(cpu) * 1000
+    print(f"  recording alone    {rec_ms:6.2f} ms CPU ({rec_ms / plain * 100:.1f}% of the plain call)")
+    # the cost that does scale: a call that changes a large array in place saves it before and after
+    args = PythonParams(code="arr0[0] = 1.0\nparts = [arr0[0]] * 10")
+    plain = median_ms(lambda: call({}), 3)
+    recorded = median_ms(lambda: call({"world": world}), 3)
+    mb = ns["arr0"].nbytes / 1024**2
+    print(f"  ...in place, {mb:.0f} MB  plain {plain:8.1f} ms   recorded {recorded:8.1f} ms   (the array saved before and after)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gb", type=float, default=1.0)
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--branches", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        ns = big_namespace(opts.gb)
+        print(f"namespace: {sum(v.nbytes for v in ns.values() if hasattr(v, 'nbytes')) / 1024**3:.2f} GB in {len(ns):,} names")
+        bench_start(ns, tmp, opts.runs)
+        bench_call(ns, tmp, opts.runs)
+        del ns
+        bench_checkout(opts.mb, tmp, opts.runs)
+        bench_grid(opts.branches, tmp)
+
+
+if __name__ == "__main__":
+    main()

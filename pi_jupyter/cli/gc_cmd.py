@@ -1,0 +1,32 @@
+"""``pi-jupyter gc [FOLDER]``: how much space the world store of a session folder takes, and reclaim it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..world.gc import collect
+from .common import CliError
+
+NAME = "gc"
+HELP = "show and reclaim the space of a session folder's world store (.pi-world)"
+DESCRIPTION = """\
+The variables and files the agent's tools change are kept in a content-addressed store,
+.pi-world, in the folder of the session files. gc counts its objects and removes those no
+session file of the folder refers to any more (a deleted session's, a run that never wrote
+its entries). Objects saved in the last ten minutes are kept. --dry-run only counts."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``gc``."""
+    parser.add_argument("folder", metavar="FOLDER", nargs="?", default="pi-sessions", help="a session folder (default: pi-sessions)")
+    parser.add_argument("--dry-run", action="store_true", help="count what would be removed, remove nothing")
+    parser.add_argument("--min-age", type=float, default=600.0, help="keep objects newer than this many seconds (default 600)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Count, and unless ``--dry-run`` remove, the objects nothing refers to."""
+    if not os.path.isdir(args.folder):
+        raise CliError(f"{args.folder}: no such folder (give the folder of the session files)")
+    print(collect(args.folder, dry_run=args.dry_run, min_age_s=args.min_age).line(args.dry_run))
+    return 0

@@ -1,0 +1,142 @@
+"""The notebook's side of the world: each session's agent gets a :class:`~pi_jupyter.world.World` over ``user_ns``.
+
+Every checkout of the agent (``%pi checkout``, "continue from this one", a click in the tree,
+compact-up-to-here) moves the world with it, through the agent's ``checkout`` event; a cell
+moves it to the node it starts from (a re-run starts in the world of its start, not in the
+world its previous run left); a grid moves it to the branch the cells below continue from.
+Each move's one line (what was restored, what could not be) is what :func:`note` returns once.
+All sessions of a kernel share one tracker, because they share one namespace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..agent.events import Event, SessionEvent
+from ..agent.redact import find_secrets, redact
+from ..world import Report, Tracker, World, world_at
+
+__all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
+
+
+def _has_secret(text: str) -> bool:
+    return bool(find_secrets(text))
+
+
+def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
+    """Give ``agent`` a world over ``namespace`` (its tools record into it; its checkouts move it)."""
+    world = World(agent.session, namespace, cwd=agent.cwd, tracker=tracker, has_secret=_has_secret)
+    agent.tool_extra["world"] = world
+
+    def follow(event: Event) -> None:
+        if isinstance(event, SessionEvent) and event.action == "checkout":
+            try:
+                world.move(agent.session.leaf_id)
+            except Exception as exc:  # noqa: BLE001 - the conversation moved; say that its world could not
+                world.last_report = Report(refused=f"variables and files not restored: {exc}")
+
+    agent.subscribe(follow)
+    return world
+
+
+def world_of(agent: Any) -> World | None:
+    """The world of a notebook agent (``None`` for an agent made elsewhere)."""
+    world = agent.tool_extra.get("world") if isinstance(getattr(agent, "tool_extra", None), dict) else None
+    return world if isinstance(world, World) else None
+
+
+def note(agent: Any) -> str:
+    """The line of the last move of ``agent``'s world (once; empty when it changed nothing)."""
+    world = world_of(agent)
+    if world is None or world.last_report is None:
+        return ""
+    line = world.last_report.line()
+    world.last_report = None
+    return line
+
+
+def say(line: str, prefix: str = "") -> None:
+    """Print a world line in the cell's output, when there is one."""
+    if line:
+        print(prefix + line)
+
+
+def settle(agent: Any) -> None:
+    """After a run: the live world is the session's leaf (its tools recorded their changes on the way)."""
+    world = world_of(agent)
+    if world is not None:
+        world.settle()
+
+
+def suffix(agent: Any) -> str:
+    """:func:`note` as the end of a line that says a checkout happened (``"; restored plan"``)."""
+    line = note(agent)
+    return f"; {line}" if line else ""
+
+
+def move_for_cell(agent: Any, start: str | None) -> str:
+    """Before a cell runs from ``start``: bring the world there; returns the line to show (may be empty)."""
+    world = world_of(agent)
+    if world is None:
+        return ""
+    world.move(start)
+    return note(agent)
+
+
+def force_next(agent: Any, force: bool) -> None:
+    """``%pi checkout --force``: the agent's next move also restores what the user changed outside the agent."""
+    world = world_of(agent)
+    if world is not None:
+        world.force_next = force
+
+
+def carry(agent: Any, target: str, new_agent: Any) -> str:
+    """After ``%pi fork``: the live world moves to ``target`` and belongs to the fork, whose store gets its objects."""
+    old, new = world_of(agent), world_of(new_agent)
+    if old is None or new is None:
+        return ""
+    old.move(target)
+    line = note(agent)
+    new.store.take(old.store, [s for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values()])
+    new.vars_at = new.files_at = new.session.leaf_id
+    return line
+
+
+def show_compare(comparison: Any, session: Any) -> Any:
+    """Under ``%pi compare``: the variables and files that differ between the branches (shown only when some do); returns ``comparison``."""
+    from IPython.display import display
+
+    from ..views.world_compare import compare_worlds
+
+    branches = [(b.name, b.leaf_id) for b in getattr(comparison, "branches", [])]
+    found = compare_worlds(session, branches, clean=redact)
+    if found:
+        display(found)
+    return comparison
+
+
+def command(magics: Any, rest: list[str]) -> None:
+    """``%pi world [gc [--dry-run]]``: what the current branch's world holds and the store's space; ``gc`` reclaims it."""
+    import os
+
+    from ..world import world_at
+    from ..world.gc import collect
+
+    agent = magics.state.agent_for()
+    session = agent.session
+    folder = os.path.dirname(session.path) if session.path else None
+    if rest[:1] == ["gc"]:
+        if folder is None:
+            print("this session is in memory: its world is too, and goes with the kernel")
+            return
+        print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        return
+    if rest:
+        raise ValueError(f"unknown world command {rest[0]!r}; %pi world, or %pi world gc [--dry-run]")
+    vars_, files = world_at(session, session.leaf_id)
+    held = sorted(k for k, v in vars_.items() if v is not None)
+    written = sorted(k for k, v in files.items() if v is not None)
+    print(f"variables the tools set on this branch: {', '.join(held) or '(none)'}")
+    print(f"files the tools wrote on this branch: {', '.join(written) or '(none)'}")
+    if folder is not None:
+        print(collect(folder, dry_run=True, min_age_s=float("inf")).line())

@@ -1,0 +1,215 @@
+"""Branches compared by their worlds: the variables and files that differ at their ends.
+
+For each variable or file whose recorded content differs between the branches, one row: per
+branch a short cell (a small value's repr, a frame's shape and columns, an array's shape and
+dtype, "absent", or why it was not saved), and for two branches a diff (the values side by
+side, the columns one has and the other not, a text diff of a file). Values are read from the
+store beside the session file; what is not there says so. ``clean`` is applied to every text
+shown (the notebook passes its redaction, so a secret held in a variable or a file is shown
+as ``[REDACTED]``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..world import Store, delta_of
+from ..world.record import is_ref, same_slot, unsaved_reason
+from ..world.values import describe, preview
+
+LOAD_LIMIT = 64 * 1024 * 1024
+"""Objects larger than this (on disk) are described from the record, not loaded."""
+DIFF_LINES = 80
+
+
+class WorldRow(BaseModel):
+    """One variable or file that differs."""
+
+    kind: str
+    """``variable`` or ``file``."""
+    key: str
+    cells: list[str] = Field(default_factory=list)
+    diff: str = ""
+
+
+class WorldComparison(BaseModel):
+    """The variables and files that differ between branches (``rows``), named as the comparison names them."""
+
+    names: list[str] = Field(default_factory=list)
+    rows: list[WorldRow] = Field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows)
+
+    def __str__(self) -> str:
+        if not self.rows:
+            return "the branches hold the same recorded variables and files"
+        lines = ["world: " + " | ".join(self.names)]
+        for r in self.rows:
+            lines.append(f"{r.kind} {r.key}: " + " | ".join(r.cells))
+            if r.diff:
+                lines.extend("    " + line for line in r.diff.splitlines())
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+    def _repr_html_(self) -> str:
+        if not self.rows:
+            return f"<div class='pi-world-compare'>{html.escape(str(self))}</div>"
+        th = "text-align:left;padding:2px 8px;border-bottom:1px solid #d0d7de"
+        td = "padding:2px 8px;vertical-align:top"
+        head = "".join(f'<th style="{th}">{html.escape(n)}</th>' for n in ["", *self.names])
+        body = []
+        for r in self.rows:
+            cells = "".join(f'<td style="{td}"><code>{html.escape(c)}</code></td>' for c in r.cells)
+            body.append(f'<tr><th style="{td};text-align:left">{html.escape(r.kind)} <code>{html.escape(r.key)}</code></th>{cells}</tr>')
+            if r.diff:
+                span = len(self.names) + 1
+                body.append(
+                    f'<tr><td colspan="{span}" style="{td}"><details open><summary>diff</summary>'
+                    f'<pre style="margin:0;white-space:pre-wrap">{html.escape(r.diff)}</pre></details></td></tr>'
+                )
+        title = '<div style="margin:8px 0 4px;font-weight:bold">Variables and files that differ</div>'
+        return f"<div class='pi-world-compare'>{title}<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table></div>"
+
+
+def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
+    """The variables and files at ``leaf``; ``before`` learns what each was before its first change."""
+    vars_: dict[str, tuple[Any, str]] = {}
+    files: dict[str, Any] = {}
+    for eid in session.branch_ids(leaf):
+        d = delta_of(session.raw_entry(eid))
+        if not d:
+            continue
+        for c in d.vars:
+            before.setdefault(c.name, c.before)
+            vars_[c.name] = (c.after, c.what)
+        for f in d.files:
+            before.setdefault("file:" + f.path, f.before)
+            files[f.path] = f.after
+    return vars_, files
+
+
+def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: Callable[[str], str] = lambda s: s) -> WorldComparison:
+    """Compare the worlds at the ends of ``branches`` (``(name, leaf id)`` pairs)."""
+    store = Store.of(session)
+    first: dict[str, Any] = {}  # a branch that never touched a name holds what it was before anyone did
+    folds = [_fold(session, leaf, first) for _name, leaf in branches]
+    out = WorldComparison(names=[clean(n) for n, _ in branches])
+    for name in sorted({k for v, _f in folds for k in v}):
+        slots = [v.get(name, (first.get(name), ""))[0] for v, _f in folds]
+        if all(same_slot(slots[0], s) for s in slots[1:]):
+            continue
+        values = [_load(store, s) for s in slots]
+        cells = [clean(_cell(s, v, fold[0].get(name, (None, ""))[1])) for s, v, fold in zip(slots, values, folds, strict=True)]
+        diff = clean(_value_diff(values, out.names)) if len(values) == 2 else ""
+        out.rows.append(WorldRow(kind="variable", key=name, cells=cells, diff=diff))
+    for path in sorted({k for _v, f in folds for k in f}):
+        slots = [f.get(path, first.get("file:" + path)) for _v, f in folds]
+        if all(same_slot(slots[0], s) for s in slots[1:]):
+            continue
+        texts = [_file_text(store, s) for s in slots]
+        cells = [clean(_file_cell(s, t)) for s, t in zip(slots, texts, strict=True)]
+        diff = ""
+        if len(texts) == 2 and all(isinstance(t, str) for t in texts):
+            lines = difflib.unified_diff(
+                str(texts[0]).splitlines(), str(texts[1]).splitlines(), out.names[0], out.names[1], lineterm="", n=2
+            )
+            diff = clean("\n".join(list(lines)[:DIFF_LINES]))
+        out.rows.append(WorldRow(kind="file", key=path, cells=cells, diff=diff))
+    return out
+
+
+_NOT_LOADED: Any = object()
+
+
+def _load(store: Store, slot: Any) -> Any:
+    if not is_ref(slot):
+        return _NOT_LOADED
+    size = store.size(slot)
+    if size is None or size > LOAD_LIMIT:
+        return _NOT_LOADED
+    try:
+        return store.get_value(slot)
+    except Exception:  # noqa: BLE001 - missing or unreadable: described from the record
+        return _NOT_LOADED
+
+
+def _cell(slot: Any, value: Any, what: str) -> str:
+    if slot is None:
+        return "absent"
+    if isinstance(slot, dict) and "module" in slot:
+        return f"module {slot['module']}"
+    reason = unsaved_reason(slot)
+    if reason:
+        return f"not saved: {reason}"
+    if value is _NOT_LOADED:
+        return what or "not loaded"
+    shown = preview(value)
+    if shown is not None:
+        return shown
+    return _summary(value)
+
+
+def _summary(value: Any) -> str:
+    text = describe(value)
+    columns = getattr(value, "columns", None)
+    dtypes = getattr(value, "dtypes", None)
+    if columns is not None and dtypes is not None:
+        try:
+            cols = [f"{c} {t}" for c, t in zip(list(columns)[:12], list(dtypes)[:12], strict=False)]
+            text += ": " + ", ".join(cols) + (" …" if len(columns) > 12 else "")
+        except Exception:  # noqa: BLE001 - an odd frame: the shape alone
+            pass
+    return text
+
+
+def _value_diff(values: list[Any], names: list[str]) -> str:
+    a, b = values
+    if a is _NOT_LOADED or b is _NOT_LOADED:
+        return ""
+    cols_a, cols_b = getattr(a, "columns", None), getattr(b, "columns", None)
+    if cols_a is not None and cols_b is not None:
+        only_a = [str(c) for c in cols_a if c not in set(cols_b)]
+        only_b = [str(c) for c in cols_b if c not in set(cols_a)]
+        parts = []
+        if only_a:
+            parts.append(f"columns only in {names[0]}: {', '.join(only_a)}")
+        if only_b:
+            parts.append(f"columns only in {names[1]}: {', '.join(only_b)}")
+        return "\n".join(parts)
+    pa, pb = preview(a, 2000), preview(b, 2000)
+    if pa is None or pb is None or "\n" not in pa + pb:
+        return ""
+    return "\n".join(difflib.unified_diff(pa.splitlines(), pb.splitlines(), names[0], names[1], lineterm=""))
+
+
+def _file_text(store: Store, slot: Any) -> str | None:
+    if not is_ref(slot):
+        return None
+    try:
+        data = store.get_file(slot)
+    except Exception:  # noqa: BLE001 - missing from the store
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _file_cell(slot: Any, text: str | None) -> str:
+    if slot is None:
+        return "absent"
+    reason = unsaved_reason(slot)
+    if reason:
+        return f"not saved: {reason}"
+    if text is None:
+        return "binary or missing from the store"
+    first = text.splitlines()[0] if text else ""
+    return f"{len(text.splitlines())} lines: {first[:60]}"

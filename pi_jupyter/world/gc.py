@@ -1,0 +1,105 @@
+"""Seeing and reclaiming the space of a session folder's world store (``pi-jupyter gc``).
+
+The objects any session file of the folder refers to are kept; the others (from sessions
+deleted since, or from runs whose entries were never written) are removed. Objects newer
+than ``min_age_s`` are kept too, so a kernel that has just saved a value and is about to
+append the entry that refers to it does not lose it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .record import delta_of, is_ref
+from .store import FOLDER_NAME, Store
+from .values import format_bytes
+
+_REF = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass
+class Usage:
+    """What a store holds and what a collection removed."""
+
+    folder: str
+    objects: int = 0
+    bytes: int = 0
+    referenced: int = 0
+    referenced_bytes: int = 0
+    sessions: int = 0
+    removed: int = 0
+    removed_bytes: int = 0
+
+    def line(self, dry_run: bool = False) -> str:
+        """One line for people."""
+        text = (
+            f"{self.folder}: {self.objects:,} objects, {format_bytes(self.bytes)}; "
+            f"{self.referenced:,} ({format_bytes(self.referenced_bytes)}) referred to by {self.sessions:,} session files"
+        )
+        if self.removed or dry_run:
+            verb = "would remove" if dry_run else "removed"
+            text += f"; {verb} {self.removed:,} ({format_bytes(self.removed_bytes)})"
+        return text
+
+
+def referenced(folder: Path) -> tuple[set[str], int]:
+    """Every object ref the session files of ``folder`` mention, and how many files there are."""
+    refs: set[str] = set()
+    files = sorted(folder.glob("*.jsonl"))
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        for line in data.splitlines():
+            if b'"world"' not in line and b"pi_jupyter.world" not in line:
+                continue
+            try:
+                entry = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(entry, dict):
+                refs.update(_refs(entry))
+    return refs, len(files)
+
+
+def _refs(entry: dict[str, Any]) -> Iterator[str]:
+    delta = delta_of(entry)
+    if not delta:
+        return
+    slots = [s for c in delta.vars for s in (c.before, c.after)] + [s for f in delta.files for s in (f.before, f.after)]
+    yield from (s for s in slots if is_ref(s) and _REF.match(s))
+
+
+def collect(session_folder: str | Path, *, dry_run: bool = False, min_age_s: float = 600.0) -> Usage:
+    """Remove the objects of ``session_folder``'s store that no session file refers to (``dry_run``: only count)."""
+    folder = Path(session_folder)
+    store = Store(folder / FOLDER_NAME)
+    keep, sessions = referenced(folder)
+    usage = Usage(folder=str(folder / FOLDER_NAME), sessions=sessions)
+    now = time.time()
+    for ref, size in list(store.refs()):
+        usage.objects += 1
+        usage.bytes += size
+        if ref in keep:
+            usage.referenced += 1
+            usage.referenced_bytes += size
+            continue
+        try:
+            young = now - store.path(ref).stat().st_mtime < min_age_s
+        except OSError:
+            continue
+        if young:
+            continue
+        usage.removed += 1
+        usage.removed_bytes += size
+        if not dry_run:
+            store.remove(ref)
+    return usage

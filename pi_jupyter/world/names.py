@@ -1,0 +1,112 @@
+"""Which names of a namespace belong to the world, and which ones a piece of code may change in place.
+
+Rebinding a name (``x = 1``, ``del x``, ``import x``) is seen by comparing the namespace before
+and after a call. A change in place (``df["c"] = 1``, ``xs.append(2)``, ``df.drop(columns="c",
+inplace=True)``, ``clean(df)`` with ``clean`` defined in the notebook) leaves the name bound to
+the same object, so the code is read for it: a name the code assigns into, calls a changing
+method on, or hands to a notebook function is a *candidate*, saved before the call and
+compared after it. A change made through another name or inside a function the code does
+not name is not seen (the limit Kishu's runtime tracing lifts at a cost on every access).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Mapping
+from typing import Any
+
+IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+MUTATING_METHODS = frozenset(
+    {
+        "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "sort", "reverse",
+        "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update",
+        "fill", "resize", "put", "itemset", "setflags", "partition", "byteswap",
+        "__setitem__", "__delitem__", "__iadd__", "setattr", "write", "seek", "truncate", "close",
+        "set_axis", "insert_column", "reset_index", "drop_duplicates", "fillna", "dropna", "replace", "rename",
+        "sort_values", "sort_index", "set_index", "mask", "where", "clip", "interpolate", "eval", "query",
+        "fit", "partial_fit", "fit_transform", "fit_predict", "set_params", "load_state_dict", "train", "step",
+    }
+)  # fmt: skip
+"""Methods that change their object (the pandas ones only with ``inplace=True``, checked separately)."""
+
+_PANDAS_INPLACE_ONLY = frozenset(
+    {"reset_index", "drop_duplicates", "fillna", "dropna", "replace", "rename", "sort_values", "sort_index", "set_index",
+     "mask", "where", "clip", "interpolate", "eval", "query", "set_axis"}
+)  # fmt: skip
+
+INPLACE_FUNCTIONS = frozenset({"shuffle", "copyto", "put", "place", "fill_diagonal", "putmask", "setattr", "delattr", "exec"})
+"""Library functions that change an argument (``np.random.shuffle(a)``, ``setattr(obj, ...)``)."""
+
+
+def world_name(name: str) -> bool:
+    """A name the world follows: public (no leading ``_``) and not one of IPython's own."""
+    return not name.startswith("_") and name not in IPYTHON_NAMES
+
+
+def _base(node: ast.AST) -> str | None:
+    """``df`` for ``df``, ``df.x``, ``df["c"]``, ``df.loc[0, "a"]``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_inplace(call: ast.Call) -> bool:
+    return any(k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in call.keywords)
+
+
+def candidates(code: str, namespace: Mapping[str, Any]) -> set[str]:
+    """Names of ``namespace`` that ``code`` may change in place (see the module notes); empty for code that does not parse."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    defined_here = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For, ast.AsyncFor, ast.With)):
+            targets: list[ast.AST] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.Delete):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                targets = [node.target]
+            else:
+                targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, (ast.Attribute, ast.Subscript)):
+                        name = _base(sub)
+                        if name:
+                            found.add(name)
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name):
+                    found.add(t.id)  # xs += [1] changes a list in place
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                name = _base(func.value)
+                method = func.attr
+                changes = method in MUTATING_METHODS and method not in _PANDAS_INPLACE_ONLY
+                if name and (changes or _is_inplace(node)):
+                    found.add(name)
+            callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            notebook_fn = isinstance(func, ast.Name) and (func.id in defined_here or _defined_in_notebook(namespace.get(func.id)))
+            if notebook_fn or callee in INPLACE_FUNCTIONS:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    name = _base(arg)
+                    if name:
+                        found.add(name)
+            for k in node.keywords:
+                if k.arg == "out":
+                    name = _base(k.value)
+                    if name:
+                        found.add(name)
+    return {n for n in found if n in namespace and world_name(n)}
+
+
+def _defined_in_notebook(obj: Any) -> bool:
+    return isinstance(obj, types.FunctionType) and getattr(obj, "__module__", None) == "__main__"

@@ -1,0 +1,195 @@
+"""Applying a move to the live world, and the one line that says what it did.
+
+For each variable and file of a :class:`~.state.Plan`, the live value is first checked: it
+must be what the world says it holds now (the object the world saved or restored there, or a
+file with the recorded content). Otherwise the user changed it outside the agent, and it is
+left as it is and named, unless ``force`` is given. A name that is absent, or a file that does
+not exist, is simply restored: nothing is lost. What cannot be restored (never saved, saved
+elsewhere, missing from the store) is named with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .record import is_ref, same_slot, unsaved_reason
+from .recorder import Tracker
+from .state import UNKNOWN, Plan
+from .store import Missing, Store, file_digest
+from .values import Unsaved, serialize
+
+
+@dataclass
+class Report:
+    """What a move restored, removed, could not restore, and left to the user."""
+
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    """Variables and files the user changed since: left as they are."""
+    untracked: dict[str, int] = field(default_factory=dict)
+    refused: str | None = None
+    force_hint: str = "--force"
+    """How to restore them anyway (the command, once the move knows its target)."""
+
+    def __bool__(self) -> bool:
+        return bool(self.restored or self.removed or self.failed or self.missing or self.kept or self.untracked or self.refused)
+
+    def line(self) -> str:
+        """One line for people: ``restored plan, df2 and notes.txt; could not restore conn (...); ...``."""
+        if self.refused:
+            return self.refused
+        parts = []
+        if self.restored:
+            parts.append("restored " + _join(self.restored))
+        if self.removed:
+            parts.append("removed " + _join(self.removed) + " (set only on the branch left)")
+        for name, why in self.failed:
+            parts.append(f"could not restore {name} ({why})")
+        if self.missing:
+            parts.append(f"the saved state of {_join(self.missing)} is missing (the session's .pi-world folder was not copied with it)")
+        if self.kept:
+            it, was, is_ = ("it", "it was", "it is") if len(self.kept) == 1 else ("them", "they were", "they are")
+            parts.append(f"left {_join(self.kept)} as {is_}: {was} changed outside the agent since ({self.force_hint} restores {it})")
+        for kind, n in self.untracked.items():
+            parts.append(f"{n} {kind} {'command' if n == 1 else 'commands'} had effects outside the tracked files")
+        return "; ".join(parts)
+
+
+def _join(names: list[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+_ABSENT: Any = object()
+
+
+def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store, cwd: str, *, force: bool = False) -> Report:
+    """Bring ``namespace`` and the files under ``cwd`` to the plan's target; the report says what happened."""
+    report = Report(untracked=dict(plan.untracked))
+    for t in plan.vars:
+        if t.now is not UNKNOWN and same_slot(t.now, t.then):
+            continue
+        live = namespace.get(t.key, _ABSENT)
+        if live is not _ABSENT:
+            seen = tracker.slot_of(t.key, live)
+            if seen is not None:  # the object the world saved or restored there
+                if same_slot(seen, t.then):
+                    continue  # already there
+                ours = t.now is UNKNOWN or seen == t.now or same_slot(seen, t.now)
+            else:  # an object the world never saw: ours only if its content is what the world holds now
+                content = _content(live) if is_ref(t.now) or is_ref(t.then) else None
+                if content is not None and same_slot(content, t.then):
+                    tracker.note(t.key, live, content)
+                    continue
+                ours = content is not None and t.now is not UNKNOWN and same_slot(content, t.now)
+            if not ours and not force:
+                report.kept.append(t.key)
+                continue
+        _restore_var(t.key, t.then, namespace, tracker, store, report, live)
+    for t in plan.files:
+        if t.now is not UNKNOWN and same_slot(t.now, t.then):
+            continue
+        path = t.key if os.path.isabs(t.key) else os.path.join(cwd, t.key)
+        live_ref = _file_ref(path)
+        if same_slot(live_ref, t.then):
+            continue
+        ours = live_ref is None or (t.now is not UNKNOWN and same_slot(live_ref, t.now))
+        if not ours and not force:
+            report.kept.append(t.key)
+            continue
+        _restore_file(t.key, path, t.then, store, report)
+    return report
+
+
+def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, store: Store, report: Report, live: Any) -> None:
+    if slot is None:
+        if live is not _ABSENT:
+            ns.pop(name, None)
+            report.removed.append(name)
+        tracker.forget(name)
+        return
+    if isinstance(slot, dict) and isinstance(slot.get("module"), str):
+        try:
+            value = importlib.import_module(slot["module"])
+        except Exception:  # noqa: BLE001 - a module that no longer imports
+            report.failed.append((name, f"module {slot['module']} cannot be imported"))
+            return
+        ns[name] = value
+        tracker.note(name, value, slot)
+        report.restored.append(name)
+        return
+    if not is_ref(slot):
+        report.failed.append((name, unsaved_reason(slot) or "not saved"))
+        return
+    try:
+        value = store.get_value(slot)
+    except Missing:
+        report.missing.append(name)
+        return
+    except Exception as exc:  # noqa: BLE001 - a class that no longer imports, a damaged object
+        report.failed.append((name, _load_failure(exc)))
+        return
+    ns[name] = value
+    tracker.note(name, value, slot)
+    report.restored.append(name)
+
+
+def _content(value: Any) -> Any:
+    """The ref ``value`` would have in the store (``None`` when it cannot be saved)."""
+    try:
+        return serialize(value).digest
+    except Unsaved:
+        return None
+
+
+def _load_failure(exc: BaseException) -> str:
+    if isinstance(exc, (AttributeError, ModuleNotFoundError, ImportError)):
+        return f"its type cannot be found now: {exc}"
+    return str(exc) or type(exc).__name__
+
+
+def _file_ref(path: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return file_digest(fh.read())
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return {"unsaved": "unreadable"}
+
+
+def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report) -> None:
+    if slot is None:
+        try:
+            os.unlink(path)
+            report.removed.append(key)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            report.failed.append((key, exc.strerror or str(exc)))
+        return
+    if not is_ref(slot):
+        report.failed.append((key, unsaved_reason(slot) or "not saved"))
+        return
+    try:
+        data = store.get_file(slot)
+    except Missing:
+        report.missing.append(key)
+        return
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        tmp = f"{path}.pi-restore"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        report.failed.append((key, exc.strerror or str(exc)))
+        return
+    report.restored.append(key)

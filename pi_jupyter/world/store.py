@@ -1,0 +1,276 @@
+"""The world's content-addressed store: one folder of objects beside the session files.
+
+Each object is a value (see :mod:`.values`) or a file's bytes, named by the SHA-256 of its
+content, so the same data is kept once however many branches, tool calls or sessions refer to
+it. Objects are compressed with Zstandard (level 1) when a sample shows it pays; random floats
+are kept as they are. Writes go to a temporary file that is renamed into place, so a full disk
+or a crash never leaves half an object under a real name.
+
+The folder is ``.pi-world`` in the folder of the session file (every session of that folder
+shares it); an in-memory session keeps its objects in memory. ``pi-jupyter gc`` removes the
+objects no session file of the folder refers to (:mod:`.gc`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import shutil
+import struct
+import threading
+import uuid
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .values import Serialized, deserialize, format_bytes
+
+FOLDER_NAME = ".pi-world"
+MAGIC = b"PIW1"
+_HEADER = struct.Struct("<4sccQ")  # magic, kind (v value, f file), codec (r raw, z zstd), body length
+_SAMPLE = 256 * 1024
+_SMALL = 4096
+
+
+_memory_stores: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
+_memory_lock = threading.Lock()
+
+
+class StoreError(Exception):
+    """The store could not write or read an object; the message says what and where, in one line."""
+
+
+class Missing(StoreError):
+    """An object the record refers to is not in the store (a session copied without its ``.pi-world`` folder)."""
+
+
+def file_digest(data: bytes) -> str:
+    """The ref of a file's bytes."""
+    h = hashlib.sha256()
+    h.update(b"f")
+    h.update(data)
+    return h.hexdigest()[:40]
+
+
+def _compressor() -> Any:
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a dependency; raw objects still work
+        return None
+    return zstandard
+
+
+class Store:
+    """Objects by ref in ``folder`` (``None``: in memory)."""
+
+    def __init__(self, folder: str | os.PathLike[str] | None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+        self._memory: dict[str, tuple[bytes, bytes]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def beside(cls, session_path: str | None) -> Store:
+        """The store of a session file (``None``: a store in memory)."""
+        if session_path is None:
+            return cls(None)
+        return cls(Path(os.path.abspath(session_path)).parent / FOLDER_NAME)
+
+    @classmethod
+    def of(cls, session: Any) -> Store:
+        """The store of ``session``: beside its file, or, for a session in memory, one in memory shared by all its users."""
+        path = getattr(session, "path", None)
+        if path is not None:
+            return cls.beside(path)
+        key = str(getattr(session, "id", ""))
+        with _memory_lock:
+            store = _memory_stores.get(key)
+            if store is None:
+                store = _memory_stores[key] = cls(None)
+            return store
+
+    def __repr__(self) -> str:
+        return f"<Store {self.folder or 'in memory'}>"
+
+    # -------------------------------------------------------------- paths
+    def path(self, ref: str) -> Path:
+        """Where object ``ref`` lives on disk."""
+        assert self.folder is not None
+        return self.folder / "objects" / ref[:2] / ref[2:]
+
+    def has(self, ref: str) -> bool:
+        """True when object ``ref`` is stored."""
+        if self.folder is None:
+            return ref in self._memory
+        return self.path(ref).exists()
+
+    def size(self, ref: str) -> int | None:
+        """Bytes object ``ref`` takes in the store (``None``: not there)."""
+        if self.folder is None:
+            item = self._memory.get(ref)
+            return len(item[1]) if item is not None else None
+        try:
+            return self.path(ref).stat().st_size
+        except OSError:
+            return None
+
+    def take(self, other: Store, refs: Iterable[Any]) -> int:
+        """Copy the objects ``refs`` (slots; only refs count) from ``other`` when this store lacks them; returns how many."""
+        if other.folder == self.folder and other.folder is not None:
+            return 0
+        copied = 0
+        for ref in refs:
+            if not isinstance(ref, str) or self.has(ref) or not other.has(ref):
+                continue
+            if self.folder is None or other.folder is None:
+                kind, body = other._read(ref)
+                self._write(ref, kind, [bytes(body)], len(body))
+            else:
+                self.path(ref).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(other.path(ref), self.path(ref))
+            copied += 1
+        return copied
+
+    # -------------------------------------------------------------- writing
+    def put_value(self, value: Serialized) -> str:
+        """Store a serialized value (once); returns its ref."""
+        if not self.has(value.digest):
+            self._write(value.digest, b"v", value.parts(), value.size)
+        return value.digest
+
+    def put_file(self, data: bytes) -> str:
+        """Store a file's bytes (once); returns their ref."""
+        ref = file_digest(data)
+        if not self.has(ref):
+            self._write(ref, b"f", [data], len(data))
+        return ref
+
+    def _write(self, ref: str, kind: bytes, parts: Sequence[bytes | memoryview], size: int) -> None:
+        codec, body = self._encode(parts, size)
+        if self.folder is None:
+            with self._lock:
+                self._memory[ref] = (kind, b"".join(bytes(p) for p in parts))
+            return
+        target = self.path(ref)
+        tmp = self.folder / "objects" / f".tmp-{uuid.uuid4().hex}"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(_HEADER.pack(MAGIC, kind, codec, size))
+                for piece in body:
+                    fh.write(piece)
+            os.replace(tmp, target)
+        except OSError as exc:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StoreError(f"the disk is full: {format_bytes(size)} could not be saved in {self.folder}") from None
+            raise StoreError(f"could not save in {self.folder}: {exc.strerror or exc}") from None
+
+    def _encode(self, parts: Sequence[bytes | memoryview], size: int) -> tuple[bytes, Iterator[bytes | memoryview]]:
+        zstd = _compressor()
+        if zstd is None or self.folder is None or size < _SMALL:
+            return b"r", iter(parts)  # a few bytes: a compressor would cost more than it saves
+        if size > _SAMPLE:
+            sample = b"".join(bytes(memoryview(p)[: _SAMPLE - i]) for i, p in _prefix(parts))[:_SAMPLE]
+            if len(zstd.ZstdCompressor(level=1).compress(sample)) > 0.9 * len(sample):
+                return b"r", iter(parts)  # random numbers: compression would cost time and save nothing
+
+        def compressed() -> Iterator[bytes]:
+            cobj = zstd.ZstdCompressor(level=1).compressobj(size=size)
+            for p in parts:
+                out = cobj.compress(p)
+                if out:
+                    yield out
+            yield cobj.flush()
+
+        return b"z", compressed()
+
+    # -------------------------------------------------------------- reading
+    def _read(self, ref: str) -> tuple[bytes, bytearray]:
+        if self.folder is None:
+            try:
+                kind, data = self._memory[ref]
+            except KeyError:
+                raise Missing(f"object {ref[:12]} is not in memory") from None
+            return kind, bytearray(data)
+        path = self.path(ref)
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(_HEADER.size)
+                magic, kind, codec, size = _HEADER.unpack(head)
+                if magic != MAGIC:
+                    raise StoreError(f"{path}: not an object of the world store")
+                body = bytearray(size)
+                if codec == b"z":
+                    zstd = _compressor()
+                    if zstd is None:  # pragma: no cover
+                        raise StoreError(f"{path}: compressed with Zstandard; pip install zstandard")
+                    with zstd.ZstdDecompressor().stream_reader(fh) as reader:
+                        view, got = memoryview(body), 0
+                        while got < size:
+                            n = reader.readinto(view[got:])
+                            if not n:
+                                break
+                            got += n
+                else:
+                    got = fh.readinto(body)
+                if got != size:
+                    raise StoreError(f"{path}: the object is cut short ({got} of {size} bytes)")
+        except FileNotFoundError:
+            raise Missing(f"object {ref[:12]} is not in {self.folder}") from None
+        except struct.error:
+            raise StoreError(f"{path}: the object is damaged") from None
+        return kind, body
+
+    def get_value(self, ref: str) -> Any:
+        """The value stored as ``ref`` (a fresh copy each time)."""
+        _kind, body = self._read(ref)
+        return deserialize(body)
+
+    def get_file(self, ref: str) -> bytes:
+        """The file bytes stored as ``ref``."""
+        _kind, body = self._read(ref)
+        return bytes(body)
+
+    # -------------------------------------------------------------- space
+    def refs(self) -> Iterator[tuple[str, int]]:
+        """Every stored object: ``(ref, bytes on disk)``."""
+        if self.folder is None:
+            for ref, (_k, data) in list(self._memory.items()):
+                yield ref, len(data)
+            return
+        root = self.folder / "objects"
+        if not root.is_dir():
+            return
+        for sub in sorted(root.iterdir()):
+            if not sub.is_dir():
+                continue
+            for obj in sub.iterdir():
+                try:
+                    yield sub.name + obj.name, obj.stat().st_size
+                except OSError:
+                    continue
+
+    def remove(self, ref: str) -> None:
+        """Delete object ``ref`` (``pi-jupyter gc``)."""
+        if self.folder is None:
+            self._memory.pop(ref, None)
+            return
+        try:
+            self.path(ref).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _prefix(parts: Sequence[bytes | memoryview]) -> Iterator[tuple[int, bytes | memoryview]]:
+    """``(bytes before this part, part)`` until the sample size is reached."""
+    seen = 0
+    for p in parts:
+        if seen >= _SAMPLE:
+            return
+        yield seen, p
+        seen += memoryview(p).nbytes

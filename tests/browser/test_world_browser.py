@@ -1,0 +1,69 @@
+"""A branch carries its world, in JupyterLab with its DEFAULT settings (widget state not saved), the offline model.
+
+The issue's three cases as a user meets them: a cell run twice (plan A, then its sibling plan B,
+each writing notes.txt), "continue from this one" on the first answer brings plan == 'A' and
+notes.txt == "branch A" back (the button's note says so); a grid of four repeats prints 1, 1,
+1, 1 and the notebook's own variables are as they were.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.model = "offline/echo"
+%pi new world-demo
+letters = iter("AB")
+def pick():
+    global L
+    L = next(letters)
+    return L
+mine = [1, 2]
+print("setup-end")
+"""
+
+RERUN = """%%pi --tools python,write
+call python with {{"code": "plan = '{pick()}'"}}
+call write with {{"path": "notes.txt", "content": "branch {L}"}}"""
+
+CHECK = "print('WORLD', plan, open('notes.txt').read(), mine, 'check-end')"
+
+GRID = """%%pi --tools python --repeat 4
+use python
+```python
+counter = globals().get('counter', 0) + 1; print('count', counter); mine.append(counter)
+```"""
+
+
+def test_rerun_continue_from_the_first_answer_and_a_grid_keep_their_worlds(lab):
+    lab.write_notebook("world.ipynb", [SETUP, RERUN, CHECK, GRID, CHECK.replace("plan, open('notes.txt').read(), ", "counter, ")])
+    lab.open_notebook("world.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+    lab.run_cell(1)
+    lab.wait_for_static(1, "branch A", timeout=90)
+    lab.run_cell(1)
+    lab.wait_for_static(1, "answer 2 of 2", timeout=90)
+    assert "pi: removed plan and notes.txt (set only on the branch left)" in lab.output_text(1)
+    lab.run_cell(2)
+    assert "WORLD B branch B [1, 2] check-end" in lab.wait_for_output(2, "check-end")
+
+    out = lab.cell(1).locator(".jp-OutputArea")
+    out.locator("button.pi-sib-nav", has_text="‹").click()
+    first = out.locator("details.pi-sib[data-n='1']")
+    first.locator("button.pi-continue").click()
+    note = first.locator(".pi-act-note")
+    note.filter(has_text="restored plan and notes.txt").wait_for(timeout=30_000)
+    lab.screenshot("world_continue.png", lab.cell(1))
+    lab.run_cell(2)
+    assert "WORLD A branch A [1, 2] check-end" in lab.wait_for_output(2, "WORLD A")
+
+    lab.run_cell(3)
+    grid = lab.wait_for_output(3, "pi: restored", timeout=120)
+    assert "restored counter and mine" in grid
+    lab.run_cell(4)
+    assert "WORLD 1 [1, 2, 1] check-end" in lab.wait_for_output(4, "check-end")
+    lab.screenshot("world_grid.png", lab.cell(3))

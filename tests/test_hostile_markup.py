@@ -1,0 +1,182 @@
+"""Hostile markup in every field, through every renderer that draws without a widget: nothing becomes live.
+
+The table: each vector of :data:`hostile.VECTORS` is written into every field of
+:data:`hostile.FIELDS` by a real run (see :mod:`hostile`), then every rendering is read as a
+browser's tokenizer reads it — the static HTML of a cell and of its re-run (sibling answers),
+their Markdown and the Markdown export of each branch through readers that pass raw HTML
+(markdown-it with ``html``, nbconvert's mistune, Python-Markdown, pandoc), the export page,
+the Graphviz SVG, the TreeView's side panel and comparison, the grid's table and its final
+output. Each must show every field it shows (:data:`hostile.SHOWN`) and make none of them live
+markup. ``tests/browser/test_hostile_markup_browser.py`` loads the same renderings and the live
+widgets in Chromium, where a payload that runs calls ``__pwn``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+
+import pytest
+from hostile import SHOWN, VECTORS, World, build_world, live_markup, missing_fields, shown_text
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory, wire_server) -> dict[str, World]:
+    """One world per vector, built once for the module."""
+    base = tmp_path_factory.mktemp("hostile")
+    try:
+        return {v: build_world(base / v, wire_server, v) for v in VECTORS}
+    finally:
+        wire_server.reset()
+
+
+# ------------------------------------------------------------------------------ Markdown readers
+
+
+def _markdown_it(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(text)
+
+
+def _mistune(text: str) -> str:
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    return markdown2html_mistune(text)  # what nbconvert's HTML export does with Markdown
+
+
+def _python_markdown(text: str) -> str:
+    import markdown
+
+    return markdown.markdown(text, extensions=["fenced_code", "tables", "attr_list"])  # a mkdocs site's usual set
+
+
+def _pandoc(fmt: str) -> Callable[[str], str]:
+    def run(text: str) -> str:
+        done = subprocess.run(["pandoc", "-f", fmt, "-t", "html"], input=text, capture_output=True, text=True, timeout=60, check=True)
+        return done.stdout
+
+    return run
+
+
+READERS: dict[str, Callable[[str], str]] = {"markdown-it": _markdown_it, "mistune": _mistune, "python-markdown": _python_markdown}
+if shutil.which("pandoc"):
+    READERS |= {f"pandoc {fmt}": _pandoc(fmt) for fmt in ("gfm", "commonmark_x", "markdown")}
+
+
+# ------------------------------------------------------------------------------ renderings
+
+
+def export_page(world: World) -> str:
+    from pi_jupyter.views.export import export_html
+
+    return export_html(world.session)
+
+
+def export_markdown(world: World) -> str:
+    from pi_jupyter.views.export import branch_markdown
+
+    return branch_markdown(world.session) + "\n\n" + branch_markdown(world.session, world.rerun_leaf)
+
+
+def graph_svg(world: World) -> str:
+    result = world.session.graph().render_result()
+    assert result.svg, result.problem
+    return result.svg
+
+
+def tree_panel(world: World) -> str:
+    from pi_jupyter.notebook.tree_view import TreeView
+
+    view = TreeView(world.session)
+    try:
+        parts = [view.select(key)["html"] for key in view.nodes]
+        view.compare(world.answer_leaf, world.rerun_leaf)
+        parts.append(view.details["html"])
+        return "".join(parts)
+    finally:
+        view.close()
+
+
+def experiment_table(world: World) -> str:
+    grid = world.grid
+    return grid.table_html() + world.experiment_done["text/html"]
+
+
+def context(world: World) -> dict[str, str]:
+    """``%pi context`` of the current branch (the first run, its branch summary, the grid's branch)."""
+    from pi_jupyter import Agent
+    from pi_jupyter.notebook.context_view import context_bundle
+
+    return context_bundle(Agent(world.session, model="offline/echo"))
+
+
+HTML_RENDERINGS: dict[str, Callable[[World], str]] = {
+    "context html": lambda w: context(w)["text/html"],
+    "cell html": lambda w: w.cell["text/html"],
+    "rerun html": lambda w: w.rerun["text/html"],
+    "export page": export_page,
+    "graph": graph_svg,
+    "tree panel": tree_panel,
+    "experiment table": experiment_table,
+}
+MARKDOWN_RENDERINGS: dict[str, Callable[[World], str]] = {
+    "context markdown": lambda w: context(w)["text/markdown"],
+    "cell markdown": lambda w: w.cell["text/markdown"],
+    "rerun markdown": lambda w: w.rerun["text/markdown"],
+    "export markdown": export_markdown,
+}
+
+
+def _check(world: World, rendering: str, html: str) -> None:
+    live = live_markup(html)
+    assert not live, f"{world.vector} in {rendering}: live markup {live}"
+    missing = missing_fields(shown_text(html), SHOWN[rendering])
+    assert not missing, f"{world.vector} in {rendering}: fields not shown: {missing}"
+
+
+@pytest.mark.parametrize("rendering", sorted(HTML_RENDERINGS))
+def test_every_field_stays_text_in_html(worlds, rendering):
+    for world in worlds.values():
+        _check(world, rendering, HTML_RENDERINGS[rendering](world))
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("rendering", sorted(MARKDOWN_RENDERINGS))
+def test_every_field_stays_text_in_markdown_read_by_a_reader_that_passes_html(worlds, rendering, reader):
+    for world in worlds.values():
+        _check(world, f"{rendering}", READERS[reader](MARKDOWN_RENDERINGS[rendering](world)))
+
+
+def test_the_export_pages_data_cannot_end_its_script(worlds):
+    """The JSON the export page's script reads holds no ``<`` at all: no ``</script>``, no ``<!--<script>`` (which makes a
+    browser read past the data's ``</script>`` and swallow the page's own script), and it parses back to the same labels."""
+    for world in worlds.values():
+        page = export_page(world)
+        found = re.search(r'<script type="application/json" id="pi-data">(.*?)</script>', page, re.S)
+        assert found, world.vector
+        data = found.group(1)
+        assert "<" not in data and "\u2028" not in data and "\u2029" not in data, world.vector
+        assert json.loads(data)["labels"] == dict(world.session.labels)
+        # the page's data and script, the player's data and script (views/playback.py), no fifth
+        assert page.count("<script") == 4, world.vector
+
+
+def test_markdown_keeps_markdown():
+    """Escaping does not flatten the answer: emphasis, code and safe links still render; code keeps its ``<``."""
+    from pi_jupyter.views.transcript import escape_markdown_html
+
+    text = "**bold** and `List<int>` then [docs](https://example.com/x)\n\n```html\n<div>kept</div>\n```\n\n- a <b>\n"
+    for name, read in READERS.items():
+        html = read(escape_markdown_html(text))
+        assert "<strong>bold</strong>" in html, name
+        assert "<code>List&lt;int&gt;</code>" in html, name  # the code span, shown as written
+        assert re.search(r'<a\s+href="https://example.com/x"', html), name
+        seen = shown_text(html)
+        assert "<div>kept</div>" in seen and "a <b>" in seen, name  # the fenced block as written; raw HTML as text
+        assert not live_markup(html), name

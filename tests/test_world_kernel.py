@@ -1,0 +1,215 @@
+"""A branch carries its world, in a real kernel driven as JupyterLab drives it (default settings, offline model).
+
+The issue's three cases: a grid's repeats do not see each other's variables (1, 1, 1, 1); a
+re-run cell's sibling branch and a checkout back (``plan == 'A'``); the same with a file the
+agent wrote (``notes.txt``). Then the same after a kernel restart, from the saved state.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from kernel_client import Kernel
+
+from pi_jupyter import Session
+from pi_jupyter.experiment import load_experiment
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+%load_ext pi_jupyter
+%config PiMagics.session_dir = {dir!r}
+%config PiMagics.model = "offline/echo"
+"""
+
+
+def py_cell(code: str, options: str = "--tools python") -> str:
+    return f"%%pi {options}\nuse python\n```python\n{code}\n```"
+
+
+def both(code: str, branch: str) -> str:
+    """A cell whose answer runs ``code`` with python and writes ``notes.txt`` = "branch BRANCH" (braces doubled for %%pi)."""
+    call = json.dumps({"code": code}).replace("{", "{{").replace("}", "}}")
+    write = json.dumps({"path": "notes.txt", "content": f"branch {branch}"}).replace("{", "{{").replace("}", "}}")
+    return f"%%pi --tools python,write\ncall python with {call}\ncall write with {write}"
+
+
+def value(kernel: Kernel, expr: str) -> object:
+    out = kernel.run(f"import json as _j; print(_j.dumps({expr}))")
+    assert out.status == "ok", out.error
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def session_of(tmp_path) -> Session:
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    assert len(files) == 1, files
+    return Session.open(files[0], readonly=True)
+
+
+def first_run_end(session: Session, cell_id: str) -> str:
+    from pi_jupyter.notebook.cells import cell_runs
+
+    return cell_runs(session, cell_id)[0].end
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    k = Kernel(str(tmp_path))
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        yield k
+    finally:
+        k.close()
+
+
+def test_repeats_of_a_grid_do_not_see_each_other_and_the_notebook_keeps_its_own(kernel, tmp_path):
+    assert kernel.run("mine = [1, 2]\ncounter = 100").status == "ok"
+    code = "counter = globals().get('counter', 0) + 1; print(counter); mine.append(counter)"
+    run = kernel.run(py_cell(code, "--tools python --repeat 4"), "grid")
+    assert run.status == "ok", run.error
+    s = session_of(tmp_path)
+    rows = load_experiment(s).rows
+    printed = [
+        [b["text"] for e in s.raw_branch(r.leaf) if (e.get("message") or {}).get("role") == "toolResult" for b in e["message"]["content"]]
+        for r in rows
+    ]
+    assert [p[0].splitlines()[0] for p in printed] == ["101", "101", "101", "101"], printed
+    # the cells below continue from branch #0, in its world; what the user had is as it was
+    assert value(kernel, "[counter, mine]") == [101, [1, 2, 101]]
+    assert "pi: restored counter and mine" in run.stdout
+
+
+def test_a_rerun_cell_and_a_checkout_bring_each_branch_its_plan_and_its_file(kernel, tmp_path):
+    first = kernel.run(both("plan = 'A'", "A"), "plan")
+    assert first.status == "ok", first.error
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    # the same cell, edited and run again: a sibling branch, from the world of the cell's start
+    second = kernel.run(both("print(globals().get('plan')); plan = 'B'", "B"), "plan")
+    assert second.status == "ok", second.error
+    assert "pi: removed plan and notes.txt (set only on the branch left)" in second.stdout
+    assert value(kernel, "plan") == "B" and (tmp_path / "notes.txt").read_text() == "branch B"
+    leaf_a = first_run_end(session_of(tmp_path), "plan")
+    back = kernel.run(f"%pi checkout {leaf_a}")
+    assert back.status == "ok", back.error
+    assert back.stdout.splitlines()[-1] == "restored plan and notes.txt"
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+
+
+def test_after_a_restart_a_checkout_restores_from_the_saved_state(tmp_path):
+    k = Kernel(str(tmp_path))
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        assert k.run(both("plan = 'A'", "A"), "plan").status == "ok"
+        assert k.run(both("plan = 'B'", "B"), "plan").status == "ok"
+    finally:
+        k.close()
+    leaf_a = first_run_end(session_of(tmp_path), "plan")
+    k = Kernel(str(tmp_path))  # a restarted kernel: nothing in its namespace
+    try:
+        assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+        back = k.run(f"%pi checkout {leaf_a}")
+        assert back.status == "ok", back.error
+        assert back.stdout.splitlines()[-1] == "restored plan and notes.txt"
+        assert value(k, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    finally:
+        k.close()
+
+
+def test_a_file_changed_by_the_user_is_left_and_force_restores_it(kernel, tmp_path):
+    write = 'call write with {{"path": "notes.txt", "content": "branch %s"}}'
+    assert kernel.run(f"%%pi --tools write\n{write % 'A'}", "a").status == "ok"
+    leaf_a = first_run_end(session_of(tmp_path), "a")
+    assert kernel.run(f"%%pi --tools write\n{write % 'B'}", "b").status == "ok"
+    (tmp_path / "notes.txt").write_text("edited by hand")
+    back = kernel.run(f"%pi checkout {leaf_a}")
+    assert back.stdout.splitlines()[-1] == (
+        f"left notes.txt as it is: it was changed outside the agent since (%pi checkout {leaf_a} --force restores it)"
+    )
+    assert (tmp_path / "notes.txt").read_text() == "edited by hand"
+    b_end = first_run_end(session_of(tmp_path), "b")
+    assert kernel.run(f"%pi checkout {b_end}").status == "ok"
+    forced = kernel.run(f"%pi checkout {leaf_a} --force")
+    assert forced.stdout.splitlines()[-1] == "restored notes.txt"
+    assert (tmp_path / "notes.txt").read_text() == "branch A"
+
+
+def test_the_teaching_demo_drop_a_column_and_get_it_back(kernel, tmp_path):
+    """NOTEBOOK_CELLS.md, step by step."""
+    setup = (
+        'import pandas as pd\nsales = pd.DataFrame({"region": ["north", "south", "east"], "amount": [120, 80, 95], "discount": [5, 0, 10]})'
+    )
+    assert kernel.run(setup).status == "ok"
+    drop = '%%pi --tools python --name dropped\nThe discount column is noise. Drop it.\nuse python\n```python\ndel sales["discount"]\n```'
+    run = kernel.run(drop, "drop")
+    assert run.status == "ok", run.error
+    assert "changed: set sales (DataFrame 3×2)" in "".join(run.data("text/html"))
+    assert value(kernel, "sales.columns.tolist()") == ["region", "amount"]
+    back = kernel.run("%pi checkout {dropped.started_from}")
+    assert back.status == "ok", back.error
+    assert back.stdout.splitlines()[-1] == "restored sales"
+    assert value(kernel, "sales.columns.tolist()") == ["region", "amount", "discount"]
+    net = (
+        "%%pi --tools python --name net\nKeep the discount; add a net column.\nuse python\n"
+        '```python\nsales["net"] = sales["amount"] - sales["discount"]\n```'
+    )
+    assert kernel.run(net, "net").status == "ok"
+    first = kernel.run("%pi checkout {dropped.leaf_id}\nsales.columns.tolist()")
+    assert "restored sales" in first.stdout and value(kernel, "sales.columns.tolist()") == ["region", "amount"]
+    second = kernel.run("%pi checkout {net.leaf_id}")
+    assert second.stdout.splitlines()[-1] == "restored sales"
+    assert value(kernel, "sales.columns.tolist()") == ["region", "amount", "discount", "net"]
+    compared = kernel.run("%pi compare {dropped.leaf_id} {net.leaf_id}")
+    assert compared.status == "ok", compared.error
+    page = "".join(compared.data("text/html"))
+    assert "Variables and files that differ" in page and "discount, net" in page
+
+
+def test_fork_carries_the_world_of_the_forked_node(kernel, tmp_path):
+    assert kernel.run(both("plan = 'A'", "A"), "plan").status == "ok"
+    assert kernel.run(both("plan = 'B'", "B"), "plan").status == "ok"
+    files = sorted((tmp_path / "sessions").glob("*.jsonl"))
+    leaf_a = first_run_end(Session.open(files[0], readonly=True), "plan")
+    fork = kernel.run(f"%pi fork {leaf_a}")
+    assert fork.status == "ok", fork.error
+    assert fork.stdout.splitlines()[-1] == "restored plan and notes.txt"
+    assert value(kernel, "plan") == "A" and (tmp_path / "notes.txt").read_text() == "branch A"
+    listed = kernel.run("%pi world")
+    assert "variables the tools set on this branch: plan" in listed.stdout
+    assert "files the tools wrote on this branch: notes.txt" in listed.stdout
+    # the fork goes on from there: its next cell's tools see plan == 'A'
+    more = kernel.run(py_cell("print('plan is', plan)"), "more")
+    assert more.status == "ok" and "plan is A" in "".join(more.data("text/html"))
+
+
+def test_restart_and_run_all_give_every_branch_the_same_world(tmp_path):
+    from pi_jupyter.notebook.cells import cell_runs
+    from pi_jupyter.world import world_at
+
+    cells = [
+        ("plan", both("plan = 'A'", "A")),
+        ("grid", py_cell("counter = globals().get('counter', 0) + 1", "--tools python --repeat 2")),
+        ("after", py_cell("done = plan + str(counter)")),
+    ]
+    for _ in range(2):  # Run All, then Restart & Run All
+        k = Kernel(str(tmp_path))
+        try:
+            assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
+            for cell_id, source in cells:
+                out = k.run(source, cell_id)
+                assert out.status == "ok", out.error
+            assert value(k, "[plan, counter, done]") == ["A", 1, "A1"]
+        finally:
+            k.close()
+    s = session_of(tmp_path)
+    for cell_id, _source in cells:
+        first, second = cell_runs(s, cell_id)
+        assert first.end != second.end and world_at(s, first.end) == world_at(s, second.end), cell_id
+    grids = load_experiment_rows(s)
+    assert len(grids) == 4 and len({json.dumps(world_at(s, r.leaf), sort_keys=True) for r in grids}) == 1
+
+
+def load_experiment_rows(s: Session) -> list:
+    from pi_jupyter.experiment.records import experiment_ids
+
+    return [row for eid in experiment_ids(s) for row in load_experiment(s, eid).rows]

@@ -1,0 +1,105 @@
+"""Seeing the world: what a turn changed, in the static output and in the tree's side panel; branches compared."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pi_jupyter import Agent, Session
+from pi_jupyter.views.static_html import render_html, render_markdown
+from pi_jupyter.world import World
+
+pd = pytest.importorskip("pandas")
+
+TURN = (
+    'call python with {"code": "import pandas as pd\\ndf2 = pd.DataFrame({c: range(1000) for c in \'abcd\'})\\nresult = 42"}\n'
+    'call write with {"path": "notes.txt", "content": "hello"}'
+)
+
+
+@pytest.fixture
+def turn(tmp_path):
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    asyncio.run(agent.prompt(TURN))
+    return session
+
+
+def test_the_static_output_says_under_each_tool_what_it_changed(turn):
+    messages = turn.context().messages
+    page = render_html(messages)
+    assert "changed: set df2 (DataFrame 1,000×4), pd (module pandas), result" in page
+    assert "changed: wrote notes.txt" in page
+    assert "*changed: wrote notes.txt*" in render_markdown(messages)
+
+
+def test_the_tree_panel_lists_what_the_turn_changed(turn):
+    from pi_jupyter.notebook.tree_view import TreeView
+
+    view = TreeView(turn)
+    key = next(k for k, n in view.graph.nodes.items() if n.kind == "turn")
+    details = view.select(key)
+    assert details["changed"] == "set df2 (DataFrame 1,000×4), pd (module pandas), result; wrote notes.txt"
+    assert "changed: set df2 (DataFrame 1,000×4)" in details["html"]
+
+
+def test_compare_shows_the_variables_and_files_that_differ(tmp_path, monkeypatch):
+    from pi_jupyter.views.world_compare import compare_worlds
+
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789abcdefghijklmnop")
+    from pi_jupyter.agent.redact import redact
+
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {"df": pd.DataFrame({"a": [1, 2], "b": [3.0, 4.0], "c": ["x", "y"]})}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    start = session.leaf_id
+    world.move(start)
+
+    def branch(code: str, text: str) -> str:
+        session.checkout(start)
+        world.move(start)
+        agent.reload()
+        call = {"code": code}
+        write = {"path": "notes.txt", "content": text}
+        import json
+
+        asyncio.run(agent.prompt(f"call python with {json.dumps(call)}\ncall write with {json.dumps(write)}"))
+        world.settle()
+        return session.leaf_id
+
+    a = branch("del df['c']; plan = 'A'", "line one\nbranch A\n")
+    b = branch("plan = 'B'; note = 'tok-0123456789abcdefghijklmnop'", "line one\nbranch B\n")
+    found = compare_worlds(session, [("A", a), ("B", b)], clean=redact)
+    rows = {r.key: r for r in found.rows}
+    assert set(rows) == {"df", "plan", "note", "notes.txt"}
+    assert rows["plan"].cells == ["'A'", "'B'"]
+    assert rows["df"].cells == ["DataFrame 2×2: a int64, b float64", "DataFrame 2×3: a int64, b float64, c str"]
+    assert rows["df"].diff == "columns only in B: c"
+    assert rows["note"].cells[0] == "absent" and "tok-0123456789" not in str(found) + found._repr_html_()
+    assert "-branch A\n+branch B" in rows["notes.txt"].diff
+    assert "<table" in found._repr_html_()
+
+
+def test_check_out_in_the_tree_brings_the_world_back_and_says_so(tmp_path):
+    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.world_cells import Tracker, attach
+
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+    attach(agent, ns, Tracker())  # as the notebook gives every session's agent its world
+    start = session.leaf_id
+    asyncio.run(agent.prompt("use python\n```python\nplan = 'A'\n```"))
+    agent.tool_extra["world"].settle()
+    leaf_a = session.leaf_id
+    agent.checkout_sync(start)
+    assert "plan" not in ns
+    view = TreeView(agent)
+    node = next(k for k, n in view.graph.nodes.items() if n.target_id == leaf_a)
+    view.checkout(node)
+    assert ns["plan"] == "A"
+    assert view.status["text"].endswith("; restored plan")
