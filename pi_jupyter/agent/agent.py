@@ -258,6 +258,11 @@ class Agent:
         """True while a run (including its retries) is going on."""
         return self._state.running
 
+    def serve_with(self, stream: Callable[..., Any] | None) -> Callable[..., Any] | None:
+        """Send the next runs' model calls to ``stream(model, request, options)`` (``None``: the model's provider); returns the old one."""
+        previous, self._stream = self._stream, stream
+        return previous
+
     def set_model(self, model: str | Model) -> Model:
         """Switch the model (a ``model_change`` entry is written) and clamp the thinking level to it."""
         from .. import providers

@@ -36,6 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run a grid of sibling branches (models, thinking levels, prompt bindings, repeats) and print the table",
     ),
     "gc": ("gc_cmd", "show and reclaim the space of a session folder's world store (.pi-world)"),
+    "class": (
+        "class_cmd",
+        "one page over a folder of students' session files: students by cells, totals, answers side by side, trees",
+    ),
 }
 """Command name -> (module of ``pi_jupyter.cli``, one-line help), in the order ``--help`` lists them."""
 

@@ -1,8 +1,8 @@
 """Replay per branch: a re-run serves each branch the answers recorded on *its* branch.
 
-Today's replay provider picks, for a request, any recorded reply to the same conversation.
-In a grid many branches share a conversation (the same prompt to two models, five repeats of
-one prompt), so each new branch is served from the recorded branch of the same variant and
+The replay provider picks, for a request, the latest recorded reply to the same conversation
+that agrees with the request's variant. In a grid many branches share a conversation (the same
+prompt to two models, five repeats of one prompt), so each new branch is served from the recorded branch of the same variant and
 repeat: the recorded answers on that branch come first, the whole file only as a fallback.
 """
 
@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..providers.replay import ReplayProvider, conversation_key
+from ..messages.text import ms_from_iso
+from ..providers.replay import ReplayProvider
+from ..providers.replay_records import Choice, Recorded, conversation_key
 from ..session import Session
 
 
@@ -29,26 +31,37 @@ class BranchReplay(ReplayProvider):
         # started from another node (a re-run notebook, a script run again on the same file)
         self._skip_recorded = len(conversation_key(session.context(start).llm())) if start else 0
         self._skip_new = len(conversation_key(session.context(new_start).llm())) if new_start else 0
-        self._own: list[tuple[Any, Any, dict[str, Any]]] = []
-        for entry in own:
+        self._own: list[Recorded] = []
+        for order, entry in enumerate(own):
             message = entry.get("message") if entry.get("type") == "message" else None
             if isinstance(message, dict) and message.get("role") == "assistant":
                 llm = session.context(entry.get("parentId")).llm()
                 exact = conversation_key(llm)[self._skip_recorded :]
                 loose = conversation_key(llm, with_tool_text=False)[self._skip_recorded :]
-                self._own.append((exact, loose, message))
+                started = message.get("timestamp")
+                self._own.append(
+                    Recorded(
+                        entry_id=str(entry.get("id")),
+                        order=order,
+                        key=exact,
+                        loose=loose,
+                        message=message,
+                        started_ms=started if isinstance(started, int) and not isinstance(started, bool) else None,
+                        ended_ms=ms_from_iso(entry.get("timestamp")),
+                    )
+                )
 
-    def find(self, request: Any) -> tuple[dict[str, Any] | None, str | None]:
+    def choose(self, request: Any, options: Any = None, model: Any = None) -> Choice | str:
         """The recorded reply on this branch for the request, else whatever the whole file has."""
         key = conversation_key(request.messages)[self._skip_new :]
-        for exact, _, message in reversed(self._own):
-            if exact == key:
-                return message, None
+        for record in reversed(self._own):
+            if record.key == key:
+                return Choice(record=record, timing=record)
         loose = conversation_key(request.messages, with_tool_text=False)[self._skip_new :]
-        for _, near, message in reversed(self._own):
-            if near == loose:
-                return message, None
-        return super().find(request)
+        for record in reversed(self._own):
+            if record.loose == loose:
+                return Choice(record=record, timing=record)
+        return super().choose(request, options, model)
 
 
 def branch_replay_stream(session: Session, start: str | None, leaf: str, new_start: str | None) -> Callable[..., Any]:

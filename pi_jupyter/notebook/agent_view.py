@@ -68,6 +68,7 @@ from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
 from .agent_view_actions import ViewActions
 from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
+from .agent_view_step import StepControl
 from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
@@ -88,7 +89,7 @@ PROMPT_KEPT = 4000
 _RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
 
 
-class AgentView(ViewActions, Transport, anywidget.AnyWidget):
+class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
     """A live view of an agent run: streamed Markdown, thinking, tool cards, notices, status, Stop.
 
     Feed it every event of the agent (``agent.subscribe(view.handle)``); ``handle`` may be
@@ -163,6 +164,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
         self._stop_requested = False
         self._force = False
         self._init_actions()
+        self._init_step()
         super().__init__(title=str(title), status=self._status_dict(), **kwargs)
         self.on_msg(self._on_frontend_msg)
 
@@ -588,6 +590,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
 
     def _on_frontend_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
+        self._on_step_msg(kind)  # a browser shows this view; "go" ends a replay's pause
         if kind == "sync":
             with self._lock:
                 self.send(self._sync_reply(content.get("seq")))

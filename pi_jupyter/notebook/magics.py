@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import inspect
 import os
@@ -27,6 +28,7 @@ from .failure import CellFailed, CompactionAdvice, cell_failure
 from .freshness import fresh_agent
 from .prompt_secrets import guard_prompt
 from .prompt_text import PromptFormatError, fill_prompt
+from .replay_cell import cell_replay, no_pace_for_grids
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
@@ -71,6 +73,8 @@ SUBCOMMANDS = """\
   export [--branch REF] [--format html|markdown] [--force] [PATH]
                              write the session as one self-contained HTML page (or a branch as Markdown)
   skills                     the skills found for this project, with their warnings
+  class FOLDER [--reference FILE] [-o PAGE]
+                             a class's session files: students by cells, answers side by side, trees
   ext [load MODULE | remove NAME]
                              list, load or remove extensions of the current session's agent
 """
@@ -142,7 +146,9 @@ class PiMagics(Magics, PiConfig):
     @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
     @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
     @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
-    @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
+    @argument("--replay", action="store_true", help="serve the recorded answers: this cell's, at the recorded pace (a grid: each branch's)")
+    @argument("--pace", default=None, help="a replay's speed: 1x (as recorded, the default), 2x, 0.5x, instant")
+    @argument("--step", action="store_true", help="a replay: hold before each tool call and branch point until Go on is pressed")
     @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
@@ -181,6 +187,7 @@ class PiMagics(Magics, PiConfig):
             from .experiment_cell import is_experiment, run_experiment_cell
 
             if is_experiment(args):  # a grid of sibling branches (see experiment_cell)
+                no_pace_for_grids(args)
                 return run_experiment_cell(self, args, cell, _cell_id(self.shell, cell), _execution_count(self.shell))
             return self._run_cell(args, cell)
         except _USER_ERRORS as exc:
@@ -204,6 +211,7 @@ class PiMagics(Magics, PiConfig):
                 f"({busy.label if busy else 'running'}); await it, or stop it with %pi abort"
             )
         agent = fresh_agent(state, agent)  # what other writers appended since the last cell (or a reopened file)
+        replay = cell_replay(args, agent, self.base_url or None)  # --replay, --pace, --step (see replay_cell)
         self._configure(agent, args)
         cell_id = _cell_id(self.shell, cell)
         start, forked = start_for(agent.session, cell_id, continue_=args.continue_)
@@ -215,6 +223,8 @@ class PiMagics(Magics, PiConfig):
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
         view = self._make_view(agent)
+        if replay is not None:
+            replay.attach(view)
         binding = state.binding(agent.session)  # the notebook's saved outputs say which conversation it continues
         handle = display(view, display_id=True, metadata=binding) if view is not None else None
         if view is None:
@@ -228,7 +238,8 @@ class PiMagics(Magics, PiConfig):
             unadvise = agent.subscribe(advice)
             result = None
             try:
-                result = await agent.prompt(prompt)
+                with replay.serving(agent) if replay is not None else contextlib.nullcontext():
+                    result = await agent.prompt(prompt)
                 return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
             finally:
                 unsubscribe()
@@ -296,11 +307,12 @@ class PiMagics(Magics, PiConfig):
 
         if args.model:
             model = resolve_model(args.model, base_url=self.base_url or None)
-            self._require_key(model, "%%pi")  # before switching: a failed cell must not change the session's model
+            if not args.replay:  # before switching: a failed cell must not change the session's model
+                self._require_key(model, "%%pi")
             if agent.model.ref != model.ref:
                 agent.set_model(model)
                 self._model_note = f"model is now {model.ref} for the next cells"
-        else:
+        elif not args.replay:  # a replay needs no key
             self._require_key(agent.model, "%%pi")
         if args.thinking:
             agent.set_thinking_level(args.thinking)
@@ -605,6 +617,11 @@ class PiMagics(Magics, PiConfig):
         from .experiment_cell import score_command
 
         return score_command(self, rest)
+
+    def _cmd_class(self, rest: list[str]) -> Any:
+        from .class_command import class_command
+
+        return class_command(rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report

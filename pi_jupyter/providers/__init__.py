@@ -52,6 +52,7 @@ from .keys import env_api_key, scrub
 from .normalize import transform_messages
 from .offline import OfflineProvider, offline_model
 from .overflow import is_context_overflow
+from .pace import Pause, StepGate, parse_pace
 from .partial_json import StreamingJson, parse_streaming_json
 from .registry import (
     PROVIDERS,
@@ -252,6 +253,9 @@ __all__ = [
     "register_model",
     "register_provider",
     "replay_model",
+    "parse_pace",
+    "Pause",
+    "StepGate",
     "resolve_model",
     "scrub",
     "stream",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -239,25 +240,37 @@ def compare_cells(session: Session, names: list[str], paths: list[list[RawEntry]
         per_branch.append(runs)
     if not any(per_branch):
         return None
-    order: list[tuple[str, int]] = []
-    for runs in per_branch:
-        mine = {(r.cell_id, r.run) for r in runs}
-        last = -1
-        for r in runs:
-            key = (r.cell_id, r.run)
-            if key in order:
-                last = order.index(key)
-                continue
-            last += 1
-            while last < len(order) and order[last] not in mine:
-                last += 1  # past cells only earlier branches ran: they keep their place
-            order.insert(last, key)
+    order = merge_orders([[(r.cell_id, r.run) for r in runs] for runs in per_branch])
     rows = []
     for cell_id, run in order:
         found = [next((r for r in runs if r.cell_id == cell_id and r.run == run), None) for runs in per_branch]
         prompt = next((r.prompt for r in found if r is not None and r.prompt), "")
         rows.append(CellRow(cell_id=cell_id, run=run, prompt=prompt, runs=found))
     return CellComparison(names=names, rows=rows)
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def merge_orders(sequences: list[list[K]]) -> list[K]:
+    """One order of every item of ``sequences`` that keeps each sequence's own order where it can.
+
+    Used to line up the cells several branches (or several students) ran: an item only an
+    earlier sequence had keeps its place, a new one goes right after the item it followed.
+    """
+    order: list[K] = []
+    for seq in sequences:
+        mine = set(seq)
+        last = -1
+        for key in seq:
+            if key in order:
+                last = order.index(key)
+                continue
+            last += 1
+            while last < len(order) and order[last] not in mine:
+                last += 1  # past cells only earlier sequences ran: they keep their place
+            order.insert(last, key)
+    return order
 
 
 def _run_stats(session: Session, rec: CellRecord, run: int) -> CellRunStats:

@@ -19,6 +19,7 @@ from typing import Any
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
 from .export_file import HTML_MARKER, MARKDOWN_MARKER
 from .highlight import markdown_html
+from .playback import playback_tags
 from .static_html import Notice, render_item, render_markdown
 from .transcript import DEFAULT_MAX_OUTPUT
 
@@ -144,6 +145,7 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
         css=_asset("export_page.css"),
         js=_asset("export_page.js"),
         marker=HTML_MARKER,
+        playback=playback_tags(raws, script_json),  # the player: its own style, data and script (views/playback.py)
     )
 
 
@@ -194,7 +196,7 @@ _PAGE = """<!DOCTYPE html>
 <h2>Branches</h2><ul>{branches}</ul></div></div>
 <div id="transcript">{entries}</div></main>
 <script type="application/json" id="pi-data">{data}</script>
-<script>{js}</script></body></html>
+<script>{js}</script>{playback}</body></html>
 """
 
 

@@ -311,10 +311,24 @@ class View {
       node.classList.add("piav-tone-" + (item.tone || "info"));
       if (item.active) node.appendChild(el(d, "span", "piav-spinner"));
       node.appendChild(el(d, "span", null, item.text || ""));
+      if (item.step && item.waiting) node.appendChild(this.goButton());
     } else {
       node.appendChild(el(d, "span", "piav-muted", item.text || "[" + kind + "]"));
     }
     return node;
+  }
+
+  /** Step mode: the replay is held until the class has guessed; the click lets it go on. */
+  goButton() {
+    const btn = el(this.doc, "button", "piav-go", "Go on ▶");
+    btn.type = "button";
+    btn.title = "Let the replay go on to its next pause";
+    btn.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      btn.disabled = true;
+      this.send({ type: "go" });
+    });
+    return btn;
   }
 
   details(key, defaultOpen, cls) {
