@@ -24,6 +24,15 @@ AGENT_KEYS = ("model", "thinking", "tools")
 DEFAULT_LIMIT = 64
 """Grids with more branches than this need ``yes=True`` (``--yes``): a typo should not start 1,000 paid calls."""
 
+MAX_BRANCHES = 100_000
+"""The most branches one experiment runs, ``--yes`` or not: checked before the grid is expanded
+(a million-branch typo is refused at once, not after gigabytes of branch records)."""
+
+DEFAULT_CONCURRENCY = 64
+"""Branches at once when ``--concurrency`` is not given: enough that a thousand branches keep a
+remote model busy (bench/bench_experiment.py), few enough that a rate-limited provider is not
+flooded before the limiter has heard its first 429."""
+
 NO_TOOLS = ("", "none")
 
 
@@ -163,6 +172,8 @@ def validate(
                 if key not in AGENT_KEYS and key not in fields:
                     raise GridError(f"--vary {key}: the prompt has no {{{key}}} to bind it to")
     size = grid_size(vary, repeat)
+    if size > MAX_BRANCHES:
+        raise GridError(f"the grid has {size:,} branches; one experiment runs at most {MAX_BRANCHES:,} (split it into several)")
     if size > limit and not yes:
         raise GridError(f"the grid has {size:,} branches, more than the limit of {limit:,}: add --yes (yes=True) to run it")
 
