@@ -117,6 +117,8 @@ class Summary(BaseModel):
     comparisons: list[Comparison] = Field(default_factory=list)
     keys: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    judged: list[str] = Field(default_factory=list)
+    """Blind pairwise judgements: win rates, agreement, position bias (see :mod:`.judging`)."""
 
     def verdicts(self) -> list[str]:
         """One line per comparison."""
@@ -147,6 +149,7 @@ class Summary(BaseModel):
         if self.comparisons:
             out.append(_verdict_heading(len(self.comparisons)))
             out += [f"  {line}" for line in self.verdicts()]
+        out += self.judged
         out += self.notes
         return "\n".join(out)
 
@@ -161,6 +164,9 @@ class Summary(BaseModel):
         if self.comparisons:
             items = "".join(f"<li>{html.escape(line)}</li>" for line in self.verdicts())
             parts.append(f"<p>{html.escape(_verdict_heading(len(self.comparisons)))}</p><ul>{items}</ul>")
+        if self.judged:
+            items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in self.judged[1:])
+            parts.append(f"<p>{html.escape(self.judged[0])}</p><ul>{items}</ul>")
         parts += [f"<p>{html.escape(note)}</p>" for note in self.notes]
         return "".join(parts) + "</div>"
 
@@ -386,8 +392,9 @@ def summarize(
     by: Sequence[str] | None = None,
     compare: Sequence[str] | None = None,
     detect: Detect = None,
+    judged: Sequence[str] = (),
 ) -> Summary:
-    """The :class:`Summary` of an experiment's rows (see the module docstring)."""
+    """The :class:`Summary` of an experiment's rows (see the module docstring); ``judged``: the lines of its judgements."""
     keys = list(by) if by is not None else list(grid.vary)
     variants = variant_stats(grid, rows, by)
     found = comparisons if not grid.sequential else sequential_comparisons
@@ -401,7 +408,8 @@ def summarize(
         )
     if grid.sequential:
         notes.append(saved_line(grid, rows))
-    return Summary(status=status, variants=variants, comparisons=found(grid, rows, compare=compare, detect=detect), keys=keys, notes=notes)
+    found_comparisons = found(grid, rows, compare=compare, detect=detect)
+    return Summary(status=status, variants=variants, comparisons=found_comparisons, keys=keys, notes=notes, judged=list(judged))
 
 
 def saved_line(grid: Grid, rows: Sequence[Row]) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..session import Session
 from .analysis import Detect, Summary, summarize
+from .judging import JudgingRound, PairwiseJudge, Preferences, judge_all, preferences
 from .records import Grid, Row, experiment_ids, read_experiment
 from .scorers import SCORER_TIMEOUT_S
 from .scoring import score_rows
@@ -158,7 +159,34 @@ class ExperimentResult:
         ``str(summary)`` is the text; in a notebook it shows as a table.
         """
         grid, rows = self._read()
-        return summarize(grid, rows, self.status_line(), by=by, compare=compare, detect=detect)
+        judged = self.preferences().lines()
+        return summarize(grid, rows, self.status_line(), by=by, compare=compare, detect=detect, judged=judged)
+
+    # ---------------------------------------------------------------- judging (see .judging)
+
+    def judging(self, judge: str | None = None, *, by: str | None = None, seed: int | None = None) -> JudgingRound:
+        """A blind round of pairwise judging for a person: ``round.current`` shows two answers as A and B
+        (labels hidden, order random), ``round.choose("A" | "B" | "tie", note)`` records the choice as a
+        score entry on both branches. ``judge``: your name (default: your login name). ``by``: the key
+        whose values are judged (default: the first varied key with two values)."""
+        import getpass
+
+        return JudgingRound(self.session, self.id, judge=judge or getpass.getuser(), by=by, seed=seed)
+
+    async def judge_with_async(self, judge: PairwiseJudge, *, by: str | None = None, seed: int | None = None) -> Preferences:
+        """Have a model judge every pair in both orders (see :class:`~.judging.PairwiseJudge`); returns the preferences."""
+        await judge_all(self.session, self.id, judge, by=by, seed=seed)
+        return self.preferences()
+
+    def judge_with(self, judge: PairwiseJudge, *, by: str | None = None, seed: int | None = None) -> Preferences:
+        """:meth:`judge_with_async` from a cell or a script."""
+        from ..agent.sync import run_blocking
+
+        return run_blocking(self.judge_with_async(judge, by=by, seed=seed))
+
+    def preferences(self) -> Preferences:
+        """Win rates with intervals, agreement between judges and position bias of every judgement, from the file."""
+        return preferences(self.session, self.id)
 
     def status_line(self) -> str:
         """``experiment abc: 12 branches: 10 done, 1 failed, 1 skipped · $0.0123 · the session continues from branch #0 (leaf ...)``."""

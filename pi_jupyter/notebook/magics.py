@@ -60,6 +60,8 @@ SUBCOMMANDS = """\
   tree [--full] [--text]     draw the session tree (Graphviz; text without it)
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
+  judge [EXP] [--by KEY] [--as NAME] [--model MODEL]
+                             blind pairwise judging of an experiment's answers (a widget; --model: a model judges)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [PATH]
@@ -580,6 +582,11 @@ class PiMagics(Magics, PiConfig):
         from .experiment_cell import score_command
 
         return score_command(self, rest)
+
+    def _cmd_judge(self, rest: list[str]) -> Any:
+        from .judge_command import judge_command
+
+        return judge_command(self, rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report
