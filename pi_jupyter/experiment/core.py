@@ -15,6 +15,7 @@ need are recorded as skipped (``decided``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -27,7 +28,7 @@ from .branch_session import BranchSession
 from .choose import executor_for
 from .executors import Executor
 from .limiter import RateLimiter
-from .records import EXPERIMENT_TYPE, VARIANT_TYPE, Grid, Row, experiment_data, read_experiment, variant_data
+from .records import EXPERIMENT_TYPE, VARIANT_TYPE, Grid, Row, branch_stats, experiment_data, read_experiment, started_branch, variant_data
 from .result import ExperimentResult
 from .runner import BranchOutcome, BranchSpec, BranchStatus, mark_lost, run_branch, spec_tools
 from .scorers import SCORER_TIMEOUT_S
@@ -47,6 +48,8 @@ class Experiment:
     each given ``scorer_timeout`` seconds per branch. ``compare``: the keys whose values the
     summary compares (default: every varied key). ``until_decided``: run the repeats in rounds
     and stop once every comparison is decided (needs a scorer and ``repeat`` of 2 or more).
+    ``rate_limit``: requests per second to each provider for the whole grid (on every Dask
+    worker together too); a rate-limit reply's ``Retry-After`` pauses the grid either way.
     ``replay``:
     ``True`` serves every branch from its recorded counterpart (same prompt, variant and
     repeat in this session); ``None`` (default) does so only for models without a key.
@@ -76,6 +79,7 @@ class Experiment:
         scorer_timeout: float | None = SCORER_TIMEOUT_S,
         compare: Sequence[str] | None = None,
         until_decided: bool = False,
+        rate_limit: float | None = None,
         model: str | None = None,
         thinking: str | None = None,
         tools: Sequence[str] = (),
@@ -168,7 +172,10 @@ class Experiment:
             )
         self.replayed = sum(1 for s in self.specs if s.replay_leaf)
         self.statuses = [BranchStatus(index=v.index, label=v.label) for v in self.variants]
-        self.limiter = RateLimiter(concurrency)
+        if rate_limit is not None and not rate_limit > 0:
+            raise GridError(f"--rate-limit {rate_limit}: give requests per second, more than 0")
+        self.rate_limit = rate_limit
+        self.limiter = RateLimiter(concurrency, rate=rate_limit)
         self._aborts: dict[int, Callable[[], None]] = {}
         self._stopped = False
         self._budget_hit = False
@@ -276,6 +283,9 @@ class Experiment:
         self._aborts.pop(outcome.index, None)
         if outcome.lost:
             outcome = self._lost(outcome)
+        if outcome.state == "skipped":  # a worker did not start it (Stop, no session file there)
+            self.skip(self.specs[outcome.index], outcome.error or "not run")
+            return
         status = self.statuses[outcome.index]
         status.state, status.error, status.leaf = outcome.state, outcome.error, outcome.leaf
         status.cost, status.tokens = max(status.cost, outcome.cost), max(status.tokens, outcome.tokens)
@@ -320,6 +330,23 @@ class Experiment:
         for abort in list(self._aborts.values()):
             abort()
 
+    def watch(self) -> None:
+        """Update the running branches' tokens, cost and answer tail from the session file (what Dask workers appended)."""
+        if self.session.path is None:
+            return
+        self.session.refresh()
+        for status in self.statuses:
+            if status.state != "running":
+                continue
+            spec = self.specs[status.index]
+            found = started_branch(self.session, spec.start, spec.experiment, spec.variant.index)
+            if found is None:
+                continue
+            stats = branch_stats(self.session, found[0], found[1])
+            status.tokens, status.cost = stats["tokens_in"] + stats["tokens_out"], stats["cost"]
+            if stats["answer"]:
+                status.tail = stats["answer"][-80:]
+
     def progress(self) -> dict[str, Any]:
         """Counts by state (``stopped``: aborted by Stop, their partial answers kept), cost so far, the budget and seconds elapsed."""
         counts = {k: 0 for k in ("done", "running", "queued", "failed", "stopped", "skipped")}
@@ -329,13 +356,24 @@ class Experiment:
         elapsed = time.monotonic() - self.started if self.started else 0.0
         return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
 
+    def prepare(self, executor: str | Executor | None = None, **executor_options: Any) -> Executor:
+        """The executor for ``executor`` (see :meth:`run`), checked: it connects to its cluster and every
+        worker can see the session file, or an ``ExecutorError`` says why in one line (nothing is written)."""
+        runner = executor_for(executor, **executor_options)
+        check = getattr(runner, "prepare", None)
+        if callable(check):
+            check(self)
+        return runner
+
     async def run(self, executor: str | Executor | None = None, **executor_options: Any) -> ExperimentResult:
-        """Run the grid (``executor``: ``"local"`` (default), ``"dask"`` or an :class:`Executor`); returns the result."""
+        """Run the grid (``executor``: ``"local"`` (default), ``"dask"`` (a LocalCluster), a scheduler address
+        ``"tcp://host:8786"`` or an :class:`Executor`); returns the result."""
         from ..resources import load_resources
 
         self.started = time.monotonic()
         self._resources = load_resources(self.cwd)
-        runner = executor_for(executor, **executor_options)
+        # a cluster that cannot run the grid is one line here, before anything is written
+        runner = await asyncio.to_thread(self.prepare, executor, **executor_options)
         try:
             if self.until_decided:
                 await self._run_rounds(runner)

@@ -51,6 +51,9 @@ class PiConfig(Configurable):
         1.0, min=0.5, max=4.0, help="Type size of the pi widgets and their static outputs (1.5 for teaching on a projector)."
     ).tag(config=True)
     tool_timeout = Integer(60, help="Seconds before the python tool gives up on a piece of code (0: no limit).").tag(config=True)
+    executor = Unicode(
+        "local", help="Where grid branches run: local (this kernel), dask (a LocalCluster, started once) or a scheduler tcp://host:8786."
+    ).tag(config=True)
 
     # Bad values are refused when set (``%config`` prints the message on one line), not at
     # the next cell, where they used to break every magic.
@@ -78,6 +81,15 @@ class PiConfig(Configurable):
         if not proposal["value"] > 0:
             raise TraitError(f"{type(self).__name__}.stream_rate must be a number of updates per second above 0, not {proposal['value']}")
         return proposal["value"]
+
+    @validate("executor")
+    def _valid_executor(self, proposal: Any) -> Any:
+        value = str(proposal["value"]).strip()
+        if value not in ("local", "dask") and "://" not in value:
+            raise TraitError(
+                f"{type(self).__name__}.executor must be local, dask or a scheduler address like tcp://host:8786, not {value!r}"
+            )
+        return value
 
     @validate("thinking")
     def _valid_thinking(self, proposal: Any) -> Any:

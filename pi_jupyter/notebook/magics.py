@@ -135,11 +135,15 @@ class PiMagics(Magics, PiConfig):
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
     @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
     @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
-    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
+    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 64)")
     @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
     @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
     @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
     @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
+    @argument("--until-decided", action="store_true", help="a grid: repeats in rounds until every comparison is decided")
+    @argument("--compare", action="append", default=None, metavar="KEY", help="a grid: the key whose values are compared")
+    @argument("--rate-limit", type=float, default=None, help="a grid: requests per second to each provider, whole grid")
+    @argument("--executor", default=None, help="a grid: local, dask (a LocalCluster) or a scheduler address tcp://host:8786")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
         """Send the cell's text to the agent and show its work live; the cell's value is the result.
@@ -158,9 +162,10 @@ class PiMagics(Magics, PiConfig):
         ``entry_ids``, ``usage``, ``cost``, ``session``.
 
         ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
-        ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
-        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``), or with
-        ``--background`` a handle whose result it is.
+        ``--replay``, ``--yes``, ``--until-decided``, ``--compare``, ``--rate-limit``,
+        ``--executor``) runs a grid of sibling branches instead; its value is an
+        ``ExperimentResult`` (``.summary()``, ``.table()``, ``.branches``, ``.compare()``,
+        ``.plot()``), or with ``--background`` a handle whose result it is.
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
