@@ -126,6 +126,7 @@ def test_until_decided_stops_once_decided_and_says_what_it_saved(session):
     assert [r.error for r in result.rows if r.state == "skipped"] == ["decided"] * 24
     (c,) = result.summary().comparisons
     assert c.decided and c.look == 2 and c.looks == 2 and c.n == 8
+    assert all(v.n == 8 and v.missing == 0 for v in result.summary().variants)  # the branches not needed are not missing scores
     assert c.level == pytest.approx(st.look_levels([4, 8], 20)[1])
     assert "decided at look 2 of 2" in c.line()
     assert "until decided: stopped after 8 of 20 repeats (2 looks); 24 of 40 branches not needed (about 24 model calls saved)" in str(

@@ -41,7 +41,7 @@ class VariantStats(BaseModel):
     n: int
     """Branches with this score."""
     missing: int = 0
-    """Branches of the variant without this score (failed, skipped, not scored)."""
+    """Branches of the variant that ran and have no such score (failed, or the scorer gave none); skipped ones are not counted."""
     mean: float
     low: float | None = None
     high: float | None = None
@@ -271,7 +271,7 @@ def variant_stats(grid: Grid, rows: Sequence[Row], by: Sequence[str] | None = No
                     values=dict(zip(keys, group, strict=True)),
                     score=name,
                     n=len(values),
-                    missing=len(members) - len(values),
+                    missing=sum(1 for r in members if r.state != "skipped") - len(values),
                     mean=est.mean,
                     low=est.low,
                     high=est.high,
