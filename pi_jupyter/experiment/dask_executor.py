@@ -36,6 +36,7 @@ import asyncio
 import atexit
 import os
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -271,6 +272,7 @@ class DaskExecutor:
         pending = deque(job.specs)
         running: dict[Any, BranchSpec] = {}
         stop_sent = False
+        watched = time.monotonic()
         try:
             while pending or running:
                 while pending and len(running) < job.concurrency:
@@ -294,8 +296,10 @@ class DaskExecutor:
 
                     await asyncio.to_thread(Event(stop, client=client).set)
                     stop_sent = True
-                if future is None or future not in running:
+                if time.monotonic() - watched >= 1.0:  # the live view: at most once a second, however busy
                     await asyncio.to_thread(job.watch)
+                    watched = time.monotonic()
+                if future is None or future not in running:
                     continue
                 spec = running.pop(future)
                 await job.finished(await asyncio.to_thread(_outcome, future, spec))
