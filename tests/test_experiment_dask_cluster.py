@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from wire.server import http_error, openai_reply, tool_call
+from wire.server import http_error, openai_reply, responses_reply, tool_call
 
 from pi_jupyter import Session
 from pi_jupyter.experiment import Experiment, load_experiment
@@ -210,3 +210,30 @@ def test_a_worker_without_the_session_folder_is_one_line_and_writes_nothing(sess
         blind.wait(10)
         client.close()
         cluster.close()
+
+
+def test_the_budget_holds_on_the_cluster_at_the_default_concurrency(wire, session, monkeypatch):
+    """A priced model served by the wire server: at the default concurrency every branch is queued at once,
+    and the budget lets two through at their estimate, on the cluster as in the kernel."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")  # before the workers start: they read keys from their environment
+    times: list[float] = []
+
+    def respond(request):  # gpt-4.1 speaks the Responses API
+        times.append(time.monotonic())
+        return responses_reply(text="priced", usage={"input_tokens": 1000, "output_tokens": 1000, "total_tokens": 2000}).late(0.5)
+
+    wire.respond_with("responses", respond)
+    cluster, client = cluster_of(2)
+    try:
+        vary = {"x": [str(i) for i in range(6)]}
+        probe = Experiment(session, "Go {x}.", vary=vary, model="openai/gpt-4.1", base_url=wire.openai_url)
+        exp = Experiment(session, "Go {x}.", vary=vary, model="openai/gpt-4.1", base_url=wire.openai_url, budget=2.5 * probe.estimate)
+        result = asyncio.run(exp.run(DaskExecutor(client=client)))
+    finally:
+        client.close()
+        cluster.close()
+    states = [r.state for r in result.rows]
+    assert states.count("done") == 2 and states.count("skipped") == 4, [(r.state, r.error) for r in result.rows]
+    assert {r.error for r in result.rows if r.state == "skipped"} == {"budget"}
+    assert len(times) == 2
+    assert "sk-test-key" not in Path(session.path).read_text()
