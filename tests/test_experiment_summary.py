@@ -87,6 +87,16 @@ def test_no_difference_says_how_many_pairs_would_detect_one(session):
         assert line.endswith("every pair scored the same")
 
 
+def test_pairs_without_spread_are_named_as_they_are(session):
+    def by_how(branch):
+        return 5 if branch.values["how"] == "python" else 4
+
+    result = asyncio.run(experiment(session, PROMPT, vary={"how": ["words", "python"]}, repeat=2, scorers=[by_how, same]))
+    lines = {c.score: c.line() for c in result.summary().comparisons}
+    assert lines["by_how"].endswith("(n = 2 pairs); every pair differed by the same amount"), lines
+    assert lines["same"].endswith("(n = 2 pairs); every pair scored the same"), lines
+
+
 def test_the_same_summary_comes_back_from_the_file_alone(session):
     prompt = "Answer it {how}, in a {tone} voice."
     asyncio.run(

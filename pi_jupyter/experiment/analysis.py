@@ -105,7 +105,7 @@ class Comparison(BaseModel):
         if self.needed is not None and self.detect is not None:
             text += f"; about {self.needed} pairs would detect a {_num(self.detect)} difference"
         elif not self.sd:
-            text += "; every pair scored the same"
+            text += "; every pair scored the same" if self.mean == 0 else "; every pair differed by the same amount"
         return text
 
 

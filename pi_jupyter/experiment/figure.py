@@ -42,7 +42,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: s
 def interval_chart(labels: Sequence[str], estimates: Sequence[tuple[float, float | None, float | None, int]], *, title: str) -> SvgFigure:
     """One row per variant: its mean as a dot and its 95% interval as a line, on one shared axis
     (``estimates``: mean, low, high, n); a variant with too few branches for an interval shows its dot only."""
-    row_h, label_w, axis_w, width = 22, 260, 300, 660
+    row_h, label_w, axis_w, width = 22, 240, 300, 700
     height = 46 + row_h * max(1, len(labels)) + 24
     points = [x for m, lo, hi, _ in estimates for x in (m, lo, hi) if x is not None]
     lo_axis, hi_axis = min([0.0, *points]), max([0.0, *points])
