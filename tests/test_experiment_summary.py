@@ -181,3 +181,12 @@ def test_a_million_branch_grid_is_refused_before_it_is_built(session):
     finally:
         tracemalloc.stop()
     assert peak < 5_000_000  # a few megabytes for the values themselves, not gigabytes of branches
+
+
+def test_a_key_with_many_values_is_paired_on_not_compared_unless_named(session):
+    questions = [f"q{i}" for i in range(8)]
+    result = asyncio.run(experiment(session, "Answer {q} {how}.", vary={"q": questions, "how": ["words", "python"]}, scorers=[correct]))
+    (c,) = result.summary().comparisons  # the eight questions are what the pairs share, not 28 comparisons
+    assert (c.key, c.n) == ("how", 8)
+    assert {x.key for x in result.summary(compare=["q"]).comparisons} == {"q"}
+    assert len(result.summary(compare=["q"]).comparisons) == 28

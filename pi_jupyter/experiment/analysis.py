@@ -306,11 +306,18 @@ def _pairs(
     return [left[k] for k in shared], [right[k] for k in shared]
 
 
+MAX_COMPARED_VALUES = 6
+"""A varied key with more values than this (a list of questions, say) is what pairs are matched on,
+not compared value against value, unless it is named with ``--compare``."""
+
+
 def compared_keys(grid: Grid, compare: Sequence[str] | None = None) -> list[str]:
-    """The keys whose values are compared: ``compare`` (or the grid's own choice), else every varied key with 2+ values."""
+    """The keys whose values are compared: ``compare`` (or the grid's own choice), else every varied
+    key with 2 to :data:`MAX_COMPARED_VALUES` values."""
     chosen = list(compare) if compare is not None else grid.compare
-    keys = chosen if chosen is not None else list(grid.vary)
-    return [k for k in keys if len(grid.vary.get(k, [])) > 1]
+    if chosen is not None:
+        return [k for k in chosen if len(grid.vary.get(k, [])) > 1]
+    return [k for k, values in grid.vary.items() if 1 < len(values) <= MAX_COMPARED_VALUES]
 
 
 def comparisons(

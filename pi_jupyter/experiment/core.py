@@ -505,6 +505,7 @@ def _check_until_decided(vary: Mapping[str, Sequence[str]], compare: list[str] |
         raise GridError("--until-decided: give a --score to decide on (a verdict compares scores)")
     if repeat < 2:
         raise GridError("--until-decided: give --repeat 2 or more (the most repeats it may run); it stops earlier once decided")
-    keys = compare if compare is not None else [k for k in vary if len(vary[k]) > 1]
-    if not keys:
-        raise GridError("--until-decided: nothing to compare; --vary a key with two or more values")
+    from .analysis import compared_keys
+
+    if not compared_keys(Grid(id="", vary={k: list(v) for k, v in vary.items()}, compare=compare)):
+        raise GridError("--until-decided: nothing to compare; --vary a key with two or more values (or name one with --compare)")
