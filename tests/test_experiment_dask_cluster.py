@@ -98,9 +98,15 @@ def test_a_retry_after_heard_by_one_worker_pauses_them_all(wire, four, session):
     assert after and all(t >= first + 1.4 for t in after), [round(t - first, 2) for t in times]
 
 
-def test_a_worker_killed_mid_grid_marks_its_branches_and_runs_nothing_twice(wire, session):
+@pytest.mark.parametrize("allowed_failures", [3, 0], ids=["dask-reschedules-it", "dask-gives-up-on-it"])
+def test_a_worker_killed_mid_grid_marks_its_branches_and_runs_nothing_twice(wire, session, allowed_failures):
+    """Dask's default reschedules a lost worker's task (the rerun finds the branch started and only ends it);
+    with allowed-failures 0 it gives up at once (KilledWorker) and the kernel ends the branch in the file."""
+    import dask
+
     times = recorder(wire, lambda n: openai_reply(text=f"answer {n}").late(2.0))
-    cluster, client = cluster_of(2)
+    with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures}):
+        cluster, client = cluster_of(2)
     try:
         exp = grid(session, wire, 8, concurrency=4, scorers=["length"])
 
