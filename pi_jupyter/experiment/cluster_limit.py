@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -23,6 +24,9 @@ from .limiter import is_rate_limited, next_start, retry_after_of
 
 DEFAULT_PAUSE_S = 1.0
 """How long every worker pauses after a rate-limit reply that named no ``Retry-After``."""
+
+_PRIMITIVES: dict[tuple[str, int], tuple[Any, Any]] = {}
+_PRIMITIVES_LOCK = threading.Lock()
 
 STALE_S = 300.0
 """A call let through and never reported answered (its worker died) stops counting after this long."""
@@ -51,7 +55,16 @@ class ClusterLimiter:
         from distributed import Lock, Variable
 
         client = self._client
-        return Lock(f"{self.name}-lock", scheduler_rpc=client.scheduler, loop=client.loop), Variable(self.name, client=client)
+        key = (self.name, id(client))
+        with _PRIMITIVES_LOCK:
+            found = _PRIMITIVES.get(key)
+            if found is None:
+                # one per grid and client: each distributed Lock keeps a lease-refreshing timer running
+                found = _PRIMITIVES[key] = (
+                    Lock(f"{self.name}-lock", scheduler_rpc=client.scheduler, loop=client.loop),
+                    Variable(self.name, client=client),
+                )
+        return found
 
     def start(self, client: Any) -> None:
         """Create the shared state (the kernel, before any task runs)."""
@@ -82,7 +95,14 @@ class ClusterLimiter:
     def reserve(self, provider: str, call: str) -> float:
         """Let the call ``call`` to ``provider`` through now (returns 0), or say how many seconds to wait first.
 
-        As in :mod:`.limiter`, a call counts from now until :meth:`answered`, and for the window after."""
+        As in :mod:`.limiter`, a call counts from now until :meth:`answered`, and for the window after.
+        Without a rate only a pause can hold it: one read, no lock."""
+        if not self.rate:
+            try:
+                state = self._primitives()[1].get(timeout=10) or {}
+            except Exception:  # noqa: BLE001 - the kernel removed it: the grid is over
+                return 0.0
+            return float((state.get(provider) or {}).get("paused_until", 0.0)) - time.time()
 
         def change(state: dict[str, Any], now: float) -> float:
             mine = dict(state.get(provider) or {})
@@ -99,6 +119,8 @@ class ClusterLimiter:
 
     def answered(self, provider: str, call: str) -> None:
         """The reply to ``call`` began: the provider counted it no later than now."""
+        if not self.rate:
+            return
 
         def change(state: dict[str, Any], now: float) -> float:
             mine = dict(state.get(provider) or {})
