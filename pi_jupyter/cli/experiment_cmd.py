@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", "-p", default=None, help="the prompt ('-' reads it from stdin)")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2", help="a varied key and its values (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per combination (default 1)")
-    parser.add_argument("--concurrency", type=int, default=None, help="branches at once (default 64)")
+    parser.add_argument("--concurrency", type=int, default=None, help="branches at once (default 128)")
     parser.add_argument("--budget", type=float, default=None, help="US dollars: launch no branch that would pass it")
     parser.add_argument("--score", action="append", default=[], metavar="NAME", help="a registered scorer (judge, length, answered)")
     parser.add_argument("--model", "-m", default=None, help="the model of branches that do not vary it")

@@ -48,8 +48,8 @@ _local = threading.local()
 _cluster_lock = threading.Lock()
 _cluster: dict[str, Any] = {}
 
-LOCAL_THREADS = 16
-"""Threads per worker of the LocalCluster ``executor="dask"`` starts: a branch holds a thread while it waits on its model."""
+LOCAL_WORKERS = 4
+"""At most this many worker processes in the LocalCluster ``executor="dask"`` starts (fewer on fewer cores)."""
 
 LOST = "its worker was lost mid-branch; not run again (its partial entries are kept)"
 
@@ -66,8 +66,11 @@ def local_cluster() -> Any:
             return client
         from distributed import Client, LocalCluster
 
-        workers = max(1, min(4, os.cpu_count() or 1))
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=LOCAL_THREADS, processes=True, dashboard_address=":0", silence_logs=40)
+        from .variants import DEFAULT_CONCURRENCY
+
+        workers = max(1, min(LOCAL_WORKERS, os.cpu_count() or 1))
+        threads = -(-DEFAULT_CONCURRENCY // workers)  # a branch holds a thread while it waits on its model: room for the default
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=":0", silence_logs=40)
         client = Client(cluster)
         _cluster.update(cluster=cluster, client=client)
         atexit.register(_close_local_cluster)

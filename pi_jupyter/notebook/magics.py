@@ -135,7 +135,7 @@ class PiMagics(Magics, PiConfig):
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
     @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
     @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
-    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 64)")
+    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 128)")
     @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
     @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
     @argument("--replay", action="store_true", help="a grid: serve every branch its recorded answers")
