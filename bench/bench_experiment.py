@@ -8,9 +8,11 @@ then for it again, then answers (three model requests, two tool runs). Two backe
   seconds before each reply's status line, as a remote model would;
 * ``offline``: the built-in offline model (a tool call, then the answer: two requests).
 
-Every grid runs in a fresh subprocess (so peak memory is that grid's), with every branch
-launched at once (``concurrency = N``) and a live ``ExperimentView`` following it (its
-messages are counted, not sent to a browser). Printed per grid: wall time; speed-up over
+Every grid runs in a fresh subprocess (so peak memory is that grid's) with the default
+concurrency (what a user gets without ``--concurrency``; ``--concurrency N`` to compare) and a
+live ``ExperimentView`` following it (its messages are counted, not sent to a browser).
+Printed per grid: wall time; on ``wire``, the bare SDK's wall time for the same requests and
+the grid's time as a multiple of it (the target: 1,000 branches within 1.5x); speed-up over
 running the branches one by one (N times the single branch's wall time); our process's CPU
 per branch and per model request (SDK included for ``wire``); entries appended per second;
 peak RSS; widget messages per second. Then appends per second of P processes appending to
@@ -57,7 +59,11 @@ def _serve(latency: float, conn) -> None:  # runs in the server process
 
     server.respond_with("openai", respond)
     conn.send(server.openai_url)
-    conn.recv()  # until the parent says stop
+    while conn.recv() == "bodies":  # the requests of the grid that just ran (the warm-up's left out), then forget them
+        with server._lock:
+            bodies = [r.body for r in server.requests if r.body and "(w)" not in json.dumps(r.body.get("messages", []))]
+            server.requests.clear()
+        conn.send(bodies)
     server.close()
 
 
@@ -89,7 +95,7 @@ def one(size: int, backend: str, url: str | None, cap: int = 0) -> dict:
         vary={"i": [str(i) for i in range(size)]},
         model=ref,
         tools=["read"],
-        concurrency=min(size, cap) if cap else size,
+        concurrency=min(size, cap) if cap else None,  # None: the default a user gets
         yes=True,
         limit=size,
     )
@@ -116,7 +122,6 @@ def one(size: int, backend: str, url: str | None, cap: int = 0) -> dict:
     result = asyncio.run(go())
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     rows = result.rows
-    sdk_wall, sdk_cpu = sdk_alone(size, url) if backend == "wire" else (0.0, 0.0)
     requests = sum(r.turns + r.tool_calls for r in rows)  # model requests: one per user turn and per tool round
     slowest = max((r.duration_s or 0.0) for r in rows)
     return {
@@ -129,43 +134,48 @@ def one(size: int, backend: str, url: str | None, cap: int = 0) -> dict:
         "cpu_ms_per_request": 1000 * cpu / max(1, requests),
         "appends_per_s": (len(session) - before) / wall,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "sdk_wall_s": sdk_wall,
-        "sdk_cpu_ms_per_request": sdk_cpu,
         "widget_msgs": sent[0],
         "widget_msgs_per_s": sent[0] / max(wall, 1.0),  # a run shorter than a second still sends its first and last state
     }
 
 
-def sdk_alone(size: int, url: str) -> tuple[float, float]:
-    """The same requests through the bare ``openai`` SDK: 3 rounds of ``size`` concurrent streams; (wall, CPU ms per request)."""
+def sdk_alone(path: str) -> dict:
+    """The grid's own requests (the bodies the server received, read from ``path``) sent again through the
+    bare ``openai`` SDK: every first-turn request at once, then every second-turn one, then every third."""
     from openai import AsyncOpenAI
 
-    async def main() -> float:
-        client = AsyncOpenAI(base_url=url, api_key="sk-bench-0000", max_retries=0)
-        messages: list = [{"role": "user", "content": "Use the read tool on notes.txt"}]
+    bodies = json.loads(Path(path).read_text())
+    rounds: dict[int, list[dict]] = {}
+    for body in bodies:
+        rounds.setdefault(sum(1 for m in body.get("messages", []) if m.get("role") == "tool"), []).append(body)
+    failed = [0]
 
-        async def request(history: list) -> None:
-            stream = await client.chat.completions.create(model="bench", messages=history, stream=True)
+    async def main() -> float:
+        client = AsyncOpenAI(base_url=os.environ["BENCH_URL"], api_key="sk-bench-0000", max_retries=0)
+
+        async def request(body: dict) -> None:
+            stream = await client.chat.completions.create(**{**body, "stream": True})
             async for _ in stream:
                 pass
 
-        await request(messages)  # warm the client, as the grid was
+        await request(bodies[0])  # warm the client, as the grid was
         t0 = time.perf_counter()
-        for turn in range(3):
-            history = messages + [{"role": "tool", "tool_call_id": f"call_{i}", "content": "x"} for i in range(turn)]
-            outcomes = await asyncio.gather(*(request(history) for _ in range(size)), return_exceptions=True)
+        for turn in sorted(rounds):
+            outcomes = await asyncio.gather(*(request(b) for b in rounds[turn]), return_exceptions=True)
             failed[0] += sum(isinstance(o, BaseException) for o in outcomes)
         wall = time.perf_counter() - t0
         await client.close()
         return wall
 
-    failed = [0]
-
     cpu0 = time.process_time()
     wall = asyncio.run(main())
     if failed[0]:
-        print(f"bare SDK: {failed[0]} of {3 * size} requests failed (no retries there)", file=sys.stderr)
-    return wall, 1000 * (time.process_time() - cpu0) / (3 * size)
+        print(f"bare SDK: {failed[0]} of {len(bodies)} requests failed (no retries there)", file=sys.stderr)
+    return {
+        "sdk_wall_s": wall,
+        "sdk_cpu_ms_per_request": 1000 * (time.process_time() - cpu0) / max(1, len(bodies)),
+        "sdk_requests": len(bodies),
+    }
 
 
 def _append_worker(path: str, n: int) -> None:
@@ -200,12 +210,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,10,100,1000")
     parser.add_argument("--latency", type=float, default=0.5, help="seconds the wire server waits before each reply")
     parser.add_argument("--backends", default="wire,offline")
-    parser.add_argument("--concurrency", type=int, default=0, help="branches at once (default: all of them)")
+    parser.add_argument("--concurrency", type=int, default=0, help="branches at once (default: the experiment's default)")
     parser.add_argument("--one", nargs=4, metavar=("SIZE", "BACKEND", "URL", "CAP"), help=argparse.SUPPRESS)
+    parser.add_argument("--sdk", nargs=2, metavar=("BODIES", "URL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         size, backend, url, cap = args.one
         print(json.dumps(one(int(size), backend, url, int(cap))))
+        return
+    if args.sdk:
+        os.environ["BENCH_URL"] = args.sdk[1]
+        print(json.dumps(sdk_alone(args.sdk[0])))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     ctx = multiprocessing.get_context("spawn")
@@ -215,10 +230,14 @@ def main() -> None:
     url = parent.recv()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     print(f"wire server latency {args.latency}s per reply; 3 model requests per branch on wire, 2 offline")
-    print("SDK s / SDK ms/req: the same requests through the bare openai SDK (3 rounds of N concurrent streams)")
-    print(f"concurrency: {args.concurrency or 'all branches at once'}")
+    print("SDK s / SDK ms/req: the grid's own requests (as the server received them) sent again through the bare openai SDK,")
+    print("  all of one turn at once, turn by turn; vs SDK: the grid's wall time as a multiple of it (target: within 1.5x)")
+    from pi_jupyter.experiment.variants import DEFAULT_CONCURRENCY
+
+    print(f"concurrency: {args.concurrency or f'the default ({DEFAULT_CONCURRENCY}, no --concurrency given)'}")
     head = (
-        f"{'backend':8} {'branches':>8} {'done':>5} {'wall s':>7} {'SDK s':>6} {'slowest':>7} {'speed-up':>8} {'CPU ms/br':>9} "
+        f"{'backend':8} {'branches':>8} {'done':>5} {'wall s':>7} {'SDK s':>6} {'vs SDK':>6} {'slowest':>7} {'speed-up':>8} "
+        f"{'CPU ms/br':>9} "
         f"{'ms/req':>7} {'SDK ms/req':>10} {'appends/s':>9} {'peak MB':>7} {'widget msgs':>11}"
     )
     print(head)
@@ -236,11 +255,23 @@ def main() -> None:
                     print(f"{backend:8} {size:>8} failed: {out.stderr.strip().splitlines()[-1] if out.stderr.strip() else out.returncode}")
                     continue
                 r = json.loads(out.stdout.strip().splitlines()[-1])
+                r.update(sdk_wall_s=0.0, sdk_cpu_ms_per_request=0.0)
+                if backend == "wire":
+                    parent.send("bodies")
+                    bodies = Path(tempfile.mkdtemp(prefix="pi-bench-sdk-"), "bodies.json")
+                    bodies.write_text(json.dumps(parent.recv()))
+                    sdk = subprocess.run([sys.executable, __file__, "--sdk", str(bodies), url], capture_output=True, text=True, env=env)
+                    if sdk.returncode == 0:
+                        r.update(json.loads(sdk.stdout.strip().splitlines()[-1]))
+                    else:
+                        print(f"bare SDK failed: {sdk.stderr.strip().splitlines()[-1] if sdk.stderr.strip() else sdk.returncode}")
                 if single is None:
                     single = r["wall_s"] / r["size"]
                 speedup = size * single / r["wall_s"]
+                versus = f"{r['wall_s'] / r['sdk_wall_s']:>5.2f}x" if r["sdk_wall_s"] else f"{'-':>6}"
                 print(
-                    f"{backend:8} {size:>8} {r['done']:>5} {r['wall_s']:>7.2f} {r['sdk_wall_s']:>6.2f} {r['slowest_branch_s']:>7.2f} "
+                    f"{backend:8} {size:>8} {r['done']:>5} {r['wall_s']:>7.2f} {r['sdk_wall_s']:>6.2f} {versus} "
+                    f"{r['slowest_branch_s']:>7.2f} "
                     f"{speedup:>7.1f}x {r['cpu_ms_per_branch']:>9.1f} {r['cpu_ms_per_request']:>7.2f} {r['sdk_cpu_ms_per_request']:>10.2f} "
                     f"{r['appends_per_s']:>9.0f} {r['peak_rss_mb']:>7.0f} {r['widget_msgs']:>5} ({r['widget_msgs_per_s']:.1f}/s)",
                     flush=True,

@@ -14,9 +14,15 @@ from pi_jupyter.notebook.runner import BackgroundRun
 
 @pytest.fixture(autouse=True)
 def forget_settings(ip):  # noqa: F811
-    """IPython's test shell is one per process: the settings a test makes must not reach the next test."""
+    """IPython's test shell is one per process: the settings a test (here or in another module) makes
+    must not reach the next test, so they are cleared before and after each one."""
+    names = ("tools", "base_url", "confirm", "tool_timeout", "executor")
+    for name in names:
+        ip.config.PiMagics.pop(name, None)
+    ip.run_line_magic("config", "PiMagics.confirm = 'none'")
+    ip.run_line_magic("config", "PiMagics.executor = 'local'")
     yield
-    for name in ("tools", "base_url", "confirm", "tool_timeout"):
+    for name in names:
         ip.config.PiMagics.pop(name, None)
 
 
@@ -143,3 +149,20 @@ def test_pi_abort_stops_a_background_grid(ip, tmp_path):  # noqa: F811
     assert "(stopped)" in repr(handle)
     rows = load_experiment(session_of(tmp_path)).rows
     assert "skipped" in {r.state for r in rows} and all(r.error == "stopped" for r in rows if r.state == "skipped")
+
+
+def test_the_executor_setting_is_checked_and_used(ip, tmp_path):  # noqa: F811
+    from traitlets import TraitError
+
+    from pi_jupyter.notebook.config import PiConfig
+
+    with pytest.raises(TraitError, match=r"executor must be local, dask or a scheduler address like tcp://host:8786, not 'nowhere'"):
+        PiConfig().executor = "nowhere"
+    ip.run_line_magic("config", "PiMagics.executor = 'tcp://127.0.0.1:1'")
+    ip.run_cell_magic("pi", "", "Hello.")  # a plain cell is not a grid: it runs here
+    s = session_of(tmp_path)
+    before = open(s.path, "rb").read()
+    with pytest.raises(UsageError) as info:
+        ip.run_cell_magic("pi", "--vary style=a,b", "Say {style}.")
+    assert str(info.value) == "%%pi: --executor tcp://127.0.0.1:1: no Dask scheduler answered there within 10 s"
+    assert open(s.path, "rb").read() == before

@@ -41,6 +41,9 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path):
         (["--prompt", "Hi", "--vary", "model=offline/nope"], "unknown model 'offline/nope'"),
         (["--prompt", "Hi", "--budget", "-2"], "--budget -2.0"),
         (["--prompt", "Hi {n}", "--vary", "n=" + ",".join(map(str, range(70)))], "more than the limit of 64"),
+        (["--prompt", "Hi {n}", "--vary", "n=a,b", "--repeat", "4", "--until-decided"], "--until-decided: give a --score to decide on"),
+        (["--prompt", "Hi {n}", "--vary", "n=a,b", "--executor", "tcp://127.0.0.1:1"], "no Dask scheduler answered there"),
+        (["--prompt", "Hi {n}", "--vary", "n=a,b", "--rate-limit", "0"], "--rate-limit 0.0: give requests per second"),
     ]
     for args, message in cases:
         out = cli("experiment", "new.jsonl", *args, cwd=str(tmp_path))

@@ -95,6 +95,8 @@ def test_rerun_adds_siblings_and_the_value_has_the_table(kernel):
         ("--vary mood=a,b", "tone"),
         ("--vary n=" + ",".join(str(i) for i in range(70)), "70 branches, more than the limit of 64"),
         ("--vary tone=a --budget -1", "--budget -1.0"),
+        ("--vary tone=a,b --vary style=x --vary n=1 --repeat 3 --until-decided", "--until-decided: give a --score to decide on"),
+        ("--vary tone=a,b --vary style=x --vary n=1 --executor tcp://127.0.0.1:1", "no Dask scheduler answered there within 10 s"),
     ],
 )
 def test_bad_grid_is_one_line_and_writes_nothing(kernel, options, message):

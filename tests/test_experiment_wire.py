@@ -125,3 +125,21 @@ def test_rerun_without_a_key_replays_every_branch(wire, models, session, monkeyp
     with pytest.raises(GridError, match="no API key"):
         asyncio.run(experiment(session, "New {q}.", vary={"model": models, "q": ["x"]}))
     assert open(session.path, "rb").read() == before
+
+
+@pytest.mark.parametrize("repeat", [1, 3], ids=["once", "repeated"])
+def test_budget_at_the_default_concurrency_counts_the_running_branches(wire, models, session, repeat):
+    """Every branch is queued at once (the default concurrency runs them all together): the budget
+    must count each running branch at its estimate, or it launches them all before any has a cost."""
+    wire.respond_with("openai", lambda r: openai_reply(text="priced", usage={"prompt_tokens": 1004, "completion_tokens": 1000}).late(0.3))
+    vary = {"x": ["1", "2", "3", "4", "5"]}
+    probe = Experiment(session, "Go {x}.", vary=vary, repeat=repeat, model=models[0])
+    assert probe.concurrency >= len(probe.specs)  # the default runs this whole grid at once
+    each = probe.estimate
+    exp = Experiment(session, "Go {x}.", vary=vary, repeat=repeat, model=models[0], budget=2.5 * each)
+    result = asyncio.run(exp.run())
+    states = [r.state for r in result.rows]
+    assert states.count("done") == 2, states  # two fit the budget at their estimate; a third would pass it
+    assert states.count("skipped") == len(states) - 2 and {r.error for r in result.rows if r.state == "skipped"} == {"budget"}
+    assert len(wire.requests_to("openai")) == 2
+    assert sum(r.cost for r in result.rows) <= 2.5 * each

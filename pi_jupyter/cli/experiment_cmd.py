@@ -34,14 +34,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", "-p", default=None, help="the prompt ('-' reads it from stdin)")
     parser.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2", help="a varied key and its values (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per combination (default 1)")
-    parser.add_argument("--concurrency", type=int, default=8, help="branches at once (default 8)")
+    parser.add_argument("--concurrency", type=int, default=None, help="branches at once (default 128)")
     parser.add_argument("--budget", type=float, default=None, help="US dollars: launch no branch that would pass it")
     parser.add_argument("--score", action="append", default=[], metavar="NAME", help="a registered scorer (judge, length, answered)")
     parser.add_argument("--model", "-m", default=None, help="the model of branches that do not vary it")
     parser.add_argument("--tools", default="", help="comma-separated tools of branches that do not vary them (default none)")
     parser.add_argument("--replay", action="store_true", help="serve every branch its recorded answers (no model calls)")
     parser.add_argument("--yes", action="store_true", help="run a grid larger than the limit (64 branches)")
-    parser.add_argument("--dask", metavar="ADDRESS", default=None, help="run the branches on the Dask scheduler at ADDRESS")
+    parser.add_argument("--until-decided", action="store_true", help="repeats in rounds until every comparison is decided")
+    parser.add_argument("--compare", action="append", default=None, metavar="KEY", help="the key whose values are compared")
+    parser.add_argument("--rate-limit", type=float, default=None, help="requests per second to each provider, whole grid")
+    parser.add_argument(
+        "--executor", default=None, help="local (default), dask (a LocalCluster on this machine) or a scheduler address tcp://host:8786"
+    )
+    parser.add_argument("--dask", metavar="ADDRESS", default=None, help="the same as --executor ADDRESS")
     parser.add_argument("--show", action="store_true", help="print the table of a recorded experiment; run nothing")
     parser.add_argument("--id", default=None, help="with --show: which experiment (default: the latest)")
     parser.add_argument("--json", action="store_true", help="the rows as one JSON array")
@@ -71,19 +77,24 @@ def run(args: argparse.Namespace) -> int:
         tools = [t.strip() for t in args.tools.split(",") if t.strip()]
         existed = os.path.exists(path)
         session = Session.open(path, readonly=True) if existed else Session.in_memory(os.getcwd())
+        options: dict[str, Any] = dict(
+            vary=vary, repeat=args.repeat, concurrency=args.concurrency, budget=args.budget, scorers=args.score, model=args.model,
+            tools=tools, replay=args.replay or None, yes=args.yes, until_decided=args.until_decided, compare=args.compare,
+            rate_limit=args.rate_limit,
+        )  # fmt: skip
         # checked on a read-only copy first: bad input writes nothing, not even a new file
-        Experiment(session, prompt, vary=vary, repeat=args.repeat, concurrency=args.concurrency, budget=args.budget,
-                   scorers=args.score, model=args.model, tools=tools, replay=args.replay or None, yes=args.yes)  # fmt: skip
+        Experiment(session, prompt, **options)
         session = Session.open(path, create=True, cwd=os.getcwd())
-        exp = Experiment(session, prompt, vary=vary, repeat=args.repeat, concurrency=args.concurrency, budget=args.budget,
-                         scorers=args.score, model=args.model, tools=tools, replay=args.replay or None, yes=args.yes)  # fmt: skip
+        exp = Experiment(session, prompt, **options)
+        try:
+            executor = exp.prepare(args.executor or args.dask or "local")
+        except ValueError:
+            if not existed:  # the file was made for this run, which cannot happen: leave no trace
+                session.close()
+                os.remove(path)
+            raise
     except (GridError, ValueError) as exc:
         raise CliError(f"experiment: {exc}") from None
-    executor: Any = None
-    if args.dask:
-        from ..experiment.dask_executor import DaskExecutor
-
-        executor = DaskExecutor(args.dask)
     result = asyncio.run(_run_with_progress(exp, executor))
     session.close()
     return _print(result, args.json)

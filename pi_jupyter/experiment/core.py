@@ -4,12 +4,18 @@ Everything is checked in the constructor (nothing is written before :meth:`Exper
 the grid, the models and their keys, the prompt's ``{name}`` fields, the size limit and the
 budget. :meth:`run` writes each branch below the start node, scores it, records what was
 skipped, and moves the session to the branch the next prompt continues from (the first
-combination's first repeat when it succeeded, else the first branch that did; ``continue_from=
-"start"`` leaves the session where it was).
+combination's first repeat when it succeeded, else the first branch that did, as the file
+records them; ``continue_from="start"`` leaves the session where it was).
+
+With ``until_decided`` the repeats run in rounds (:func:`looks_for`): after each round the
+paired comparisons are tested at that look's share of the 5% error rate (see
+:mod:`.analysis`), and the grid stops once every comparison is decided; the branches it did not
+need are recorded as skipped (``decided``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
@@ -23,10 +29,12 @@ from .branch_session import BranchSession
 from .choose import executor_for
 from .executors import Executor
 from .limiter import RateLimiter
-from .records import EXPERIMENT_TYPE, SCORE_TYPE, VARIANT_TYPE, Grid, Row, experiment_data, variant_data
-from .result import ExperimentResult, score_rows
-from .runner import BranchOutcome, BranchSpec, BranchStatus, run_branch, spec_tools
-from .variants import DEFAULT_LIMIT, GridError, Variant, expand, fill, validate
+from .records import EXPERIMENT_TYPE, VARIANT_TYPE, Grid, Row, branch_stats, experiment_data, read_experiment, started_branch, variant_data
+from .result import ExperimentResult
+from .runner import BranchOutcome, BranchSpec, BranchStatus, mark_lost, run_branch, spec_tools
+from .scorers import SCORER_TIMEOUT_S
+from .scoring import score_rows
+from .variants import DEFAULT_CONCURRENCY, DEFAULT_LIMIT, GridError, Variant, expand, fill, validate
 
 
 class Experiment:
@@ -35,8 +43,15 @@ class Experiment:
     ``prompt``: the text, with ``{name}`` bound by ``vary`` (``render`` may fill it instead, as the
     notebook does with its namespace). ``vary``: ``{"model": [...], "thinking": [...], "tools":
     ["read+python", "none"], "tone": [...]}``. ``repeat``: runs per combination. ``concurrency``:
-    branches at once. ``budget``: US dollars; no branch is launched once the spent cost plus
-    the running estimate would pass it. ``scorers``: callables or registered names. ``replay``:
+    branches at once (default :data:`~.variants.DEFAULT_CONCURRENCY`). ``budget``: US dollars;
+    no branch is launched once the spent cost plus the estimate (:attr:`estimate`) for each
+    running branch and the new one would pass it. ``scorers``: callables or registered names,
+    each given ``scorer_timeout`` seconds per branch. ``compare``: the keys whose values the
+    summary compares (default: every varied key). ``until_decided``: run the repeats in rounds
+    and stop once every comparison is decided (needs a scorer and ``repeat`` of 2 or more).
+    ``rate_limit``: requests per second to each provider for the whole grid (on every Dask
+    worker together too); a rate-limit reply's ``Retry-After`` pauses the grid either way.
+    ``replay``:
     ``True`` serves every branch from its recorded counterpart (same prompt, variant and
     repeat in this session); ``None`` (default) does so only for models without a key.
     ``model``, ``thinking``, ``tools``: for branches that do not vary them (default model: the
@@ -59,9 +74,13 @@ class Experiment:
         *,
         vary: Mapping[str, Sequence[str]] | None = None,
         repeat: int = 1,
-        concurrency: int = 8,
+        concurrency: int | None = None,
         budget: float | None = None,
         scorers: Sequence[Any] = (),
+        scorer_timeout: float | None = SCORER_TIMEOUT_S,
+        compare: Sequence[str] | None = None,
+        until_decided: bool = False,
+        rate_limit: float | None = None,
         model: str | None = None,
         thinking: str | None = None,
         tools: Sequence[str] = (),
@@ -85,6 +104,7 @@ class Experiment:
         self.agent_options = dict(agent_options or {})
         # values are typed text: a key in one is never sent, stored or shown as typed (the prompt is redacted when sent)
         self.vary = {k: [scrub(str(v)) for v in values] for k, values in (vary or {}).items()}
+        concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         self.repeat, self.concurrency, self.budget = repeat, concurrency, budget
         validate(
             self.vary,
@@ -102,6 +122,11 @@ class Experiment:
         if unknown_tools:
             raise GridError(f"tools: unknown tool {unknown_tools[0]!r}; known: {', '.join(KNOWN_TOOLS)}")
         self.scorers = [get_scorer(s) if isinstance(s, str) else s for s in scorers]
+        self.scorer_timeout = scorer_timeout
+        self.compare = _check_compare(self.vary, compare)
+        self.until_decided = until_decided
+        if until_decided:
+            _check_until_decided(self.vary, self.compare, repeat, self.scorers)
         self.start = session.leaf_id if start == "leaf" else start
         self.default_model = self._default_model(model)
         self.variants = expand(self.vary, repeat)
@@ -113,6 +138,7 @@ class Experiment:
             repeat=repeat,
             size=len(self.variants),
             budget=budget,
+            compare=self.compare,
         )
         self.continue_from = continue_from
         self.cwd = cwd or session.cwd or os.getcwd()
@@ -148,11 +174,15 @@ class Experiment:
             )
         self.replayed = sum(1 for s in self.specs if s.replay_leaf)
         self.statuses = [BranchStatus(index=v.index, label=v.label) for v in self.variants]
-        self.limiter = RateLimiter(concurrency)
+        if rate_limit is not None and not rate_limit > 0:
+            raise GridError(f"--rate-limit {rate_limit}: give requests per second, more than 0")
+        self.rate_limit = rate_limit
+        self.limiter = RateLimiter(concurrency, rate=rate_limit)
         self._aborts: dict[int, Callable[[], None]] = {}
         self._stopped = False
         self._budget_hit = False
-        self._estimate = self._prior_estimate()
+        self.estimate = self._prior_estimate()
+        """The cost a branch is counted at before branches have finished (then the mean of finished ones, if higher)."""
         self.started: float | None = None
         self.result: ExperimentResult | None = None
 
@@ -204,7 +234,7 @@ class Experiment:
 
     def _estimate_per_branch(self) -> float:
         done = [s.cost for s in self.statuses if s.state in ("done", "failed", "aborted")]
-        return max(self._estimate, sum(done) / len(done)) if done else self._estimate
+        return max(self.estimate, sum(done) / len(done)) if done else self.estimate
 
     def skip_reason(self, spec: BranchSpec) -> str | None:
         """Why a branch must not start now: Stop was pressed, or the budget would be passed."""
@@ -247,8 +277,17 @@ class Experiment:
         )
 
     async def finished(self, outcome: BranchOutcome) -> None:
-        """A branch ended: update its status (a remote one's too) and score it."""
+        """A branch ended: update its status (a remote one's too) and score it.
+
+        A branch whose worker was lost (``outcome.lost``) is never run again: if the file holds
+        its start, its partial entries stay and an end record marks it failed; if not, it never
+        started and is skipped."""
         self._aborts.pop(outcome.index, None)
+        if outcome.lost:
+            outcome = self._lost(outcome)
+        if outcome.state == "skipped":  # a worker did not start it (Stop, no session file there)
+            self.skip(self.specs[outcome.index], outcome.error or "not run")
+            return
         status = self.statuses[outcome.index]
         status.state, status.error, status.leaf = outcome.state, outcome.error, outcome.leaf
         status.cost, status.tokens = max(status.cost, outcome.cost), max(status.tokens, outcome.tokens)
@@ -268,7 +307,17 @@ class Experiment:
                 leaf=outcome.leaf,
                 stop_reason=last,
             )
-            await score_rows(self.session, self.grid.id, [row], self.scorers, prompt=spec.prompt)
+            await score_rows(self.session, self.grid.id, [row], self.scorers, prompt=spec.prompt, timeout=self.scorer_timeout)
+
+    def _lost(self, outcome: BranchOutcome) -> BranchOutcome:
+        spec = self.specs[outcome.index]
+        if self.session.path is not None:
+            self.session.refresh()
+        leaf = mark_lost(self.session, spec, outcome.error or "its worker was lost")
+        if leaf is None:
+            self.skip(spec, "its worker was lost before the branch started")
+            return outcome.model_copy(update={"state": "skipped", "leaf": None})
+        return outcome.model_copy(update={"state": "failed", "leaf": leaf})
 
     # ---------------------------------------------------------------- control
 
@@ -283,6 +332,23 @@ class Experiment:
         for abort in list(self._aborts.values()):
             abort()
 
+    def watch(self) -> None:
+        """Update the running branches' tokens, cost and answer tail from the session file (what Dask workers appended)."""
+        if self.session.path is None:
+            return
+        self.session.refresh()
+        for status in self.statuses:
+            if status.state != "running":
+                continue
+            spec = self.specs[status.index]
+            found = started_branch(self.session, spec.start, spec.experiment, spec.variant.index)
+            if found is None:
+                continue
+            stats = branch_stats(self.session, found[0], found[1])
+            status.tokens, status.cost = stats["tokens_in"] + stats["tokens_out"], stats["cost"]
+            if stats["answer"]:
+                status.tail = stats["answer"][-80:]
+
     def progress(self) -> dict[str, Any]:
         """Counts by state (``stopped``: aborted by Stop, their partial answers kept), cost so far, the budget and seconds elapsed."""
         counts = {k: 0 for k in ("done", "running", "queued", "failed", "stopped", "skipped")}
@@ -292,29 +358,78 @@ class Experiment:
         elapsed = time.monotonic() - self.started if self.started else 0.0
         return {**counts, "total": len(self.statuses), "cost": self.spent(), "budget": self.budget, "elapsed": elapsed}
 
+    def prepare(self, executor: str | Executor | None = None, **executor_options: Any) -> Executor:
+        """The executor for ``executor`` (see :meth:`run`), checked: it connects to its cluster and every
+        worker can see the session file, or an ``ExecutorError`` says why in one line (nothing is written)."""
+        runner = executor_for(executor, **executor_options)
+        check = getattr(runner, "prepare", None)
+        if callable(check):
+            check(self)
+        return runner
+
     async def run(self, executor: str | Executor | None = None, **executor_options: Any) -> ExperimentResult:
-        """Run the grid (``executor``: ``"local"`` (default), ``"dask"`` or an :class:`Executor`); returns the result."""
+        """Run the grid (``executor``: ``"local"`` (default), ``"dask"`` (a LocalCluster), a scheduler address
+        ``"tcp://host:8786"`` or an :class:`Executor`); returns the result."""
         from ..resources import load_resources
 
         self.started = time.monotonic()
         self._resources = load_resources(self.cwd)
-        runner = executor_for(executor, **executor_options)
+        # a cluster that cannot run the grid is one line here, before anything is written
+        runner = await asyncio.to_thread(self.prepare, executor, **executor_options)
         try:
-            await runner.run(self)
+            if self.until_decided:
+                await self._run_rounds(runner)
+            else:
+                await runner.run(self)
         finally:
+            close = getattr(runner, "close", None)
+            if callable(close):
+                close()
             if self.session.path is not None:
                 self.session.refresh()  # whatever other processes (Dask workers) appended
             for s in self.statuses:
                 if s.state == "queued":
                     self.skip(self.specs[s.index], "stopped" if self._stopped else "not run")
-            done = [s.leaf for s in self.statuses if s.state == "done" and s.leaf]
-            self.grid.continue_from = done[0] if done and self.continue_from == "first" else None
+            self.grid.continue_from = self._continue_from() if self.continue_from == "first" else None
             BranchSession(self.session, self.start).append_custom(EXPERIMENT_TYPE, experiment_data(self.grid))
             if self.grid.continue_from is not None:
                 self.session.checkout(self.grid.continue_from)
             self.session.sync()
             self.result = ExperimentResult(self.session, self.grid.id)
         return self.result
+
+    def _continue_from(self) -> str | None:
+        """The first finished branch in grid order, as the file records it (so the table and the session agree)."""
+        try:
+            _, rows = read_experiment(self.session, self.grid.id)
+        except KeyError:  # no branch was started
+            return None
+        return next((r.leaf for r in rows if r.state == "done" and r.leaf), None)
+
+    async def _run_rounds(self, runner: Executor) -> None:
+        """``until_decided``: one round of repeats per look; stop when every comparison is decided."""
+        from .analysis import sequential_comparisons
+
+        looks = looks_for(self.repeat)
+        taken: list[int] = []
+        before = 0
+        for repeats in looks:
+            await runner.run(_Round(self, [s for s in self.specs if before <= s.variant.repeat < repeats]))
+            before = repeats
+            taken.append(repeats)
+            self.grid.sequential = {"looks": list(taken), "planned": self.repeat}
+            if self._stopped or self._budget_hit or repeats == self.repeat:
+                return
+            if self.session.path is not None:
+                self.session.refresh()
+            grid, rows = read_experiment(self.session, self.grid.id)
+            grid.sequential, grid.compare = self.grid.sequential, self.compare
+            found = sequential_comparisons(grid, rows, compare=self.compare)
+            if found and all(c.decided for c in found):
+                for spec in self.specs:
+                    if spec.variant.repeat >= repeats:
+                        self.skip(spec, "decided")
+                return
 
 
 def progress_line(progress: dict[str, Any]) -> str:
@@ -359,4 +474,40 @@ def _recordings(session: Session, template: str) -> dict[tuple[Any, int], tuple[
     return out
 
 
-_ = SCORE_TYPE
+def looks_for(repeat: int) -> list[int]:
+    """When ``--until-decided`` looks: after about every fifth of the repeats, the first look after 2."""
+    return sorted({min(repeat, max(2, -(-repeat * j // 5))) for j in range(1, 6)})
+
+
+class _Round:
+    """One round of an ``until_decided`` grid: the experiment, with only this round's branches to run."""
+
+    def __init__(self, experiment: Experiment, specs: list[BranchSpec]) -> None:
+        self.experiment = experiment
+        self.specs = specs
+        self.concurrency = experiment.concurrency
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.experiment, name)
+
+
+def _check_compare(vary: Mapping[str, Sequence[str]], compare: Sequence[str] | None) -> list[str] | None:
+    if compare is None:
+        return None
+    for key in compare:
+        if key not in vary:
+            raise GridError(f"--compare {key}: not a --vary key (varied: {', '.join(vary) or 'none'})")
+        if len(vary[key]) < 2:
+            raise GridError(f"--compare {key}: it has one value; a comparison needs two or more")
+    return list(compare)
+
+
+def _check_until_decided(vary: Mapping[str, Sequence[str]], compare: list[str] | None, repeat: int, scorers: Sequence[Any]) -> None:
+    if not scorers:
+        raise GridError("--until-decided: give a --score to decide on (a verdict compares scores)")
+    if repeat < 2:
+        raise GridError("--until-decided: give --repeat 2 or more (the most repeats it may run); it stops earlier once decided")
+    from .analysis import compared_keys
+
+    if not compared_keys(Grid(id="", vary={k: list(v) for k, v in vary.items()}, compare=compare)):
+        raise GridError("--until-decided: nothing to compare; --vary a key with two or more values (or name one with --compare)")

@@ -20,6 +20,8 @@ class Job(Protocol):
 
     specs: list[BranchSpec]
     concurrency: int
+    rate_limit: float | None
+    """Requests per second to each provider for the whole grid (``None``: no limit)."""
 
     @property
     def session_path(self) -> str | None:
@@ -40,10 +42,21 @@ class Job(Protocol):
     async def finished(self, outcome: BranchOutcome) -> None:
         """A branch ended (its entries are in the session file)."""
 
+    @property
+    def stopped(self) -> bool:
+        """True once Stop was pressed: running branches are to be aborted (a remote executor passes it on)."""
+
+    def watch(self) -> None:
+        """Update the running branches' live state from the session file (a remote executor calls it while it waits)."""
+
 
 @runtime_checkable
 class Executor(Protocol):
-    """Runs the branches of a job; :class:`LocalExecutor` is the default."""
+    """Runs the branches of a job; :class:`LocalExecutor` is the default.
+
+    It may also have ``prepare(job)`` (called before anything is written: a check that fails
+    there leaves the session untouched) and ``close()`` (called when the grid ends).
+    """
 
     async def run(self, job: Job) -> None:
         """Run every branch of ``job`` (or skip it when the job says so)."""

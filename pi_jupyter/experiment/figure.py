@@ -37,3 +37,48 @@ def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: s
         out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 12}">{html.escape(shown)}</text>')
     out.append("</svg>")
     return SvgFigure(svg="".join(out))
+
+
+def interval_chart(labels: Sequence[str], estimates: Sequence[tuple[float, float | None, float | None, int]], *, title: str) -> SvgFigure:
+    """One row per variant: its mean as a dot and its 95% interval as a line, on one shared axis
+    (``estimates``: mean, low, high, n); a variant with too few branches for an interval shows its dot only."""
+    row_h, label_w, axis_w, width = 22, 240, 300, 700
+    height = 46 + row_h * max(1, len(labels)) + 24
+    points = [x for m, lo, hi, _ in estimates for x in (m, lo, hi) if x is not None]
+    lo_axis, hi_axis = min([0.0, *points]), max([0.0, *points])
+    if hi_axis - lo_axis < 1e-12:
+        hi_axis = lo_axis + 1.0
+    if 0 <= lo_axis and hi_axis <= 1:
+        lo_axis, hi_axis = 0.0, 1.0  # a share: the whole 0-1 scale
+    else:
+        hi_axis = nice_max(hi_axis) if hi_axis > 0 else hi_axis
+        lo_axis = -nice_max(-lo_axis) if lo_axis < 0 else lo_axis
+
+    def x_of(v: float) -> float:
+        return label_w + axis_w * (v - lo_axis) / (hi_axis - lo_axis)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="Helvetica, Arial, sans-serif" font-size="11" class="pi-experiment-figure">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="8" y="18" font-weight="bold">{html.escape(title)}: mean and 95% interval per variant</text>',
+    ]
+    top, bottom = 34, 34 + row_h * max(1, len(labels))
+    for tick in (lo_axis, (lo_axis + hi_axis) / 2, hi_axis):
+        x = x_of(tick)
+        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" stroke="#d0d7de"/>')
+        out.append(f'<text x="{x:.1f}" y="{bottom + 14}" text-anchor="middle" fill="#57606a">{tick:.3g}</text>')
+    for i, (label, (mean, low, high, n)) in enumerate(zip(labels, estimates, strict=True)):
+        y = top + i * row_h + row_h / 2
+        short = label if len(label) <= 42 else label[:41] + "…"
+        out.append(f'<text x="8" y="{y + 4:.1f}">{html.escape(short)}</text>')
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else "(no interval)"
+        tip = f"<title>{html.escape(label)}: {mean:.3g} {interval}, n = {n}</title>"
+        if low is not None and high is not None:
+            out.append(
+                f'<line x1="{x_of(low):.1f}" y1="{y:.1f}" x2="{x_of(high):.1f}" y2="{y:.1f}" stroke="#1f6feb" stroke-width="2">{tip}</line>'
+            )
+        out.append(f'<circle cx="{x_of(mean):.1f}" cy="{y:.1f}" r="4" fill="#1f6feb">{tip}</circle>')
+        out.append(f'<text x="{label_w + axis_w + 10}" y="{y + 4:.1f}" fill="#57606a">{mean:.3g} {html.escape(interval)} n={n}</text>')
+    out.append("</svg>")
+    return SvgFigure(svg="".join(out))

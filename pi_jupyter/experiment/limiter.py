@@ -7,15 +7,24 @@ exponential pause when it sent none) and halves how many calls may be in flight;
 success lets one more through again (additive increase, multiplicative decrease). So a
 burst of 429s slows the whole grid instead of failing branches one by one; the agent's own
 retry then finds the gate open once the provider is ready.
+
+``rate`` (requests per second per provider, e.g. a provider's published limit) also spaces
+the calls: at most ``ceil(rate)`` in any window of ``ceil(rate) / rate`` seconds (plus
+:data:`SLACK_S`). The provider counts a request when it arrives, which is some time after the
+call was let through (a new connection, a busy machine) and before its reply starts; so a
+call counts from when it was let through until its reply's first event, and for the window
+after that. The provider then never counts more than the limit, whatever the delays. On a
+Dask cluster the same rule and the same pause hold for the whole cluster (:mod:`.cluster_limit`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 _RATE_LIMITED = re.compile(r"\b429\b|rate.?limit|too many requests|overloaded|\b529\b", re.IGNORECASE)
@@ -44,6 +53,31 @@ def is_rate_limited(event: Any) -> bool:
     return bool(_RATE_LIMITED.search(message) or _STRAINED.search(message))
 
 
+SLACK_S = 0.1
+"""Added to a rate's window: requests started a window apart may reach the server a little closer together."""
+
+
+def window_of(rate: float) -> tuple[int, float]:
+    """A rate as (calls, seconds): at most ``calls`` may start in any window of ``seconds`` (slack included)."""
+    calls = max(1, math.ceil(rate))
+    return calls, calls / rate + SLACK_S
+
+
+POLL_S = 0.05
+"""How often a call waiting for an unanswered call's slot looks again."""
+
+
+def next_start(times: Sequence[float], now: float, rate: float) -> float:
+    """Seconds to wait before one more call may start (0: now), given when recent calls were answered
+    (``math.inf`` for a call let through and not answered yet: it may reach the provider any moment)."""
+    calls, seconds = window_of(rate)
+    recent = sorted(t for t in times if t > now - seconds)
+    if len(recent) < calls:
+        return 0.0
+    oldest = recent[-calls]
+    return POLL_S if math.isinf(oldest) else oldest + seconds - now
+
+
 class _Gate:
     def __init__(self, limit: int) -> None:
         self.max = limit
@@ -53,13 +87,17 @@ class _Gate:
         self.strikes = 0
         self.waiters: deque[asyncio.Future[None]] = deque()
         self.rate_limited = 0
+        self.calls: deque[list[float]] = deque(maxlen=1024)
+        """For ``rate``: each recent call's ``[answered at]`` (``inf`` until its reply's first event)."""
 
 
 class RateLimiter:
-    """Per-provider gates: at most ``limit`` calls in flight each, paused after a rate-limit reply."""
+    """Per-provider gates: at most ``limit`` calls in flight each, at most ``rate`` starts a second
+    (``None``: no limit), paused after a rate-limit reply."""
 
-    def __init__(self, limit: int = 1_000_000, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: int = 1_000_000, *, rate: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._limit = max(1, limit)
+        self._rate = rate
         self._gates: dict[str, _Gate] = {}
         self._clock = clock
 
@@ -77,17 +115,20 @@ class RateLimiter:
             for p, g in self._gates.items()
         }
 
-    async def acquire(self, provider: str) -> None:
-        """Wait until a call to ``provider`` may start."""
+    async def acquire(self, provider: str) -> list[float]:
+        """Wait until a call to ``provider`` may start; returns its slot (set ``slot[0]`` to the time its reply began)."""
         gate = self._gate(provider)
         while True:
-            wait = gate.paused_until - self._clock()
+            now = self._clock()
+            wait = max(gate.paused_until - now, next_start([c[0] for c in gate.calls], now, self._rate) if self._rate else 0.0)
             if wait > 0:
                 await asyncio.sleep(wait)
                 continue
             if gate.in_flight < gate.limit:
                 gate.in_flight += 1
-                return
+                slot = [math.inf]
+                gate.calls.append(slot)
+                return slot
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             gate.waiters.append(fut)
             try:
@@ -123,14 +164,18 @@ class RateLimiter:
 
         async def limited(model: Any, request: Any, options: Any = None) -> AsyncIterator[Any]:
             provider = getattr(model, "provider", None) or str(model).split("/", 1)[0]
-            await self.acquire(provider)
+            slot = await self.acquire(provider)
             limited_by: tuple[bool, float | None] = (False, None)
             try:
                 async for event in stream(model, request, options):
+                    if math.isinf(slot[0]):
+                        slot[0] = self._clock()  # the provider has the request by now
                     if is_rate_limited(event):
                         limited_by = (True, retry_after_of(event))
                     yield event
             finally:
+                if math.isinf(slot[0]):
+                    slot[0] = self._clock()
                 self.release(provider, rate_limited=limited_by[0], retry_after=limited_by[1])
 
         return limited

@@ -11,9 +11,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..session import Session
-from .branch_session import BranchSession
-from .records import SCORE_TYPE, Grid, Row, experiment_ids, read_experiment
-from .scorers import branch_for_scoring, call_scorer, scorer_name, scorer_version
+from .analysis import Detect, Summary, summarize
+from .judging import JudgingRound, PairwiseJudge, Preferences, judge_all, preferences
+from .records import Grid, Row, experiment_ids, read_experiment
+from .scorers import SCORER_TIMEOUT_S
+from .scoring import score_rows
 
 _NOWRAP = "white-space:nowrap"
 BASE_COLUMNS = [
@@ -83,7 +85,12 @@ class ExperimentResult:
             for col in BASE_COLUMNS[2:]:
                 row[col] = getattr(r, col)
             row["model"] = r.values.get("model") or r.model
-            row["error"], row["leaf"] = row.pop("error"), row.pop("leaf")  # last: long and rarely read
+            unscored = "; ".join(r.score_errors.values())
+            error = "; ".join(t for t in (r.error, unscored) if t) or None
+            if r.runs > 1:
+                error = f"started {r.runs} times (a lost worker's run); " + (error or "this row is the run that ended")
+            row.pop("error")
+            row["error"], row["leaf"] = error, row.pop("leaf")  # last: long and rarely read
             out.append(row)
         return out
 
@@ -103,51 +110,104 @@ class ExperimentResult:
             raise ValueError("no branch of this experiment ran; nothing to compare")
         return self.session.compare(*leaves, limit=max(len(leaves), 2), **options)
 
-    def plot(self, metric: str | None = None) -> Any:
-        """An SVG bar chart per branch of ``metric`` (default: the first score, else cost)."""
-        from .figure import bar_chart
+    def plot(self, metric: str | None = None, *, by: Sequence[str] | None = None) -> Any:
+        """An SVG chart: each variant's mean of the score ``metric`` (default: the first) with its 95%
+        interval (``by``: group by these keys only); without scores, the cost of each branch."""
+        from .analysis import variant_stats
+        from .figure import bar_chart, interval_chart
 
+        grid, rows = self._read()
+        found = variant_stats(grid, rows, by)
+        names = list(dict.fromkeys(v.score for v in found))
+        if names and (metric is None or metric in names):
+            metric = metric or names[0]
+            shown = [v for v in found if v.score == metric]
+            labels = [" · ".join(f"{k}={val}" for k, val in v.values.items()) or "(all branches)" for v in shown]
+            return interval_chart(labels, [(v.mean, v.low, v.high, v.n) for v in shown], title=metric)
         records = self.records()
-        scores = [c for c in (records[0] if records else {}) if c not in {"branch", "model", *self.grid.vary, *BASE_COLUMNS}]
-        metric = metric or (scores[0] if scores else "cost")
-        labels = [f"#{r['branch']} " + " ".join(str(r.get(k)) for k in self.grid.vary) for r in records]
+        metric = metric or "cost"
+        labels = [f"#{r['branch']} " + " ".join(str(r.get(k)) for k in grid.vary) for r in records]
         values = [r.get(metric) if isinstance(r.get(metric), (int, float)) else None for r in records]
         return bar_chart(labels, values, title=metric, states=[r["state"] for r in records])
 
-    async def score_async(self, *scorers: Callable[..., Any] | str) -> ExperimentResult:
+    async def score_async(self, *scorers: Callable[..., Any] | str, timeout: float | None = SCORER_TIMEOUT_S) -> ExperimentResult:
         """Score every branch that finished with each scorer (a callable or a registered name)."""
         from .scorers import get_scorer
 
-        await score_rows(self.session, self.id, self.rows, [get_scorer(s) if isinstance(s, str) else s for s in scorers])
+        await score_rows(self.session, self.id, self.rows, [get_scorer(s) if isinstance(s, str) else s for s in scorers], timeout=timeout)
         return self
 
-    def score(self, *scorers: Callable[..., Any] | str) -> ExperimentResult:
+    def score(self, *scorers: Callable[..., Any] | str, timeout: float | None = SCORER_TIMEOUT_S) -> ExperimentResult:
         """Score every finished branch and append the scores to the session; returns ``self``.
 
-        Safe to call from a notebook cell (it runs the scorers on a helper thread's loop).
+        Each scorer has ``timeout`` seconds per branch; one that fails leaves its reason on the
+        branch (the table's error column). Safe to call from a notebook cell (it runs the
+        scorers on a helper thread's loop).
         """
         from ..agent.sync import run_blocking
 
-        return run_blocking(self.score_async(*scorers))
+        return run_blocking(self.score_async(*scorers, timeout=timeout))
 
-    def summary(self) -> str:
-        """``12 branches: 10 done, 1 failed, 1 skipped · $0.0123 · continues from abc123``."""
+    def summary(self, *, by: Sequence[str] | None = None, compare: Sequence[str] | None = None, detect: Detect = None) -> Summary:
+        """What the scores say: per variant the mean with its 95% interval, n, spread, pass@k and
+        pass^k; per compared key the paired verdicts in plain words (see :mod:`.analysis`).
+
+        ``by``: group the per-variant table by these keys only (default: every varied key).
+        ``compare``: the keys whose values are compared (default: as the grid was run, else every
+        varied key). ``detect``: the difference "how many pairs would detect it" is for (a number,
+        or per score name; default 0.2 for 0/1 scores, a fifth of the largest value otherwise).
+        ``str(summary)`` is the text; in a notebook it shows as a table.
+        """
+        grid, rows = self._read()
+        judged = self.preferences().lines()
+        return summarize(grid, rows, self.status_line(), by=by, compare=compare, detect=detect, judged=judged)
+
+    # ---------------------------------------------------------------- judging (see .judging)
+
+    def judging(self, judge: str | None = None, *, by: str | None = None, seed: int | None = None) -> JudgingRound:
+        """A blind round of pairwise judging for a person: ``round.current`` shows two answers as A and B
+        (labels hidden, order random), ``round.choose("A" | "B" | "tie", note)`` records the choice as a
+        score entry on both branches. ``judge``: your name (default: your login name). ``by``: the key
+        whose values are judged (default: the first varied key with two values)."""
+        import getpass
+
+        return JudgingRound(self.session, self.id, judge=judge or getpass.getuser(), by=by, seed=seed)
+
+    async def judge_with_async(self, judge: PairwiseJudge, *, by: str | None = None, seed: int | None = None) -> Preferences:
+        """Have a model judge every pair in both orders (see :class:`~.judging.PairwiseJudge`); returns the preferences."""
+        await judge_all(self.session, self.id, judge, by=by, seed=seed)
+        return self.preferences()
+
+    def judge_with(self, judge: PairwiseJudge, *, by: str | None = None, seed: int | None = None) -> Preferences:
+        """:meth:`judge_with_async` from a cell or a script."""
+        from ..agent.sync import run_blocking
+
+        return run_blocking(self.judge_with_async(judge, by=by, seed=seed))
+
+    def preferences(self) -> Preferences:
+        """Win rates with intervals, agreement between judges and position bias of every judgement, from the file."""
+        return preferences(self.session, self.id)
+
+    def status_line(self) -> str:
+        """``experiment abc: 12 branches: 10 done, 1 failed, 1 skipped · $0.0123 · the session continues from branch #0 (leaf ...)``."""
         rows = self.rows
         counts: dict[str, int] = {}
         for r in rows:
             counts[r.state] = counts.get(r.state, 0) + 1
         parts = ", ".join(f"{n} {state}" for state, n in counts.items())
         cost = sum(r.cost for r in rows)
-        picked = next((r.index for r in rows if r.leaf == self.continue_from), None) if self.continue_from else None
-        where = (
-            f"the session continues from branch #{picked} (leaf {self.continue_from})"
-            if picked is not None
-            else "the session stayed at the start"
-        )
+        leaf = self.continue_from
+        picked = next((r.index for r in rows if r.leaf == leaf), None) if leaf else None
+        if picked is not None:
+            where = f"the session continues from branch #{picked} (leaf {leaf})"
+        elif leaf:
+            where = f"the session continues from leaf {leaf}"
+        else:
+            where = "the session stayed at the start"
         return f"experiment {self.id}: {len(rows)} branches: {parts} · ${cost:.4f} · {where}"
 
-    def table_html(self) -> str:
-        """The table as HTML (no JavaScript; what a reopened notebook shows)."""
+    def table_html(self, caption: bool = True) -> str:
+        """The table as HTML, one row per branch (no JavaScript; what a reopened notebook shows)."""
         records = self.records()
         if not records:
             return "<p>empty experiment</p>"
@@ -179,10 +239,10 @@ class ExperimentResult:
                 else (' style="color:#888"' if r["state"] == "skipped" else "")
             )
             body.append(f"<tr{style}>{''.join(cells)}</tr>")
-        caption = html.escape(self.summary())
+        head_line = f'<caption style="caption-side:top;text-align:left">{html.escape(self.status_line())}</caption>' if caption else ""
         return (
             '<div style="overflow-x:auto"><table class="pi-experiment-table" style="table-layout:auto">'
-            f'<caption style="caption-side:top;text-align:left">{caption}</caption>'
+            f"{head_line}"
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
         )
 
@@ -190,19 +250,20 @@ class ExperimentResult:
         """The table as aligned plain text (the CLI prints it)."""
         records = self.records()
         if not records:
-            return self.summary()
+            return str(self.summary())
         cols = [c for c in records[0] if c not in ("leaf", "error")] + ["error"]
         shown = [[_cell(r.get(c), c) for c in cols] for r in records]
         widths = [max(len(c), *(len(row[i]) for row in shown)) for i, c in enumerate(cols)]
         lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
         lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in shown]
-        return "\n".join([*lines, self.summary()])
+        return "\n".join([*lines, str(self.summary())])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model;
         # a chart with nothing to show (every cost $0 on a free model, no score) is left out
         figure = self.plot().svg if self._has_a_chart() else ""
-        data = {"text/html": self.table_html() + figure, "text/plain": self.text()}
+        markup = self.summary().html() + self.table_html(caption=False) + figure
+        data = {"text/html": markup, "text/plain": self.text()}
         return {**data, "image/svg+xml": figure} if figure else data
 
     def _has_a_chart(self) -> bool:
@@ -233,35 +294,6 @@ def _cell(value: Any, column: str) -> str:
         return f"{value:.4f}" if column == "cost" else f"{value:.2f}"
     text = str(value).replace("\n", " ")
     return text if len(text) <= 40 else text[:39] + "…"
-
-
-async def score_rows(
-    session: Session,
-    experiment_id: str,
-    rows: Sequence[Row],
-    scorers: Sequence[Callable[..., Any]],
-    *,
-    prompt: str = "",
-) -> None:
-    """Score the finished ``rows`` and append each value as a ``pi_jupyter.score`` entry on the row's leaf.
-
-    A scorer that fails writes nothing for that branch and warns; the other scores stand.
-    """
-    import logging
-
-    for row in rows:
-        if row.state != "done" or row.leaf is None:
-            continue
-        branch = branch_for_scoring(session, row, prompt)
-        for fn in scorers:
-            name = scorer_name(fn)
-            try:
-                value = await call_scorer(fn, branch)
-            except Exception as exc:  # noqa: BLE001 - one scorer's failure must not lose the others
-                logging.getLogger("pi_jupyter.experiment").warning("scorer %s failed on branch %s: %s", name, row.index, exc)
-                continue
-            data = {"experiment": experiment_id, "index": row.index, "scorer": name, "version": scorer_version(fn), "value": value}
-            BranchSession(session, row.leaf).append_custom(SCORE_TYPE, data)
 
 
 def load_experiment(session: Session, experiment_id: str | None = None) -> ExperimentResult:

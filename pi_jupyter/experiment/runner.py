@@ -4,7 +4,14 @@
 start node), runs the prompt, and writes the end record (state, error, duration) below the
 branch's last entry. A failure of any kind, from a bad tool to a provider error that
 outlived its retries, is a branch whose state is ``failed`` with its error, never an
-exception out of the grid. It runs the same way in the kernel and on a Dask worker.
+exception out of the grid.
+
+:func:`run_branch` is the one place a branch runs, in the kernel
+(:meth:`~pi_jupyter.experiment.core.Experiment.run_here`, for the local executor) and on a
+Dask worker (:func:`~pi_jupyter.experiment.dask_executor.run_on_worker`): what a branch's
+agent is given (its tools' namespace, its working folder: ``agent_options`` and
+``spec.cwd``) is decided by those two callers, which is where a branch's own world of
+variables and files is set up and put away.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from ..agent import Agent
 from ..session import Session
 from ..world.branches import for_branch
 from .branch_session import BranchSession
-from .records import END_TYPE, VARIANT_TYPE
+from .records import END_TYPE, VARIANT_TYPE, started_branch
 from .variants import Variant, tool_names
 
 TAIL_CHARS = 80
@@ -80,6 +87,8 @@ class BranchOutcome(BaseModel):
     tokens: int = 0
     duration_s: float = 0.0
     tail: str = ""
+    lost: bool = False
+    """The executor lost the branch (its worker died) and does not know how far it got."""
 
 
 def _state_of(result: Any) -> tuple[str, str | None]:
@@ -177,6 +186,19 @@ async def run_branch(
         duration_s=duration,
         tail=status.tail,
     )
+
+
+def mark_lost(session: Session, spec: BranchSpec, error: str) -> str | None:
+    """A branch whose worker was lost: if the file holds its start, end it as ``failed`` below its
+    partial entries (unless an end is there already) and return its leaf; ``None`` if it never started."""
+    found = started_branch(session, spec.start, spec.experiment, spec.variant.index)
+    if found is None:
+        return None
+    _, tip, ended = found
+    if not ended:
+        end = {"experiment": spec.experiment, "index": spec.variant.index, "state": "failed", "error": error[:500]}
+        BranchSession(session, tip).append_custom(END_TYPE, end)
+    return tip
 
 
 def spec_tools(spec_tools_value: str | None, default: list[str]) -> list[str]:

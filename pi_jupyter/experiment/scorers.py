@@ -4,14 +4,22 @@ A scorer takes a :class:`ScoredBranch` (the final answer, the messages, the tool
 variant) and returns a number, a bool or a dict of them; it may be async. Its name is its
 ``name`` attribute or ``__name__``; its version its ``version`` attribute (default ``"1"``).
 Every score is appended to the session as a ``pi_jupyter.score`` entry on the scored leaf.
+
+A scorer runs with a time limit (:data:`SCORER_TIMEOUT_S`), a sync one on a thread of its
+own (so a slow scorer never holds up the grid's event loop, the live view or Stop). A scorer
+that raises, hangs or returns something that is not a finite number is a :class:`ScorerError`:
+one line, recorded on its branch instead of a value.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import math
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,21 +60,76 @@ def scorer_version(fn: Any) -> str:
     return str(getattr(fn, "version", None) or "1")
 
 
+SCORER_TIMEOUT_S = 120.0
+"""Seconds a scorer may take on one branch (a model-graded judge included) before its branch is marked unscored."""
+
+MAX_EXACT_INT = 2**53
+"""Larger integers do not survive JSON readers that hold numbers as doubles (JavaScript, pi): refused."""
+
+_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="pi-scorer")
+"""Sync scorers run here, not on the event loop, and not in the loop's default pool (a scorer that
+never returns keeps its thread, and must not starve the other users of that pool)."""
+
+
+class ScorerError(ValueError):
+    """A scorer gave a branch no score: it raised, timed out, or returned something that is not a score (one line)."""
+
+
+def _bad_number(name: str, value: Any, where: str = "") -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if abs(value) <= MAX_EXACT_INT:
+            return None
+        digits = math.floor(value.bit_length() * math.log10(2)) + 1  # str() refuses integers past 4,300 digits
+        return f"scorer {name} returned an integer too large to record ({digits} digits); return a float or a smaller number"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"scorer {name} returned {value}; return a finite number, a bool or a dict of them"
+    kind = f"a dict whose {where!r} is {type(value).__name__}" if where else type(value).__name__
+    return f"scorer {name} returned {kind}; return a number, a bool or a dict of them"
+
+
 def check_value(name: str, value: Any) -> Score:
-    """A scorer's return value, checked: a number, a bool, or a dict of them."""
-    if isinstance(value, (bool, int, float)):
+    """A scorer's return value, checked: a finite number, a bool, or a dict of them; else :class:`ScorerError`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ScorerError(f"scorer {name} returned a dict with the key {key!r}; name its scores with strings")
+            problem = _bad_number(name, item, key)
+            if problem:
+                raise ScorerError(problem)
         return value
-    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (bool, int, float)) for k, v in value.items()):
-        return value
-    raise TypeError(f"scorer {name!r} returned {type(value).__name__}; return a number, a bool or a dict of them")
+    problem = _bad_number(name, value)
+    if problem:
+        raise ScorerError(problem)
+    return value
 
 
-async def call_scorer(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch) -> Score:
-    """Run a scorer (sync or async) and check what it returns."""
-    value = fn(branch)
-    if asyncio.iscoroutine(value):
-        value = await value
-    return check_value(scorer_name(fn), value)
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
+async def _invoke(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch) -> Any:
+    if _is_async(fn):
+        return await fn(branch)
+    value = await asyncio.get_running_loop().run_in_executor(_THREADS, fn, branch)
+    return await value if inspect.isawaitable(value) else value
+
+
+async def call_scorer(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch, timeout: float | None = SCORER_TIMEOUT_S) -> Score:
+    """Run a scorer (async on this loop, sync on a scorer thread) within ``timeout`` seconds and check
+    what it returns; every way it can fail is one :class:`ScorerError` line."""
+    name = scorer_name(fn)
+    try:
+        value = await asyncio.wait_for(_invoke(fn, branch), timeout)
+    except asyncio.TimeoutError:
+        raise ScorerError(f"scorer {name} timed out after {timeout:g} s") from None
+    except ScorerError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the scorer raised, its branch says so in one line
+        text = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise ScorerError(f"scorer {name} failed: {type(exc).__name__}" + (f": {text}" if text else "")) from None
+    return check_value(name, value)
 
 
 class Judge:
@@ -147,7 +210,7 @@ def register_scorer(fn: Callable[[ScoredBranch], Any], name: str | None = None) 
             inner = fn
 
             async def renamed(branch: ScoredBranch) -> Any:
-                return await call_scorer(inner, branch)
+                return await _invoke(inner, branch)
 
             renamed.name, renamed.version = name, scorer_version(inner)  # type: ignore[attr-defined]
             fn = renamed

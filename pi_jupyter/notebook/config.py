@@ -54,6 +54,9 @@ class PiConfig(Configurable):
     max_turns = Integer(
         100, help="Most model calls in one cell's run (0: no limit); a model still calling tools then stops with 'Turn limit reached'."
     ).tag(config=True)
+    executor = Unicode(
+        "local", help="Where grid branches run: local (this kernel), dask (a LocalCluster, started once) or a scheduler tcp://host:8786."
+    ).tag(config=True)
 
     # Bad values are refused when set (``%config`` prints the message on one line), not at
     # the next cell, where they used to break every magic.
@@ -94,6 +97,15 @@ class PiConfig(Configurable):
         if not proposal["value"] > 0:
             raise TraitError(f"{type(self).__name__}.stream_rate must be a number of updates per second above 0, not {proposal['value']}")
         return proposal["value"]
+
+    @validate("executor")
+    def _valid_executor(self, proposal: Any) -> Any:
+        value = str(proposal["value"]).strip()
+        if value not in ("local", "dask") and "://" not in value:
+            raise TraitError(
+                f"{type(self).__name__}.executor must be local, dask or a scheduler address like tcp://host:8786, not {value!r}"
+            )
+        return value
 
     @validate("thinking")
     def _valid_thinking(self, proposal: Any) -> Any:

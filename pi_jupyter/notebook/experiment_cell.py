@@ -36,12 +36,13 @@ from .runner import BackgroundRun, PendingRun, RunStopped
 if TYPE_CHECKING:  # pragma: no cover - a plain %%pi cell does not import the experiment package
     from ..experiment import Experiment, ExperimentResult
 
-GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes")
+GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "yes", "until_decided", "compare", "rate_limit", "executor")
 
 
 def is_experiment(args: argparse.Namespace) -> bool:
     """True when the cell's options ask for a grid."""
-    return bool(args.vary or args.repeat is not None or args.concurrency is not None or args.budget is not None or args.score)
+    given = [getattr(args, name, None) for name in GRID_OPTIONS if name not in ("replay", "yes")]
+    return any(value not in (None, False, []) for value in given)
 
 
 def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> Any:
@@ -82,7 +83,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         text,
         vary=vary,
         repeat=args.repeat or 1,
-        concurrency=args.concurrency or 8,
+        concurrency=args.concurrency,
         budget=args.budget,
         scorers=args.score or [],
         model=args.model or agent.model.ref,
@@ -95,7 +96,12 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         cwd=agent.cwd,
         base_url=magics.base_url or None,
         agent_options=agent_options,
+        until_decided=args.until_decided,
+        compare=args.compare,
+        rate_limit=args.rate_limit,
     )
+    # checked before anything is shown or written: a scheduler that does not answer, a worker without the folder
+    runner = exp.prepare(args.executor or magics.executor or "local")
     view = None
     if magics.widget:
         from .experiment_view import ExperimentView
@@ -113,7 +119,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         ticker = asyncio.ensure_future(view.follow(exp)) if view is not None else None
         try:
             with world.running() if world is not None else contextlib.nullcontext():
-                return await exp.run()
+                return await exp.run(runner)
         finally:
             if ticker is not None:
                 ticker.cancel()

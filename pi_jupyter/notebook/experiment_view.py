@@ -26,6 +26,7 @@ _STATIC = pathlib.Path(__file__).parent / "static"
 RATE = 10.0
 """Messages per second at most (the view's whole budget; DESIGN says about 30)."""
 SNAPSHOT_S = 2.0
+_SETTLED = ("queued", "done", "failed", "aborted", "skipped")
 
 
 def _row(status: Any) -> dict[str, Any]:
@@ -78,6 +79,9 @@ class ExperimentView(anywidget.AnyWidget):
         with self._lock:
             changed = []
             for status in experiment.statuses:
+                sent = self._sent.get(status.index)
+                if sent is not None and status.state in _SETTLED and sent["state"] == status.state:
+                    continue  # queued or ended and already sent as such: nothing of it moves (a thousand rows, ten times a second)
                 row = _row(status)
                 if self._sent.get(status.index) != row:
                     self._sent[status.index] = row

@@ -68,6 +68,8 @@ SUBCOMMANDS = """\
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
+  judge [EXP] [--by KEY] [--as NAME] [--model MODEL]
+                             blind pairwise judging of an experiment's answers (a widget; --model: a model judges)
   log [N]                    the last N events of the current session (JSON lines)
   abort                      stop the current session's background run
   export [--branch REF] [--format html|markdown] [--force] [PATH]
@@ -143,13 +145,17 @@ class PiMagics(Magics, PiConfig):
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
     @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
     @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
-    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 8)")
+    @argument("--concurrency", type=int, default=None, help="a grid: branches at once (default 128)")
     @argument("--budget", type=float, default=None, help="a grid: US dollars; no branch is launched past it")
     @argument("--score", action="append", default=None, metavar="NAME", help="a grid: a registered scorer (judge, length, answered)")
     @argument("--replay", action="store_true", help="serve the recorded answers: this cell's, at the recorded pace (a grid: each branch's)")
     @argument("--pace", default=None, help="a replay's speed: 1x (as recorded, the default), 2x, 0.5x, instant")
     @argument("--step", action="store_true", help="a replay: hold before each tool call and branch point until Go on is pressed")
     @argument("--yes", action="store_true", help="a grid: run more branches than the limit (64)")
+    @argument("--until-decided", action="store_true", help="a grid: repeats in rounds until every comparison is decided")
+    @argument("--compare", action="append", default=None, metavar="KEY", help="a grid: the key whose values are compared")
+    @argument("--rate-limit", type=float, default=None, help="a grid: requests per second to each provider, whole grid")
+    @argument("--executor", default=None, help="a grid: local, dask (a LocalCluster) or a scheduler address tcp://host:8786")
     @cell_magic
     def pi(self, line: str, cell: str) -> Any:
         """Send the cell's text to the agent and show its work live; the cell's value is the result.
@@ -169,9 +175,10 @@ class PiMagics(Magics, PiConfig):
         ``entry_ids``, ``usage``, ``cost``, ``session``.
 
         ``--vary KEY=V1,V2`` (and ``--repeat``, ``--concurrency``, ``--budget``, ``--score``,
-        ``--replay``, ``--yes``) runs a grid of sibling branches instead; its value is an
-        ``ExperimentResult`` (``.table()``, ``.branches``, ``.compare()``, ``.plot()``), or with
-        ``--background`` a handle whose result it is.
+        ``--replay``, ``--yes``, ``--until-decided``, ``--compare``, ``--rate-limit``,
+        ``--executor``) runs a grid of sibling branches instead; its value is an
+        ``ExperimentResult`` (``.summary()``, ``.table()``, ``.branches``, ``.compare()``,
+        ``.plot()``), or with ``--background`` a handle whose result it is.
         """
         try:
             # shell-style words, so quotes group and are removed: --tools '' and --session "my study.jsonl"
@@ -622,6 +629,11 @@ class PiMagics(Magics, PiConfig):
         from .class_command import class_command
 
         return class_command(rest)
+
+    def _cmd_judge(self, rest: list[str]) -> Any:
+        from .judge_command import judge_command
+
+        return judge_command(self, rest)
 
     def _cmd_skills(self, rest: list[str]) -> Any:
         from .context_view import skills_report

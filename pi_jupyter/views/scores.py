@@ -28,8 +28,8 @@ def scores_by_leaf(entries: Iterable[RawEntry]) -> dict[str, Scores]:
         if entry.get("type") != "custom" or entry.get("customType") != SCORE_TYPE:
             continue
         parent, data = entry.get("parentId"), entry.get("data")
-        if not isinstance(parent, str) or not isinstance(data, dict):
-            continue
+        if not isinstance(parent, str) or not isinstance(data, dict) or data.get("kind") == "pairwise":
+            continue  # a pairwise judgement is a result against another branch, not a score of this one
         name = data.get("scorer")
         if not isinstance(name, str) or not name:
             continue

@@ -1,0 +1,163 @@
+"""The experiment's statistics against scipy and statsmodels, and their coverage on simulated studies."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pi_jupyter.experiment import stats
+
+scipy_stats = pytest.importorskip("scipy.stats", reason="the statistics are checked against scipy (the test extra)")
+proportion = pytest.importorskip("statsmodels.stats.proportion")
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
+power = pytest.importorskip("statsmodels.stats.power")
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 7, 10, 29, 30, 101, 2000])
+def test_student_t_matches_scipy(df):
+    for t in (-6.0, -2.3, -0.4, 0.0, 0.9, 2.1, 4.5):
+        assert stats.t_cdf(t, df) == pytest.approx(scipy_stats.t.cdf(t, df), abs=1e-10)
+    for p in (0.6, 0.9, 0.975, 0.995, 0.025):
+        assert stats.t_quantile(p, df) == pytest.approx(scipy_stats.t.ppf(p, df), rel=1e-8)
+
+
+@pytest.mark.parametrize("successes,n", [(0, 1), (0, 5), (3, 5), (5, 5), (1, 20), (17, 20), (50, 100), (2.5, 6)])
+def test_wilson_matches_statsmodels(successes, n):
+    low, high = stats.wilson(successes, n)
+    ref = proportion.proportion_confint(successes, n, alpha=0.05, method="wilson")
+    assert (low, high) == pytest.approx(ref, abs=1e-9)
+
+
+def test_mean_interval_is_wilson_for_0_1_and_t_otherwise():
+    binary = stats.mean_estimate([1, 0, 1, True, 1])
+    assert binary.method == "wilson" and (binary.low, binary.high) == pytest.approx(proportion.proportion_confint(4, 5, method="wilson"))
+    xs = [7.5, 6.0, 8.25, 9.0, 5.5, 7.0]
+    est = stats.mean_estimate(xs)
+    ref = scipy_stats.t.interval(0.95, len(xs) - 1, loc=sum(xs) / len(xs), scale=scipy_stats.sem(xs))
+    assert est.method == "t" and (est.low, est.high) == pytest.approx(ref, rel=1e-9)
+    assert est.sd == pytest.approx(scipy_stats.tstd(xs))
+    one = stats.mean_estimate([3.0])
+    assert one.mean == 3.0 and one.low is None and one.high is None
+
+
+def test_paired_t_matches_scipy():
+    a = [7.1, 6.3, 8.8, 5.2, 9.0, 6.6, 7.7]
+    b = [6.0, 6.1, 7.2, 5.9, 7.5, 6.0, 6.2]
+    est = stats.paired_estimate(a, b)
+    ref = scipy_stats.ttest_rel(a, b)
+    assert est.p == pytest.approx(ref.pvalue, rel=1e-8)
+    ci = ref.confidence_interval(0.95)
+    assert (est.low, est.high) == pytest.approx((ci.low, ci.high), rel=1e-8)
+
+
+@pytest.mark.parametrize("n10,n01,n00,n11", [(7, 1, 2, 0), (3, 3, 4, 0), (0, 0, 5, 5), (12, 2, 10, 6), (0, 4, 1, 1)])
+def test_paired_0_1_is_mcnemar_exact(n10, n01, n00, n11):
+    a = [1] * n10 + [0] * n01 + [0] * n00 + [1] * n11
+    b = [0] * n10 + [1] * n01 + [0] * n00 + [1] * n11
+    est = stats.paired_estimate(a, b)
+    table = [[n11, n10], [n01, n00]]
+    assert est.p == pytest.approx(contingency.mcnemar(table, exact=True).pvalue, rel=1e-10)
+    assert est.mean == pytest.approx((n10 - n01) / len(a))
+    assert -1 <= est.low <= est.high <= 1
+
+
+def test_paired_without_spread_uses_the_sign_test():
+    est = stats.paired_estimate([5, 6, 7], [3, 4, 5])  # every pair differs by exactly 2
+    assert est.mean == 2 and est.low == est.high == 2
+    assert est.p == pytest.approx(scipy_stats.binomtest(3, 3, 0.5).pvalue)
+    same = stats.paired_estimate([5, 6], [5, 6])
+    assert same.mean == 0 and same.p == 1.0
+
+
+def test_holm_matches_statsmodels():
+    ps = [0.01, 0.04, 0.03, 0.005, 0.5, 0.2]
+    assert stats.holm(ps) == pytest.approx(list(multitest.multipletests(ps, method="holm")[1]))
+
+
+def test_pass_at_k_and_pass_hat_k():
+    # by enumeration over every k-subset of the n runs
+    from itertools import combinations
+
+    runs = [1, 0, 1, 1, 0]
+    for k in range(1, 6):
+        subsets = list(combinations(runs, k))
+        assert stats.pass_at_k(5, 3, k) == pytest.approx(sum(any(s) for s in subsets) / len(subsets))
+        assert stats.pass_hat_k(5, 3, k) == pytest.approx(sum(all(s) for s in subsets) / len(subsets))
+
+
+@pytest.mark.parametrize(
+    "difference,sd,alpha", [(0.2, 0.5, 0.05), (0.2, 0.9, 0.05), (1.0, 3.0, 0.0125), (0.5, 0.4, 0.05), (0.1, 1.0, 0.025)]
+)
+def test_pairs_needed_matches_statsmodels_power(difference, sd, alpha):
+    exact = power.TTestPower().solve_power(effect_size=difference / sd, alpha=alpha, power=0.8)
+    assert abs(stats.pairs_needed(difference, sd, alpha) - exact) <= 1
+
+
+def _coverage(simulate, trials=2000, seed=7):
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(trials):
+        est, truth = simulate(rng)
+        hits += est.low <= truth <= est.high
+    return hits / trials
+
+
+def test_paired_intervals_cover_the_true_difference_95_percent_of_the_time():
+    # 2,000 simulated grids each: two variants answer the same questions
+    def continuous(rng):
+        # 12 questions of varying difficulty, variant B about 0.4 better, noisy judge scores
+        base = [rng.gauss(6, 1.5) for _ in range(12)]
+        a = [q + rng.gauss(0, 1) for q in base]
+        b = [q + 0.4 + rng.gauss(0, 1) for q in base]
+        return stats.paired_estimate(b, a), 0.4
+
+    def skewed(rng):
+        base = [rng.expovariate(1 / 50) for _ in range(15)]  # answer lengths
+        a = [q + rng.expovariate(1 / 10) for q in base]
+        b = [q + rng.expovariate(1 / 15) for q in base]
+        return stats.paired_estimate(b, a), 5.0
+
+    def pass_fail(rng):
+        # 30 questions; each has its own difficulty, so the two variants' outcomes are correlated
+        a, b = [], []
+        for _ in range(30):
+            easy = rng.random()
+            a.append(int(rng.random() < 0.3 + 0.5 * easy))
+            b.append(int(rng.random() < 0.5 + 0.45 * easy))
+        truth = (0.5 + 0.45 * 0.5) - (0.3 + 0.5 * 0.5)
+        return stats.paired_estimate(b, a), truth
+
+    for simulate in (continuous, skewed, pass_fail):
+        assert 0.93 <= _coverage(simulate) <= 0.97, simulate.__name__
+
+
+def test_mean_intervals_cover_the_true_mean_95_percent_of_the_time():
+    def wilson_small(rng):
+        return stats.mean_estimate([int(rng.random() < 0.7) for _ in range(10)]), 0.7
+
+    def t_small(rng):
+        return stats.mean_estimate([rng.gauss(7, 2) for _ in range(5)]), 7.0
+
+    for simulate in (wilson_small, t_small):
+        assert 0.93 <= _coverage(simulate) <= 0.97, simulate.__name__
+
+
+def test_sequential_looks_keep_the_error_rate():
+    """Under no difference, deciding at any of 5 looks with the spent levels is wrong at most 5% of the time;
+    testing at 5% at every look (what a naive loop does) is wrong far more often."""
+    repeats, looks = 20, [4, 8, 12, 16, 20]
+    levels = stats.look_levels(looks, repeats)
+    assert sum(levels) == pytest.approx(0.05)
+    rng = random.Random(11)
+    honest = naive = 0
+    trials = 2000
+    for _ in range(trials):
+        a = [rng.gauss(0, 1) for _ in range(repeats)]
+        b = [rng.gauss(0, 1) for _ in range(repeats)]
+        ps = [stats.paired_estimate(a[:r], b[:r]).p for r in looks]
+        honest += any(p < level for p, level in zip(ps, levels, strict=True))
+        naive += any(p < 0.05 for p in ps)
+    assert honest / trials <= 0.05
+    assert naive / trials > 0.08
