@@ -73,7 +73,7 @@ def test_a_failed_branch_is_a_row_with_its_error(wire, models, session):
     assert result.continue_from == result.rows[1].leaf  # the first branch that finished
     # the failed branch has no score, yet the column is there (and empty for it) in every view of the table
     assert list(result.table()["length"].isna()) == [True, False, False]
-    assert "<th>length</th>" in result.table_html() and "length" in result.text().splitlines()[0]
+    assert ">length</th>" in result.table_html() and "length" in result.text().splitlines()[0]
     assert load_experiment(Session.open(session.path)).rows[0].state == "failed"
 
 
