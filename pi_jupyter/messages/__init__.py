@@ -8,8 +8,9 @@ Names are imported from their modules on first use, so importing one module of t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first use
     from .base import WireModel
@@ -88,13 +89,7 @@ _WHERE: dict[str, str] = {
 """Public name -> the module of this package that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

@@ -7,8 +7,9 @@ the viewers) does not import the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..messages.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on first use
     from .context import ModelRef, SessionContext
@@ -87,13 +88,7 @@ _WHERE: dict[str, str] = {
 """Public name -> the module of this package that defines it."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [
