@@ -338,10 +338,11 @@ class TreeView(ContextEditActions, anywidget.AnyWidget):
         new = self.session.fork(target)
         self.last_fork = new
         follow = self._on_fork(new) if self._on_fork is not None else self._default_follow(new)
+        moved = world_cells.follow_fork(self.agent, target, follow) if self.agent is not None else ""  # its world goes with it
         where = new.path or "a new in-memory session"
         if follow is not None:
             self.show(follow)
-        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now")
+        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now" + (f"; {moved}" if moved else ""))
         return new
 
     def _default_follow(self, new: Session) -> Any:

@@ -16,7 +16,7 @@ from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
 from ..world import Report, Tracker, World, world_at
 
-__all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
+__all__ = ["Tracker", "World", "attach", "follow_fork", "move_for_cell", "note", "world_of"]
 
 
 def _has_secret(text: str) -> bool:
@@ -95,11 +95,28 @@ def carry(agent: Any, target: str, new_agent: Any) -> str:
     old, new = world_of(agent), world_of(new_agent)
     if old is None or new is None:
         return ""
-    old.move(target)
+    report = old.move(target)
     line = note(agent)
     new.store.take(old.store, [s for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values()])
-    new.vars_at = new.files_at = new.session.leaf_id
+    if not report.refused:  # else the live world is still where it was: the fork's first move restores it all
+        new.vars_at = new.files_at = new.session.leaf_id
     return line
+
+
+def follow_fork(agent: Any, target: str, follow: Any) -> str:
+    """After a fork in the tree: the agent that goes on with it (``follow``) gets a world of its own, which the live one moves into.
+
+    A world belongs to one session (it moves on that session's checkouts, its store is beside
+    that file), so an agent made by copying ``agent``'s tool options must not keep ``agent``'s
+    world: it is replaced by one over the same namespace. Returns :func:`carry`'s line.
+    """
+    old = world_of(agent)
+    if old is None or not isinstance(getattr(follow, "tool_extra", None), dict):
+        return ""
+    if world_of(follow) in (None, old):
+        follow.tool_extra.pop("world", None)
+        attach(follow, old.namespace, old.tracker)
+    return carry(agent, target, follow)
 
 
 def show_compare(comparison: Any, session: Any) -> Any:
