@@ -8,7 +8,9 @@
 * ``grid``: ``--branches`` python-using branches on the offline model, each in its own world,
   against the same grid with every branch sharing the notebook's namespace (before worlds);
 * ``call``: one python tool call (about 20-50 ms of work) recorded against the same call
-  unrecorded, with ``--gb`` GB of data in the namespace.
+  unrecorded, with ``--gb`` GB of data in the namespace;
+* ``files``: the same call in a 10,000-file project, writing no file and writing one, and
+  what a scan of the project for changed files would cost instead.
 
 Run::
 
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import subprocess
 import tempfile
 import time
 from typing import Any
@@ -40,6 +44,12 @@ def median_ms(fn: Any, runs: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1000
+
+
+def cpu_ms(fn: Any) -> float:
+    t = time.process_time()
+    fn()
+    return (time.process_time() - t) * 1000
 
 
 def big_namespace(gb: float) -> dict[str, Any]:
@@ -169,6 +179,76 @@ def bench_call(ns: dict[str, Any], tmp: str, runs: int) -> None:
     print(f"  ...in place, {mb:.0f} MB  plain {plain:8.1f} ms   recorded {recorded:8.1f} ms   (the array saved before and after)")
 
 
+def scan(root: str) -> int:
+    """What a scan of the project by modification time and size would cost (the way not taken, see world/files_seen.py)."""
+    seen, stack = 0, [root]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    e.stat(follow_symlinks=False)
+                    seen += 1
+    return seen
+
+
+def bench_files(tmp: str, runs: int) -> None:
+    """A python call in a 10,000-file project: writing no file, and writing one, recorded against unrecorded."""
+    import sys
+
+    from pi_jupyter.world import files_seen
+
+    project = os.path.join(tmp, "project")
+    for d in range(500):
+        folder = os.path.join(project, f"d{d // 50}", f"s{d}")
+        os.makedirs(folder)
+        for f in range(20):
+            with open(os.path.join(folder, f"f{f}.txt"), "w") as fh:
+                fh.write("x" * 100)
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        n = scan(project)
+        scan_ms = median_ms(lambda: scan(project), runs)
+        ns: dict[str, Any] = {}
+        session = Session.create(os.path.join(tmp, "files-sessions"))
+        world = World(session, ns, cwd=project)
+        tool = PythonTool(ns, timeout=None)
+        work = "import math\ntotal = sum(math.sqrt(i) for i in range(300000))\n"
+        for label, code in (("no file", work), ("one file", work + "open('out.txt', 'w').write('y' * 100_000)\n")):
+            args = PythonParams(code=code)
+
+            def call(extra: dict[str, Any], args: PythonParams = args) -> None:
+                ctx = ToolContext(tool_call_id="b", signal=AbortSignal(), cwd=project, extra=extra)
+                asyncio.run(tool.run(args, ctx))
+
+            plains, recordeds = [], []
+            for _ in range(runs * 3):  # interleaved, in CPU time (all threads): the machine's load falls on neither
+                plains.append(cpu_ms(lambda: call({})))
+                recordeds.append(cpu_ms(lambda: call({"world": world})))
+            plain, recorded = statistics.median(plains), statistics.median(recordeds)
+            print(
+                f"python call, {label:8} plain {plain:8.1f} ms   recorded {recorded:8.1f} ms CPU"
+                f"   (+{(recorded - plain) / plain * 100:.1f}%, {n:,} files in the project, target 5%)"
+            )
+        share = 2 * scan_ms / plain * 100
+        print(f"  a scan of the project by mtime and size: {scan_ms:.1f} ms (twice per call: {share:.0f}% of the call; not done)")
+        # the audit hook stays installed: what it costs every audited event of the process while no call is recorded
+        assert files_seen._installed and not files_seen._watches
+        loop = (
+            "import sys, time\nt = time.process_time()\nfor _ in range(200_000): sys.audit('pi.bench', 1)\n"
+            "print((time.process_time() - t) / 200_000 * 1e9)"
+        )
+        hook = "import sys\nfrom pi_jupyter.world import files_seen\nsys.addaudithook(files_seen._hook)\n"
+        bare, hooked = (
+            float(subprocess.run([sys.executable, "-c", c], capture_output=True, text=True, check=True).stdout) for c in (loop, hook + loop)
+        )  # noqa: E501
+        print(f"  the idle audit hook: {hooked - bare:.0f} ns more per audited event ({bare:.0f} ns without; imports, opens, compiles)")
+    finally:
+        os.chdir(cwd)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gb", type=float, default=1.0)
@@ -182,6 +262,7 @@ def main() -> None:
         bench_start(ns, tmp, opts.runs)
         bench_call(ns, tmp, opts.runs)
         del ns
+        bench_files(tmp, opts.runs)
         bench_checkout(opts.mb, tmp, opts.runs)
         bench_grid(opts.branches, tmp)
 

@@ -179,3 +179,29 @@ def test_fork_in_the_tree_of_a_notebook_carries_the_world_to_the_notebooks_agent
         _fork_then_go_on(view, agent, ns, leaf_a)
     finally:
         view.close()
+
+
+def test_the_live_tool_card_says_what_the_call_changed_during_the_run_and_in_its_snapshot(tmp_path, monkeypatch):
+    """The live widget's card gets the same ``changed:`` line as the saved output, at the call's end (live op) and in the snapshot."""
+    from ipywidgets import comm
+    from test_agent_view import RecordingComm, custom_msgs
+
+    from pi_jupyter.notebook.agent_view import AgentView
+
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    view = AgentView(model=agent.model.ref)
+    agent.subscribe(view.handle)
+    asyncio.run(agent.prompt(TURN))
+    view.flush()
+    wanted = ["set df2 (DataFrame 1,000×4), pd (module pandas), result", "wrote notes.txt"]
+    first_done: dict[str, str | None] = {}  # the op sent as each call ends (before the run does), per card
+    for op in (op for m in custom_msgs(view) for op in m["ops"] if op["o"] == "x" and op["x"]["status"] == "done"):
+        first_done.setdefault(op["c"], op["x"].get("changed"))
+    assert sorted(first_done.values()) == wanted  # (the two calls run at once: either may end first)
+    cards = [b for item in view.transcript for b in item.get("blocks", []) if b.get("type") == "toolCall"]
+    assert [c["x"].get("changed") for c in cards] == wanted
+    view.close()

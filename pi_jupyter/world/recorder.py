@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .files_seen import Watch
 from .names import candidates, world_name
 from .record import Delta, FileChange, Slot, VarChange, is_ref
 from .store import Store, StoreError
@@ -230,6 +231,8 @@ class PythonCall:
             self.before_slots[name] = slot
             if recorder.isolate and id(value) in recorder.shared:
                 ns[name] = self.copied[name] = self._private_copy(value, slot)
+        # the files it writes (a grid's branches share the project folder: theirs are not told apart)
+        self.files = None if recorder.isolate else Watch(recorder).__enter__()
 
     def _private_copy(self, value: Any, slot: Slot) -> Any:
         """A copy of a shared object for this branch alone (from the store when it is there)."""
@@ -245,6 +248,11 @@ class PythonCall:
         rec = self.recorder
         after = dict(rec.namespace)
         delta = Delta()
+        if self.files is not None:
+            self.files.__exit__()
+            delta.files = sorted(self.files.changes(), key=lambda f: f.path)
+            if self.files.overflow:
+                delta.untracked.append("python")  # wrote more files than one call records
         rebound_or_new = {name for name, _id in self.before_ids.items() ^ _ids(after).items()}
         names = sorted(n for n in rebound_or_new | self.candidates if isinstance(n, str) and world_name(n))
         for name in names:

@@ -1,0 +1,80 @@
+"""Files the ``python`` tool writes (``open()``, ``to_csv``, ``np.save``, ``os.remove``, ``rename``) travel with the branch.
+
+Real sessions on disk, the real Agent with the offline model calling the real python tool; the
+files are seen through Python's audit events, their content before the call kept at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from pi_jupyter import Agent, Session
+from pi_jupyter.world import World, delta_of
+
+
+def py(code: str) -> str:
+    return f"use python\n```python\n{code}\n```"
+
+
+def make(tmp_path, ns=None):
+    session = Session.create(tmp_path / "sessions")
+    ns = {} if ns is None else ns
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    return session, ns, world, agent
+
+
+def run(agent, text):
+    return asyncio.run(agent.prompt(text))
+
+
+def last_delta(session):
+    return [d for e in session.raw_branch() for d in [delta_of(e)] if d][-1]
+
+
+def test_files_written_removed_and_renamed_by_python_come_back_both_ways(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the kernel's folder is the project's, as in a notebook
+    (tmp_path / "notes.txt").write_text("the user's notes")
+    (tmp_path / "old.txt").write_text("old")
+    (tmp_path / "a.txt").write_text("a")
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    code = (
+        "def _go():\n"
+        "    import os, pathlib\n"
+        "    with open('out.csv', 'w') as fh:\n        fh.write('x,y\\n1,2\\n')\n"
+        "    pathlib.Path('notes.txt').write_text('rewritten by the agent')\n"
+        "    os.remove('old.txt')\n"
+        "    os.rename('a.txt', 'b.txt')\n"
+        "_go()\n"
+    )
+    assert run(agent, py(code)).ok
+    world.settle()
+    leaf = session.leaf_id
+    assert last_delta(session).summary() == "wrote b.txt, notes.txt, out.csv; removed a.txt, old.txt"
+    report = world.move(start)
+    assert (tmp_path / "notes.txt").read_text() == "the user's notes"
+    assert (tmp_path / "old.txt").read_text() == "old" and (tmp_path / "a.txt").read_text() == "a"
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "b.txt").exists()
+    assert report.line() == "restored a.txt, notes.txt and old.txt; removed b.txt and out.csv (set only on the branch left)"
+    world.move(leaf)
+    assert (tmp_path / "out.csv").read_text() == "x,y\n1,2\n" and (tmp_path / "notes.txt").read_text() == "rewritten by the agent"
+    assert (tmp_path / "b.txt").read_text() == "a" and not (tmp_path / "a.txt").exists() and not (tmp_path / "old.txt").exists()
+
+
+def test_libraries_that_write_through_python_are_seen(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    code = (
+        "import numpy as np, pandas as pd, sqlite3\n"
+        "pd.DataFrame({'a': [1, 2]}).to_csv('frame.csv', index=False)\n"
+        "np.save('arr.npy', np.arange(3))\n"
+        "con = sqlite3.connect('db.sqlite'); con.execute('create table t (x)'); con.commit(); con.close()\n"
+    )
+    assert run(agent, py(code)).ok
+    world.settle()
+    assert [f.path for f in last_delta(session).files] == ["arr.npy", "db.sqlite", "frame.csv"]
+    world.move(start)
+    assert not {"frame.csv", "arr.npy", "db.sqlite"} & set(os.listdir(tmp_path))
