@@ -10,6 +10,7 @@ All sessions of a kernel share one tracker, because they share one namespace.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ..agent.events import Event, SessionEvent
@@ -27,6 +28,8 @@ def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
     """Give ``agent`` a world over ``namespace`` (its tools record into it; its checkouts move it)."""
     world = World(agent.session, namespace, cwd=agent.cwd, tracker=tracker, has_secret=_has_secret)
     agent.tool_extra["world"] = world
+    ref = weakref.ref(agent)  # a run of any session of the kernel uses the namespace: checkouts wait for it
+    tracker.running.append(lambda: bool(getattr(ref(), "is_running", False)))
 
     def follow(event: Event) -> None:
         if isinstance(event, SessionEvent) and event.action == "checkout":

@@ -18,7 +18,9 @@ import shutil
 import tempfile
 import threading
 import types
+import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +32,11 @@ from .store import Store, StoreError
 from .values import DEFAULT_LIMIT, Unsaved, describe, serialize
 
 FILE_LIMIT = 64 * 1024 * 1024
-SECRET_SCAN_LIMIT = 64 * 1024
+SECRET_SCAN_LIMIT = 1024 * 1024
+"""Values (their pickled text, arrays' buffers aside) and files up to this size are read for secrets before they are saved."""
+HELD_MAX = 256
+"""Objects a kernel holds for a checkout in the same kernel when they cannot be saved (the oldest are let go)."""
+NOT_HELD: Any = object()
 
 
 @dataclass
@@ -40,6 +46,28 @@ class Tracker:
     known: dict[str, tuple[int, Slot]] = field(default_factory=dict)
     busy: int = 0
     """Runs using the namespace now (a checkout waits for them to end)."""
+    held: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    """What could not be saved (a connection, a lock, a value holding a secret), by the token its slot names: a checkout in
+    this kernel still brings it back; a new kernel cannot (the slot says why)."""
+    running: list[Callable[[], bool]] = field(default_factory=list)
+    """Whether each agent that uses the namespace is running now (a notebook's sessions share one namespace)."""
+
+    def in_use(self) -> bool:
+        """True while a run uses the namespace: a checkout then would change it under the run's tools."""
+        return self.busy > 0 or any(check() for check in list(self.running))
+
+    def hold(self, value: Any) -> str:
+        """Keep ``value`` for a checkout in this kernel; returns the token its slot names."""
+        token = uuid.uuid4().hex[:16]
+        self.held[token] = value
+        while len(self.held) > HELD_MAX:
+            self.held.popitem(last=False)
+        return token
+
+    def held_for(self, slot: Slot) -> Any:
+        """What this kernel holds for ``slot`` (:data:`NOT_HELD` when nothing)."""
+        token = slot.get("held") if isinstance(slot, dict) else None
+        return self.held.get(token, NOT_HELD) if isinstance(token, str) else NOT_HELD
 
     def note(self, name: str, value: Any, slot: Slot) -> None:
         """``name`` now holds ``value``, saved as ``slot``."""
@@ -58,7 +86,7 @@ class Tracker:
 
     def copy(self) -> Tracker:
         """A tracker for another namespace that starts as a copy of this one (a grid's branch)."""
-        return Tracker(dict(self.known))
+        return Tracker(dict(self.known), held=self.held)
 
 
 class Recorder:
@@ -131,11 +159,13 @@ class Recorder:
         try:
             ser = serialize(value, self.limit)
         except Unsaved as exc:
-            return {"unsaved": str(exc)}
-        if self.has_secret is not None and len(ser.meta) <= SECRET_SCAN_LIMIT and not ser.buffers:
+            if exc.big:
+                return {"unsaved": str(exc)}  # not held: holding it would keep that much memory
+            return {"unsaved": str(exc), "held": self.tracker.hold(value)}
+        if self.has_secret is not None and len(ser.meta) <= SECRET_SCAN_LIMIT:  # the strings are in the pickle, not the buffers
             text = value if isinstance(value, str) else ser.meta.decode("latin-1")
             if self.has_secret(text):
-                return {"unsaved": f"{describe(value)}: holds a secret, not saved"}
+                return {"unsaved": f"{describe(value)}: holds a secret, not saved", "held": self.tracker.hold(value)}
         try:
             return self.store.put_value(ser)
         except StoreError as exc:
@@ -176,6 +206,8 @@ class Recorder:
             return None
         except (IsADirectoryError, PermissionError, OSError) as exc:
             return {"unsaved": f"could not be read: {getattr(exc, 'strerror', None) or exc}"}
+        if self.has_secret is not None and len(data) <= SECRET_SCAN_LIMIT and self.has_secret(data.decode("utf-8", "replace")):
+            return {"unsaved": "holds a secret, not saved", "held": self.tracker.hold(data)}
         try:
             return self.store.put_file(data)
         except StoreError as exc:

@@ -67,6 +67,9 @@ class Store:
 
     def __init__(self, folder: str | os.PathLike[str] | None) -> None:
         self.folder = Path(folder) if folder is not None else None
+        self._objects = os.path.join(os.fspath(self.folder), "objects") if self.folder is not None else None
+        self._made: set[str] = set()
+        """Object folders (``ab``) known to exist."""
         self._memory: dict[str, tuple[bytes, bytes]] = {}
         self._lock = threading.Lock()
 
@@ -96,14 +99,18 @@ class Store:
     # -------------------------------------------------------------- paths
     def path(self, ref: str) -> Path:
         """Where object ``ref`` lives on disk."""
-        assert self.folder is not None
-        return self.folder / "objects" / ref[:2] / ref[2:]
+        return Path(self._where(ref))
+
+    def _where(self, ref: str) -> str:
+        # plain strings: a call that sets thousands of names looks objects up thousands of times
+        assert self._objects is not None
+        return f"{self._objects}{os.sep}{ref[:2]}{os.sep}{ref[2:]}"
 
     def has(self, ref: str) -> bool:
         """True when object ``ref`` is stored."""
         if self.folder is None:
             return ref in self._memory
-        return self.path(ref).exists()
+        return os.path.exists(self._where(ref))
 
     def size(self, ref: str) -> int | None:
         """Bytes object ``ref`` takes in the store (``None``: not there)."""
@@ -152,18 +159,31 @@ class Store:
             with self._lock:
                 self._memory[ref] = (kind, b"".join(bytes(p) for p in parts))
             return
-        target = self.path(ref)
-        tmp = self.folder / "objects" / f".tmp-{uuid.uuid4().hex}"
+        assert self._objects is not None
+        target = self._where(ref)
+        tmp = os.path.join(self._objects, f".tmp-{uuid.uuid4().hex}")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
+            if ref[:2] not in self._made:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                self._made.add(ref[:2])
+            try:
+                fh = open(tmp, "wb")
+            except FileNotFoundError:  # the store was deleted meanwhile: make it again
+                self._made.clear()
+                os.makedirs(self._objects, exist_ok=True)
+                fh = open(tmp, "wb")
+            with fh:
                 fh.write(_HEADER.pack(MAGIC, kind, codec, size))
                 for piece in body:
                     fh.write(piece)
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.replace(tmp, target)
         except OSError as exc:
             try:
-                tmp.unlink()
+                os.unlink(tmp)
             except OSError:
                 pass
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -191,6 +211,7 @@ class Store:
 
     # -------------------------------------------------------------- reading
     def _read(self, ref: str) -> tuple[bytes, bytearray]:
+        """The kind and body of object ``ref``, checked against its hash; :class:`StoreError` names what is wrong in a few words."""
         if self.folder is None:
             try:
                 kind, data = self._memory[ref]
@@ -198,32 +219,35 @@ class Store:
                 raise Missing(f"object {ref[:12]} is not in memory") from None
             return kind, bytearray(data)
         path = self.path(ref)
+        name = f"the saved object {ref[:12]}"
         try:
             with open(path, "rb") as fh:
                 head = fh.read(_HEADER.size)
+                if len(head) < _HEADER.size:
+                    raise StoreError(f"{name} is cut short")
                 magic, kind, codec, size = _HEADER.unpack(head)
-                if magic != MAGIC:
-                    raise StoreError(f"{path}: not an object of the world store")
+                if magic != MAGIC or kind not in (b"v", b"f") or codec not in (b"r", b"z"):
+                    raise StoreError(f"{name} is not one of the world's")
                 body = bytearray(size)
                 if codec == b"z":
                     zstd = _compressor()
                     if zstd is None:  # pragma: no cover
-                        raise StoreError(f"{path}: compressed with Zstandard; pip install zstandard")
-                    with zstd.ZstdDecompressor().stream_reader(fh) as reader:
-                        view, got = memoryview(body), 0
-                        while got < size:
-                            n = reader.readinto(view[got:])
-                            if not n:
-                                break
-                            got += n
+                        raise StoreError(f"{name} is compressed with Zstandard; pip install zstandard")
+                    got = _unzip(zstd, fh, body, name)
                 else:
                     got = fh.readinto(body)
-                if got != size:
-                    raise StoreError(f"{path}: the object is cut short ({got} of {size} bytes)")
         except FileNotFoundError:
             raise Missing(f"object {ref[:12]} is not in {self.folder}") from None
-        except struct.error:
-            raise StoreError(f"{path}: the object is damaged") from None
+        except (MemoryError, OverflowError):  # a length no object has
+            raise StoreError(f"{name} is not one of the world's") from None
+        except OSError:
+            raise StoreError(f"{name} cannot be read") from None
+        if got != size:
+            raise StoreError(f"{name} is cut short")
+        digest = hashlib.sha256(kind)  # the ref is the hash of the kind and the body: a changed byte shows
+        digest.update(body)
+        if digest.hexdigest()[:40] != ref:
+            raise StoreError(f"{name} is damaged (its content does not match its hash)")
         return kind, body
 
     def get_value(self, ref: str) -> Any:
@@ -264,6 +288,21 @@ class Store:
             self.path(ref).unlink()
         except FileNotFoundError:
             pass
+
+
+def _unzip(zstd: Any, fh: Any, body: bytearray, name: str) -> int:
+    """Decompress ``fh`` into ``body``; the bytes it filled."""
+    view, got = memoryview(body), 0
+    try:
+        with zstd.ZstdDecompressor().stream_reader(fh) as reader:
+            while got < len(body):
+                n = reader.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+    except zstd.ZstdError:
+        raise StoreError(f"{name} is damaged (it does not decompress)") from None
+    return got
 
 
 def _prefix(parts: Sequence[bytes | memoryview]) -> Iterator[tuple[int, bytes | memoryview]]:
