@@ -140,7 +140,7 @@ def command(magics: Any, rest: list[str]) -> None:
     import os
 
     from ..world import world_at
-    from ..world.gc import collect
+    from ..world.gc import GcError, collect
 
     agent = magics.state.agent_for()
     session = agent.session
@@ -149,7 +149,10 @@ def command(magics: Any, rest: list[str]) -> None:
         if folder is None:
             print("this session is in memory: its world is too, and goes with the kernel")
             return
-        print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        try:
+            print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        except GcError as exc:
+            print(f"pi: {exc}")
         return
     if rest:
         raise ValueError(f"unknown world command {rest[0]!r}; %pi world, or %pi world gc [--dry-run]")
@@ -159,4 +162,7 @@ def command(magics: Any, rest: list[str]) -> None:
     print(f"variables the tools set on this branch: {', '.join(held) or '(none)'}")
     print(f"files the tools wrote on this branch: {', '.join(written) or '(none)'}")
     if folder is not None:
-        print(collect(folder, dry_run=True, min_age_s=float("inf")).line())
+        try:
+            print(collect(folder, dry_run=True, min_age_s=float("inf")).line())
+        except GcError as exc:
+            print(f"pi: {exc}")

@@ -310,6 +310,8 @@ class PythonCall:
             if not rebound and is_ref(before) and before == after_slot:
                 continue  # named in a changing way, but unchanged
             delta.vars.append(VarChange(name, before, after_slot, describe(new)))
+        # what it saved at its start may be older than a gc's min age by now: used again, young again
+        rec.store.keep([s for c in delta.vars for s in (c.before, c.after)] + [s for f in delta.files for s in (f.before, f.after)])
         return delta
 
 

@@ -13,6 +13,7 @@ objects no session file of the folder refers to (:mod:`.gc`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -26,6 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from .values import Serialized, deserialize, format_bytes
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 FOLDER_NAME = ".pi-world"
 MAGIC = b"PIW1"
@@ -142,16 +148,62 @@ class Store:
     # -------------------------------------------------------------- writing
     def put_value(self, value: Serialized) -> str:
         """Store a serialized value (once); returns its ref."""
-        if not self.has(value.digest):
+        if not self._refresh(value.digest):
             self._write(value.digest, b"v", value.parts(), value.size)
         return value.digest
 
     def put_file(self, data: bytes) -> str:
         """Store a file's bytes (once); returns their ref."""
         ref = file_digest(data)
-        if not self.has(ref):
+        if not self._refresh(ref):
             self._write(ref, b"f", [data], len(data))
         return ref
+
+    def _refresh(self, ref: str) -> bool:
+        """True when object ``ref`` is stored; it is then made young again, so a gc keeps it until the entry that uses it is written."""
+        if self.folder is None:
+            return ref in self._memory
+        if not os.path.exists(self._where(ref)):
+            return False  # written anew: a new object is young, and gc leaves young objects alone
+        return bool(self.keep([ref]))
+
+    def keep(self, refs: Iterable[Any]) -> int:
+        """Make the stored objects among ``refs`` (slots; only refs count) young again; returns how many are stored.
+
+        Taken under the store's shared lock: a gc (which holds it exclusively while it
+        removes) either removes an object before this, and the caller writes it again, or
+        sees it young after this and keeps it.
+        """
+        wanted = [r for r in refs if isinstance(r, str)]
+        if self.folder is None or not wanted:
+            return sum(1 for r in wanted if r in self._memory)
+        found = 0
+        with self.locked(exclusive=False):
+            for ref in wanted:
+                try:
+                    os.utime(self._where(ref))
+                    found += 1
+                except OSError:
+                    continue
+        return found
+
+    @contextlib.contextmanager
+    def locked(self, *, exclusive: bool) -> Iterator[None]:
+        """The store's lock (``.pi-world/gc.lock``): shared by writers that use an object again, exclusive for a gc."""
+        if fcntl is None or self.folder is None:  # pragma: no cover - Windows: no advisory locks
+            yield
+            return
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            fd = os.open(os.path.join(self.folder, "gc.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            yield  # a read-only store: nobody removes from it either
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)  # its own open file: threads do not share it
+            yield
+        finally:
+            os.close(fd)
 
     def _write(self, ref: str, kind: bytes, parts: Sequence[bytes | memoryview], size: int) -> None:
         codec, body = self._encode(parts, size)
@@ -261,6 +313,14 @@ class Store:
         return bytes(body)
 
     # -------------------------------------------------------------- space
+    def leftovers(self) -> Iterator[Path]:
+        """Temporary files of writes that never finished (a crash, a killed kernel)."""
+        if self.folder is None:
+            return
+        root = self.folder / "objects"
+        if root.is_dir():
+            yield from (p for p in root.iterdir() if p.name.startswith(".tmp-") and p.is_file())
+
     def refs(self) -> Iterator[tuple[str, int]]:
         """Every stored object: ``(ref, bytes on disk)``."""
         if self.folder is None:
