@@ -362,3 +362,48 @@ def test_a_huge_number_of_names_is_recorded_in_bounded_time_and_size(tmp_path):
     world.move(start)
     assert not [k for k in ns if k.startswith("v")]
     assert took < 120  # not a speed test: a guard against hours
+
+
+def test_a_file_whose_name_holds_a_secret_is_never_shown_and_never_made_under_a_wrong_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.chdir(tmp_path)
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    assert run(agent, py("def _go():\n    import os\n    open('cache_' + os.environ['OPENAI_API_KEY'] + '.txt', 'w').write('x')\n_go()")).ok
+    leaf = session.leaf_id
+    assert SECRET not in open(session.path).read()
+    (changed,) = deltas(session)[-1].files
+    assert SECRET not in changed.path and "REDACTED" in changed.path
+    report = world.move(start)
+    assert report.line() == f"could not restore {changed.path} (its name held a secret, which the record does not keep)"
+    assert (tmp_path / f"cache_{SECRET}.txt").exists()  # left as it is: nothing made or removed under another name
+    world.move(leaf)
+    assert sorted(os.listdir(tmp_path)) == sorted(["sessions", f"cache_{SECRET}.txt"])
+
+
+def test_a_fork_while_the_session_runs_leaves_the_world_and_says_so(tmp_path):
+    """``%pi fork`` (or the tree's fork) of a session whose run is still going: the namespace is the run's until it ends."""
+    from pi_jupyter.notebook.world_cells import Tracker, attach, carry
+
+    ns: dict = {}
+    tracker = Tracker()
+    session = Session.create(tmp_path / "sessions")
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+    attach(agent, ns, tracker)
+    asyncio.run(agent.prompt(py("plan = 'A'")))
+    agent.tool_extra["world"].settle()
+    first = session.leaf_id
+    started = threading.Event()
+    ns["started"] = started
+    background = threading.Thread(target=lambda: asyncio.run(agent.prompt(py("started.set()\nimport time\ntime.sleep(1.5)\nplan = 'B'"))))
+    background.start()
+    assert started.wait(30)
+    forked = session.fork(first)
+    fork_agent = Agent(forked, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+    attach(fork_agent, ns, tracker)
+    line = carry(agent, first, fork_agent)
+    background.join()
+    assert line == "variables and files not restored: a run is using them; check out again when it ends"
+    assert ns["plan"] == "B"  # the run ended as it ran
+    fork_agent.checkout_sync(forked.leaf_id)  # once it has ended, the fork's first move brings its world
+    assert ns["plan"] == "A"

@@ -112,6 +112,9 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
     for t in plan.files:
         if t.now is not UNKNOWN and same_slot(t.now, t.then):
             continue
+        if "[REDACTED" in t.key:  # the record keeps the name with the secret taken out: that is another file's name
+            report.failed.append((t.key, "its name held a secret, which the record does not keep"))
+            continue
         path = inside(cwd, t.key)
         if path is None:
             report.failed.append((t.key, OUTSIDE))
