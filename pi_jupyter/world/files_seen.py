@@ -1,20 +1,25 @@
-"""The files a ``python`` call writes, seen through Python's audit events (PEP 578), each kept as it was before.
+"""The files a ``python`` call writes, each kept as it was just before the call changed it.
 
-While a call is recorded, a process-wide audit hook (installed once, idle otherwise) hears
-every ``open`` for writing (``open()``, ``Path.write_text``, ``df.to_csv``, ``np.save``,
-``plt.savefig``, ``os.open``), ``os.remove``/``unlink``, ``os.rename``/``replace``,
-``os.truncate``, ``shutil.copyfile``/``move`` and ``sqlite3.connect``, *before* the operation
-runs: the file's content then is saved at once, so a checkout can bring it back, and its
-content after is saved when the call ends. The cost is nothing for a call that writes no
-file, and the bytes of the files it writes otherwise, whatever the size of the project.
+While a call is recorded, Python's own file functions are wrapped: ``open``/``io.open`` for
+writing (``open()``, ``Path.write_text``, ``df.to_csv``, ``np.save``, ``plt.savefig``,
+``shutil.copy``), ``os.open``, ``os.remove``/``unlink``, ``os.rename``/``replace``,
+``os.truncate`` and ``sqlite3.connect``. Before the operation runs, the file's content then is
+saved, so a checkout can bring it back; its content after is saved when the call ends. The
+originals are put back when no recorded call runs. The cost is nothing for a call that writes
+no file, and the bytes of the files it writes otherwise, whatever the size of the project.
+
+Why not Python's audit hooks (PEP 578), which see the same operations from C: a hook cannot
+be removed once added, and every audited event of the process then calls it, ``id()`` among
+them, about 250 ns each (the world's own recording of a 2,000-name namespace got 0.5 ms
+slower per call). Why not scan the project for changes: a scan by modification time and size
+of a 10,000-file project takes 40-150 ms here (``bench/bench_world.py``), twice per call,
+many times the 5% a recording may add to a call; and a scan finds a changed file only after
+the change, when its earlier content is gone.
 
 What this does not see: writes made by native code that bypasses Python's I/O (pyarrow's
 parquet writer, h5py, a compiled extension), by a subprocess (``os.system``, ``subprocess``,
-the ``bash`` tool), or by a thread the code left running after the call. Why not scan the
-project for changes instead: a scan by modification time and size of a 10,000-file project
-takes 40-100 ms here (``bench/bench_world.py``), twice per call, which is many times the 5%
-a recording may add to a call; and a scan finds a changed file only after the change, when
-its earlier content is gone.
+the ``bash`` tool), through a function a library took from ``os`` before the call
+(``from os import remove``), or by a thread the code left running after the call.
 
 Paths are followed to where they really are (``os.path.realpath``): a file outside the
 project folder, or reached through a link that leads outside it, is not the project's and is
@@ -24,6 +29,7 @@ virtual environments, ``node_modules``, tool caches) and the session files besid
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -42,12 +48,12 @@ SKIPPED_PARTS = frozenset(
 """Folders whose files are never recorded: version control, caches, installed packages, the world's own store."""
 
 _WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_EVENTS = frozenset({"open", "os.remove", "os.rename", "os.truncate", "shutil.copyfile", "shutil.move", "sqlite3.connect"})
 
 _watches: weakref.WeakSet[Watch] = weakref.WeakSet()  # a call dropped without finishing (cancelled) lets go of its watch
 _lock = threading.Lock()
 _local = threading.local()
-_installed = False
+_wrapped: list[tuple[Any, str, Any, Any]] = []
+"""``(module, name, original, wrapper)`` while the functions are wrapped."""
 
 
 class Watch:
@@ -117,42 +123,85 @@ class Watch:
 
 
 def _start(watch: Watch) -> None:
-    global _installed
     with _lock:
-        if not _installed:
-            sys.addaudithook(_hook)  # cannot be removed: it stays idle while no call is recorded
-            _installed = True
+        if not _wrapped:
+            _wrap_all()
         _watches.add(watch)
 
 
 def _stop(watch: Watch) -> None:
     with _lock:
         _watches.discard(watch)
+        if not _watches:
+            _unwrap_all()
 
 
-def _paths(event: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    if event == "open":
-        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-        mode = args[1] if len(args) > 1 else None
-        writing = bool(flags & _WRITING) or (isinstance(mode, str) and any(c in mode for c in "wax+"))
-        return (args[0],) if writing else ()
-    if event in ("os.rename", "shutil.copyfile", "shutil.move"):
-        return args[:2] if event != "shutil.copyfile" else args[1:2]
-    if event == "sqlite3.connect":
-        return args[:1] if args and args[0] not in (":memory:", "", b":memory:") else ()
-    return args[:1]  # os.remove, os.truncate
-
-
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _watches or event not in _EVENTS or getattr(_local, "busy", False):
-        return
-    _local.busy = True  # reading the file below opens it: that open is ours, not the call's
+def _seen(*paths: Any) -> None:
+    """A write of ``paths`` is about to happen: every watch keeps what they hold now."""
+    if getattr(_local, "busy", False):
+        return  # reading the file to keep it opens it: that open is the watch's own
+    _local.busy = True
     try:
-        paths = _paths(event, args)
         for watch in list(_watches):
             for path in paths:
                 watch.seen(path)
-    except Exception:  # noqa: BLE001 - a hook that raises would make the user's own open() fail
+    except Exception:  # noqa: BLE001 - keeping the file must never stop the user's own write
         pass
     finally:
         _local.busy = False
+
+
+def _writing_mode(mode: Any) -> bool:
+    return isinstance(mode, str) and any(c in mode for c in "wax+")
+
+
+def _wrap_all() -> None:
+    import builtins
+    import io
+    import sqlite3
+
+    opened = builtins.open
+
+    def open_(file: Any, mode: Any = "r", *args: Any, **kwargs: Any) -> Any:
+        if _watches and _writing_mode(mode):
+            _seen(file)
+        return opened(file, mode, *args, **kwargs)
+
+    def make(original: Any, first: int, flag_at: int | None = None) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if _watches and (flag_at is None or (len(args) > flag_at and isinstance(args[flag_at], int) and args[flag_at] & _WRITING)):
+                _seen(*args[:first])
+            return original(*args, **kwargs)
+
+        return functools.wraps(original)(wrapper)
+
+    def connect(database: Any, *args: Any, **kwargs: Any) -> Any:
+        if _watches and database not in (":memory:", b":memory:", ""):
+            _seen(database)
+        return connect_original(database, *args, **kwargs)
+
+    connect_original = sqlite3.connect
+    targets: list[tuple[Any, str, Any]] = [
+        (builtins, "open", functools.wraps(opened)(open_)),
+        (os, "open", make(os.open, 1, flag_at=1)),
+        (os, "remove", make(os.remove, 1)),
+        (os, "unlink", make(os.unlink, 1)),
+        (os, "rename", make(os.rename, 2)),
+        (os, "replace", make(os.replace, 2)),
+        (os, "truncate", make(os.truncate, 1)),
+        (sqlite3, "connect", functools.wraps(connect_original)(connect)),
+    ]
+    targets.append((io, "open", targets[0][2]))  # the same function under both names, as Python has it
+    shell = sys.modules.get("IPython.core.interactiveshell")
+    if shell is not None and getattr(shell, "io_open", None) is opened:
+        targets.append((shell, "io_open", targets[0][2]))  # the ``open`` IPython puts in a notebook's namespace calls this
+    for module, name, wrapper in targets:
+        _wrapped.append((module, name, getattr(module, name), wrapper))
+        setattr(module, name, wrapper)
+
+
+def _unwrap_all() -> None:
+    while _wrapped:
+        module, name, original, wrapper = _wrapped.pop()
+        if getattr(module, name, None) is wrapper:  # code that replaced it meanwhile keeps its own
+            setattr(module, name, original)

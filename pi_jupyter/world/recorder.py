@@ -280,6 +280,7 @@ class PythonCall:
         rec = self.recorder
         after = dict(rec.namespace)
         delta = Delta()
+        fresh: set[Any] = set()  # saved by this finish: young already
         if self.files is not None:
             self.files.__exit__()
             delta.files = sorted(self.files.changes(), key=lambda f: f.path)
@@ -305,13 +306,14 @@ class PythonCall:
                     delta.vars.append(VarChange(name, before, None))
                 continue
             after_slot = rec.save(new)
+            fresh.add(after_slot if is_ref(after_slot) else None)
             rec.tracker.note(name, new, after_slot)
             rec.shared.discard(id(new))
             if not rebound and is_ref(before) and before == after_slot:
                 continue  # named in a changing way, but unchanged
             delta.vars.append(VarChange(name, before, after_slot, describe(new)))
-        # what it saved at its start may be older than a gc's min age by now: used again, young again
-        rec.store.keep([s for c in delta.vars for s in (c.before, c.after)] + [s for f in delta.files for s in (f.before, f.after)])
+        # what it saved at its start, or long before (a name's earlier value), may be older than a gc's min age: young again
+        rec.store.keep({c.before for c in delta.vars if is_ref(c.before)} - fresh)
         return delta
 
 

@@ -193,9 +193,13 @@ class Store:
         if fcntl is None or self.folder is None:  # pragma: no cover - Windows: no advisory locks
             yield
             return
+        lock = os.path.join(self.folder, "gc.lock")
         try:
-            os.makedirs(self.folder, exist_ok=True)
-            fd = os.open(os.path.join(self.folder, "gc.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                os.makedirs(self.folder, exist_ok=True)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
             yield  # a read-only store: nobody removes from it either
             return
