@@ -78,3 +78,17 @@ def test_libraries_that_write_through_python_are_seen(tmp_path, monkeypatch):
     assert [f.path for f in last_delta(session).files] == ["arr.npy", "db.sqlite", "frame.csv"]
     world.move(start)
     assert not {"frame.csv", "arr.npy", "db.sqlite"} & set(os.listdir(tmp_path))
+
+
+def test_a_call_that_never_finishes_leaves_nothing_wrapped(tmp_path):
+    """A call cancelled before its end (the kernel interrupted) drops its recording: Python's file functions are its own again."""
+    import builtins
+    import gc
+
+    session, ns, world, agent = make(tmp_path)
+    original = builtins.open
+    recording = world.python_call(ns, "x = 1")
+    assert builtins.open is not original  # wrapped while the call runs
+    del recording
+    gc.collect()
+    assert builtins.open is original and os.remove.__module__ in ("posix", "nt")

@@ -127,6 +127,13 @@ def _start(watch: Watch) -> None:
         if not _wrapped:
             _wrap_all()
         _watches.add(watch)
+    weakref.finalize(watch, _released)  # a call dropped without finishing (cancelled) unwraps too
+
+
+def _released() -> None:
+    with _lock:
+        if not list(_watches):
+            _unwrap_all()
 
 
 def _stop(watch: Watch) -> None:

@@ -58,6 +58,10 @@ class Tracker:
 
     def hold(self, value: Any) -> str:
         """Keep ``value`` for a checkout in this kernel; returns the token its slot names."""
+        for token, held in self.held.items():
+            if held is value:  # the same object, seen again (a connection a call names each time)
+                self.held.move_to_end(token)
+                return token
         token = uuid.uuid4().hex[:16]
         self.held[token] = value
         while len(self.held) > HELD_MAX:
