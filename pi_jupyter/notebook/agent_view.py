@@ -66,20 +66,12 @@ from ..providers.base import (
 )
 from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
-from ..views.world_lines import changed_line
 from .agent_view_actions import ViewActions
-from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
+from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, note_changed, output_text, pretty_args, usage_dict
 from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
 _ESM_PARTS = ("agent_view_store.js", "agent_view_markdown.js", "agent_view_status.js", "agent_view.js")
-
-
-def _note_changed(x: dict[str, Any], details: Any) -> None:
-    """What the call changed in the world (``set df2 (DataFrame 1,000×4); wrote notes.txt``), for the card's last line."""
-    changed = changed_line(details)
-    if changed:
-        x["changed"] = changed
 
 
 def esm_source() -> str:
@@ -386,7 +378,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
                 block = self._standalone_call(msg.tool_call_id, msg.tool_name, None)
             x = dict(block.get("x") or {})
             x.update(status="error" if msg.is_error else "done", output=output)
-            _note_changed(x, msg.details)
+            note_changed(x, msg.details)
             if x != block.get("x"):  # afterToolCall may have changed the result
                 block["x"] = x
                 self._op("x", c=msg.tool_call_id, x=dict(x))
@@ -478,7 +470,7 @@ class AgentView(ViewActions, Transport, anywidget.AnyWidget):
         }
         if started is not None:
             x["ms"] = round((time.monotonic() - started) * 1000)
-        _note_changed(x, field(event.result, "details"))
+        note_changed(x, field(event.result, "details"))
         block["x"] = x
         self._op("x", c=event.tool_call_id, x=dict(x))
         self._snapshot_dirty = True
