@@ -407,3 +407,25 @@ def test_a_fork_while_the_session_runs_leaves_the_world_and_says_so(tmp_path):
     assert ns["plan"] == "B"  # the run ended as it ran
     fork_agent.checkout_sync(forked.leaf_id)  # once it has ended, the fork's first move brings its world
     assert ns["plan"] == "A"
+
+
+@pytest.mark.timeout(60)
+def test_a_pipe_where_a_file_was_never_hangs_a_checkout_or_a_call(tmp_path, monkeypatch):
+    """Reading a named pipe waits for a writer forever: the world never reads anything but regular files."""
+    monkeypatch.chdir(tmp_path)
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    run(agent, call("write", path="notes.txt", content="branch A"))
+    leaf = session.leaf_id
+    (tmp_path / "notes.txt").unlink()
+    os.mkfifo(tmp_path / "notes.txt")
+    assert world.move(start).line().startswith("left notes.txt as it is: it was changed outside the agent since")
+    assert world.move(leaf, force=True).line() == "could not restore notes.txt (something other than a file is there now)"
+    # the python tool opening a pipe for writing (without blocking): the call goes on, the pipe is named, not read
+    code = (
+        "def _go():\n    import os\n    r = os.open('notes.txt', os.O_RDONLY | os.O_NONBLOCK)\n"
+        "    os.close(os.open('notes.txt', os.O_WRONLY | os.O_NONBLOCK))\n    os.close(r)\n_go()"
+    )
+    recorded = len(deltas(session))
+    assert run(agent, py(code)).ok
+    assert len(deltas(session)) == recorded  # a pipe holds nothing to keep: the call recorded no change

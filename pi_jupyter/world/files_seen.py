@@ -65,6 +65,7 @@ class Watch:
         folder = getattr(recorder.store, "folder", None)
         self.sessions = os.path.realpath(os.path.dirname(folder)) if folder is not None else None
         self.before: dict[str, Slot] = {}
+        self._checked: set[tuple[str, str | bytes]] = set()
         self.overflow = 0
         self._lock = threading.Lock()
 
@@ -100,9 +101,14 @@ class Watch:
 
     def seen(self, path: Any) -> None:
         """A write of ``path`` is about to happen: keep what the file holds now (once per call)."""
+        key = (os.getcwd(), path) if isinstance(path, (str, bytes)) else None  # a relative path means another file after a chdir
+        if key is not None and key in self._checked:
+            return  # written again in the same call: kept already (a loop of appends pays once)
         real = self.inside(path)
-        if real is None:
-            return
+        if key is not None:
+            self._checked.add(key)
+        if real is None or (os.path.lexists(real) and not os.path.isfile(real)):
+            return  # not the project's, or not a file (a pipe, a device, a folder): nothing to keep
         with self._lock:
             if real in self.before:
                 return

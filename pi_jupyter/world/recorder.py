@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import types
@@ -201,9 +202,11 @@ class Recorder:
     def file_slot(self, real_path: str) -> Slot:
         """The slot of a file's current content (``None``: no such file)."""
         try:
-            size = os.path.getsize(real_path)
-            if size > FILE_LIMIT:
-                return {"unsaved": f"{size:,} bytes, over the file limit"}
+            info = os.stat(real_path)
+            if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer forever; a device never ends
+                return {"unsaved": "not a regular file"}
+            if info.st_size > FILE_LIMIT:
+                return {"unsaved": f"{info.st_size:,} bytes, over the file limit"}
             with open(real_path, "rb") as fh:
                 data = fh.read()
         except FileNotFoundError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,6 +186,8 @@ def _load_failure(exc: BaseException) -> str:
 
 def _file_ref(path: str) -> Any:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return {"unsaved": "not a regular file"}  # never opened: a pipe would wait for a writer forever
         with open(path, "rb") as fh:
             return file_digest(fh.read())
     except FileNotFoundError:
@@ -194,8 +197,11 @@ def _file_ref(path: str) -> Any:
 
 
 def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report, tracker: Tracker) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
+    if os.path.isdir(path):
         report.failed.append((key, "a folder is there now"))
+        return
+    if os.path.exists(path) and not os.path.isfile(path):
+        report.failed.append((key, "something other than a file is there now"))
         return
     if slot is None:
         try:
