@@ -92,3 +92,18 @@ def test_a_call_that_never_finishes_leaves_nothing_wrapped(tmp_path):
     del recording
     gc.collect()
     assert builtins.open is original and os.remove.__module__ in ("posix", "nt")
+
+
+def test_a_folder_removed_with_shutil_rmtree_comes_back(tmp_path, monkeypatch):
+    """``shutil.rmtree`` removes each file relative to its folder's descriptor: those files are kept all the same."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "outputs" / "deep").mkdir(parents=True)
+    (tmp_path / "outputs" / "a.csv").write_text("a")
+    (tmp_path / "outputs" / "deep" / "b.csv").write_text("b")
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    assert run(agent, py("def _go():\n    import shutil\n    shutil.rmtree('outputs')\n_go()")).ok
+    world.settle()
+    assert last_delta(session).summary() == "removed outputs/a.csv, outputs/deep/b.csv"
+    assert world.move(start).line() == "restored outputs/a.csv and outputs/deep/b.csv"
+    assert (tmp_path / "outputs" / "deep" / "b.csv").read_text() == "b" and (tmp_path / "outputs" / "a.csv").read_text() == "a"

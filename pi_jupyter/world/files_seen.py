@@ -164,6 +164,16 @@ def _seen(*paths: Any) -> None:
         _local.busy = False
 
 
+def _under(folder: Any, path: Any) -> Any:
+    """``path`` as it is from the working folder, when it is relative to a folder's descriptor (``shutil.rmtree`` does that)."""
+    if not isinstance(folder, int) or not isinstance(path, (str, bytes)) or os.path.isabs(path):
+        return path
+    try:
+        return os.path.join(os.readlink(f"/proc/self/fd/{folder}"), os.fsdecode(path))
+    except OSError:
+        return None  # no /proc (macOS): the file cannot be told, and is not kept
+
+
 def _writing_mode(mode: Any) -> bool:
     return isinstance(mode, str) and any(c in mode for c in "wax+")
 
@@ -183,7 +193,8 @@ def _wrap_all() -> None:
     def make(original: Any, first: int, flag_at: int | None = None) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if _watches and (flag_at is None or (len(args) > flag_at and isinstance(args[flag_at], int) and args[flag_at] & _WRITING)):
-                _seen(*args[:first])
+                folder = kwargs.get("dir_fd", kwargs.get("src_dir_fd"))
+                _seen(*(_under(folder, p) for p in args[:first]))
             return original(*args, **kwargs)
 
         return functools.wraps(original)(wrapper)
