@@ -429,3 +429,23 @@ def test_a_pipe_where_a_file_was_never_hangs_a_checkout_or_a_call(tmp_path, monk
     recorded = len(deltas(session))
     assert run(agent, py(code)).ok
     assert len(deltas(session)) == recorded  # a pipe holds nothing to keep: the call recorded no change
+
+
+def test_a_call_that_writes_thousands_of_files_records_a_thousand_and_says_the_rest_were_not(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    session, ns, world, agent = make(tmp_path)
+    start = session.leaf_id
+    code = "def _go():\n    import os\n    os.mkdir('many')\n    for i in range(1100):\n"
+    code += "        open(f'many/f{i:04}.txt', 'w').write(str(i))\n_go()"
+    assert run(agent, py(code)).ok
+    delta = deltas(session)[-1]
+    assert len(delta.files) == 1000
+    assert delta.summary() == (
+        "wrote many/f0000.txt, many/f0001.txt, many/f0002.txt, many/f0003.txt, many/f0004.txt, many/f0005.txt, many/f0006.txt, "
+        "many/f0007.txt, many/f0008.txt, many/f0009.txt and 990 more; 1 python command (effects not tracked)"
+    )
+    report = world.move(start)
+    assert report.line().startswith("removed many/f0000.txt") and report.line().endswith(
+        "1 python command had effects outside the tracked files"
+    )
+    assert sorted(os.listdir(tmp_path / "many")) == [f"f{i:04}.txt" for i in range(1000, 1100)]  # the rest, named as untracked
