@@ -107,3 +107,23 @@ def test_a_folder_removed_with_shutil_rmtree_comes_back(tmp_path, monkeypatch):
     assert last_delta(session).summary() == "removed outputs/a.csv, outputs/deep/b.csv"
     assert world.move(start).line() == "restored outputs/a.csv and outputs/deep/b.csv"
     assert (tmp_path / "outputs" / "deep" / "b.csv").read_text() == "b" and (tmp_path / "outputs" / "a.csv").read_text() == "a"
+
+
+def test_a_file_another_tool_writes_while_python_runs_is_not_the_python_calls(tmp_path, monkeypatch):
+    """The calls of one answer run at once: the write tool's file is the write call's, not the sleeping python call's."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    python = json.dumps({"code": "import time\ntime.sleep(1.5)\nopen('mine.txt', 'w').write('python')"})
+    write = json.dumps({"path": "notes.txt", "content": "the write tool's"})
+    assert run(agent, f"call python with {python}\ncall write with {write}").ok
+    by_tool = {}
+    for e in session.raw_branch():
+        d = delta_of(e)
+        if d:
+            by_tool[e["message"]["toolName"]] = sorted(f.path for f in d.files)
+    assert by_tool == {"python": ["mine.txt"], "write": ["notes.txt"]}

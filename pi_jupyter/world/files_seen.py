@@ -16,10 +16,12 @@ of a 10,000-file project takes 40-150 ms here (``bench/bench_world.py``), twice 
 many times the 5% a recording may add to a call; and a scan finds a changed file only after
 the change, when its earlier content is gone.
 
-What this does not see: writes made by native code that bypasses Python's I/O (pyarrow's
-parquet writer, h5py, a compiled extension), by a subprocess (``os.system``, ``subprocess``,
-the ``bash`` tool), through a function a library took from ``os`` before the call
-(``from os import remove``), or by a thread the code left running after the call.
+Only the writes made from the thread the code runs in are the call's (the calls of one
+answer run at the same time: the ``write`` tool's file is the write call's). What this does
+not see: writes made by native code that bypasses Python's I/O (pyarrow's parquet writer,
+h5py, a compiled extension), by a subprocess (``os.system``, ``subprocess``, the ``bash``
+tool), through a function a library took from ``os`` before the call (``from os import
+remove``), or by a thread the code starts.
 
 Paths are followed to where they really are (``os.path.realpath``): a file outside the
 project folder, or reached through a link that leads outside it, is not the project's and is
@@ -65,6 +67,8 @@ class Watch:
         folder = getattr(recorder.store, "folder", None)
         self.sessions = os.path.realpath(os.path.dirname(folder)) if folder is not None else None
         self.before: dict[str, Slot] = {}
+        self.threads: set[int] = set()
+        """The threads the call's code runs in (:meth:`runs_here`); empty: any thread's writes are the call's."""
         self._checked: set[tuple[str, str | bytes]] = set()
         self.overflow = 0
         self._lock = threading.Lock()
@@ -75,6 +79,18 @@ class Watch:
 
     def __exit__(self, *exc: object) -> None:
         _stop(self)
+
+    def runs_here(self) -> None:
+        """The call's code runs in the calling thread: from now on only this thread's writes are the call's.
+
+        The calls of one answer run at the same time, so a ``write`` tool's file must not be
+        taken for the ``python`` call's. (A thread the code starts itself is not followed.)
+        """
+        self.threads.add(threading.get_ident())
+
+    def mine(self) -> bool:
+        """True when a write in the current thread belongs to this call."""
+        return not self.threads or threading.get_ident() in self.threads
 
     def inside(self, path: Any) -> str | None:
         """The real path of ``path`` when it is a file of the project the world keeps, else ``None``."""
@@ -156,8 +172,9 @@ def _seen(*paths: Any) -> None:
     _local.busy = True
     try:
         for watch in list(_watches):
-            for path in paths:
-                watch.seen(path)
+            if watch.mine():
+                for path in paths:
+                    watch.seen(path)
     except Exception:  # noqa: BLE001 - keeping the file must never stop the user's own write
         pass
     finally:

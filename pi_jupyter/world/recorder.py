@@ -273,6 +273,11 @@ class PythonCall:
         # the files it writes (a grid's branches share the project folder: theirs are not told apart)
         self.files = None if recorder.isolate else Watch(recorder).__enter__()
 
+    def runs_here(self) -> None:
+        """The code runs in the calling thread: the files written from it are this call's (other tools run at the same time)."""
+        if self.files is not None:
+            self.files.runs_here()
+
     def _private_copy(self, value: Any, slot: Slot) -> Any:
         """A copy of a shared object for this branch alone (from the store when it is there)."""
         rec = self.recorder
