@@ -212,6 +212,9 @@ def _no_file_watch() -> Any:
         def changes(self) -> list[Any]:
             return []
 
+        def runs_here(self) -> None:
+            pass
+
     saved = recorder.Watch
     recorder.Watch = Off  # type: ignore[assignment,misc]
     try:
