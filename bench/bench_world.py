@@ -8,7 +8,9 @@
 * ``grid``: ``--branches`` python-using branches on the offline model, each in its own world,
   against the same grid with every branch sharing the notebook's namespace (before worlds);
 * ``call``: one python tool call (about 20-50 ms of work) recorded against the same call
-  unrecorded, with ``--gb`` GB of data in the namespace.
+  unrecorded, with ``--gb`` GB of data in the namespace;
+* ``files``: the same call in a 10,000-file project, writing no file and writing one, and
+  what a scan of the project for changed files would cost instead.
 
 Run::
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import statistics
 import tempfile
 import time
@@ -40,6 +44,12 @@ def median_ms(fn: Any, runs: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times) * 1000
+
+
+def cpu_ms(fn: Any) -> float:
+    t = time.process_time()
+    fn()
+    return (time.process_time() - t) * 1000
 
 
 def big_namespace(gb: float) -> dict[str, Any]:
@@ -169,6 +179,116 @@ def bench_call(ns: dict[str, Any], tmp: str, runs: int) -> None:
     print(f"  ...in place, {mb:.0f} MB  plain {plain:8.1f} ms   recorded {recorded:8.1f} ms   (the array saved before and after)")
 
 
+def scan(root: str) -> int:
+    """What a scan of the project by modification time and size would cost (the way not taken, see world/files_seen.py)."""
+    seen, stack = 0, [root]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for e in entries:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                else:
+                    e.stat(follow_symlinks=False)
+                    seen += 1
+    return seen
+
+
+@contextlib.contextmanager
+def _no_file_watch() -> Any:
+    """The recording as it was before files written by python were kept (variables only)."""
+    from pi_jupyter.world import recorder
+
+    class Off:
+        def __init__(self, _rec: Any) -> None:
+            self.before: dict[str, Any] = {}
+            self.overflow = 0
+
+        def __enter__(self) -> Off:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def changes(self) -> list[Any]:
+            return []
+
+        def runs_here(self) -> None:
+            pass
+
+    saved = recorder.Watch
+    recorder.Watch = Off  # type: ignore[assignment,misc]
+    try:
+        yield
+    finally:
+        recorder.Watch = saved  # type: ignore[misc]
+
+
+def bench_files(tmp: str, runs: int) -> None:
+    """A python call in a 10,000-file project: writing no file, and writing one, recorded against unrecorded."""
+
+    from pi_jupyter.world import files_seen
+
+    project = os.path.join(tmp, "project")
+    for d in range(500):
+        folder = os.path.join(project, f"d{d // 50}", f"s{d}")
+        os.makedirs(folder)
+        for f in range(20):
+            with open(os.path.join(folder, f"f{f}.txt"), "w") as fh:
+                fh.write("x" * 100)
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        n = scan(project)
+        scan_ms = median_ms(lambda: scan(project), runs)
+        ns: dict[str, Any] = {}
+        session = Session.create(os.path.join(tmp, "files-sessions"))
+        world = World(session, ns, cwd=project)
+        tool = PythonTool(ns, timeout=None)
+        work = "import math\ntotal = sum(math.sqrt(i) for i in range(300000))\n"
+        for label, code in (("no file", work), ("one file", work + "open('out.txt', 'w').write('y' * 100_000)\n")):
+            args = PythonParams(code=code)
+
+            def call(extra: dict[str, Any], args: PythonParams = args) -> None:
+                ctx = ToolContext(tool_call_id="b", signal=AbortSignal(), cwd=project, extra=extra)
+                asyncio.run(tool.run(args, ctx))
+
+            plains, variables, recordeds = [], [], []
+            for _ in range(runs * 8):  # interleaved, in CPU time (all threads): the machine's load falls on all three
+                plains.append(cpu_ms(lambda: call({})))
+                with _no_file_watch():
+                    variables.append(cpu_ms(lambda: call({"world": world})))
+                recordeds.append(cpu_ms(lambda: call({"world": world})))
+            plain, var_only, recorded = statistics.median(plains), statistics.median(variables), statistics.median(recordeds)
+            print(
+                f"python call, {label:8} plain {plain:6.1f} ms   variables recorded {var_only:6.1f} ms   and files {recorded:6.1f} ms CPU"
+                f"   (files: {(recorded - var_only) / plain * 100:+.1f}% of the call; {n:,} files in the project, target 5%)"
+            )
+        share = 2 * scan_ms / plain * 100
+        print(f"  a scan of the project by mtime and size: {scan_ms:.1f} ms (twice per call: {share:.0f}% of the call; not done)")
+        from pi_jupyter.agent.toolbox.bash import BashParams, BashTool
+
+        bash = BashTool(project)
+        bash_args = BashParams(command="echo hi > out.txt")
+        bash_ms = median_ms(
+            lambda: asyncio.run(bash.run(bash_args, ToolContext(tool_call_id="b", signal=AbortSignal(), cwd=project, extra={}))), runs * 3
+        )
+        print(f"  bash call {bash_ms:.1f} ms: the same scan twice would add {2 * scan_ms / bash_ms * 100:.0f}% (bash stays counted)")
+        # while a call runs, Python's file functions are wrapped: what that adds to an open() that writes nothing
+        probe = os.path.join(project, "d0", "s0", "f0.txt")
+
+        def opens() -> None:
+            for _ in range(2000):
+                open(probe).close()
+
+        bare = median_ms(opens, runs) / 2000 * 1000
+        with files_seen.Watch(world.recorder()):
+            wrapped = median_ms(opens, runs) / 2000 * 1000
+        assert not files_seen._wrapped
+        print(f"  an open() for reading while a call runs: {wrapped - bare:+.2f} µs ({bare:.2f} µs); outside calls nothing is wrapped")
+    finally:
+        os.chdir(cwd)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gb", type=float, default=1.0)
@@ -182,6 +302,7 @@ def main() -> None:
         bench_start(ns, tmp, opts.runs)
         bench_call(ns, tmp, opts.runs)
         del ns
+        bench_files(tmp, opts.runs)
         bench_checkout(opts.mb, tmp, opts.runs)
         bench_grid(opts.branches, tmp)
 

@@ -2,12 +2,13 @@
 
 A *world* is one payload (``VECTORS``) written into every field a user can see: the session's
 name and file name, prompts, thinking, answers, tool names, arguments and output, the name of
-a file a tool read, retry and extension-error notices, the model id, the status line, error
-messages, sibling answers, labels, compaction and branch summaries, extension messages, shell
-commands, model changes, variant values and score names. The world is made the way a user
-makes it: a real :class:`~pi_jupyter.Agent` talks to the wire server (Anthropic's streaming
-format), the live :class:`~pi_jupyter.notebook.agent_view.AgentView` follows its events, the
-cell is run twice (so the second output shows the first answer as a sibling), and a grid runs
+a file a tool read and of one the python tool wrote (its card's ``changed:`` line), retry and
+extension-error notices, the model id, the status line, error messages, sibling answers,
+labels, compaction and branch summaries, extension messages, shell commands, model changes,
+variant values and score names. The world is made the way a user makes it: a real
+:class:`~pi_jupyter.Agent` talks to the wire server (Anthropic's streaming format), the live
+:class:`~pi_jupyter.notebook.agent_view.AgentView` follows its events, the cell is run twice
+(so the second output shows the first answer as a sibling), and a grid runs
 over a hostile variant value with a hostile scorer.
 
 Each field's text starts with a marker (``Xname9``) so a test can check that the field is
@@ -77,6 +78,7 @@ FIELDS: dict[str, str] = {
     "argval": "an argument's value",
     "path": "a file a tool read",
     "output": "what the tool returned",
+    "wrote": "a file the python tool wrote (named in the changed: line under its card)",
     "ext": "an extension's name (its error notice)",
     "exterr": "an extension's error text",
     "custom": "an extension message's type",
@@ -105,7 +107,7 @@ def marker(name: str) -> str:
 
 # Which fields each rendering shows. A rendering not listed for a field may still show it; these
 # are the ones a test checks are there, so a field dropped by mistake is noticed.
-CELL_FIELDS = ("name", "prompt", "retry", "think", "text", "tool", "argkey", "argval", "path", "output", "ext", "exterr")
+CELL_FIELDS = ("name", "prompt", "retry", "think", "text", "tool", "argkey", "argval", "path", "output", "wrote", "ext", "exterr")
 CELL_FIELDS += ("custom", "custommsg", "model", "answer", "note")
 RERUN_FIELDS = ("name", "prompt2", "error", "answer", "model")
 SESSION_FIELDS = ("prompt", "think", "text", "tool", "argkey", "argval", "path", "output", "custom", "custommsg", "answer")
@@ -118,7 +120,7 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "export page": (*SESSION_FIELDS, "name", "file"),
     "export markdown": (*SESSION_FIELDS, "name"),
     "graph": ("prompt", "answer", "label", "error", "variant", "scorer"),
-    "tree panel": (*SESSION_FIELDS, "scorer"),
+    "tree panel": (*SESSION_FIELDS, "wrote", "scorer"),
     "experiment table": ("variant", "scorer"),
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
@@ -192,17 +194,24 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
     from pi_jupyter.notebook.experiment_view import ExperimentView, final_bundle
     from pi_jupyter.notebook.siblings import siblings_footer
     from pi_jupyter.session import Session
+    from pi_jupyter.world import World as WorldOfTools
 
     def p(name: str) -> str:
         return payload(marker(name), vector)
 
     folder.mkdir(parents=True, exist_ok=True)
+    written = str(folder / file_safe(p("wrote"))).encode()
     (folder / file_safe(p("path"))).write_text(p("output"), encoding="utf-8")
     s = Session.create(path=str(folder / (file_safe(p("file")) + ".jsonl")), cwd=str(folder))
     s.set_name(p("name"))
     model = wire_model(server, "anthropic-messages", id=p("model"))
     settings = AgentSettings(retry=RetrySettings(base_delay_ms=1, max_delay_ms=5))
-    agent = Agent(s, model=model, api_key="sk-test-not-a-secret", cwd=str(folder), settings=settings, tools=["read"], thinking="off")
+    ns: dict[str, Any] = {}
+    world = WorldOfTools(s, ns, cwd=str(folder))  # the python tool's file is named in its card's "changed:" line
+    agent = Agent(
+        s, model=model, api_key="sk-test-not-a-secret", cwd=str(folder), settings=settings, tools=["read", "python"], thinking="off",
+        tool_extra={"namespace": ns, "world": world},
+    )  # fmt: skip
     agent.extensions.add(_Failing(p("exterr"), p("custom"), p("custommsg")), name=p("ext"))
     server.reset()
     server.queue(
@@ -213,6 +222,8 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
                 thinking_block(p("think")),
                 text_block(p("text")),
                 tool_use_block("read", {"path": file_safe(p("path"))}, id="toolu_read"),
+                # the name comes from hex, so the marker is shown only if the changed: line is
+                tool_use_block("python", {"code": f"open(bytes.fromhex({written.hex()!r}).decode(), 'w').close()"}, id="toolu_py"),
                 tool_use_block(p("tool"), {p("argkey"): p("argval")}, id="toolu_odd"),
             ]
         ),

@@ -222,3 +222,35 @@ def load_experiment_rows(s: Session) -> list:
     from pi_jupyter.experiment.records import experiment_ids
 
     return [row for eid in experiment_ids(s) for row in load_experiment(s, eid).rows]
+
+
+def test_files_the_python_tool_writes_come_back_in_a_kernel(kernel, tmp_path):
+    """In a notebook, ``open`` in the namespace is IPython's own: its writes are kept and restored as well."""
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    code = "import pandas as pd; pd.DataFrame(dict(y=[2])).to_csv('report.csv', index=False); open('data.csv', 'w').write('rewritten')"
+    run = kernel.run(py_cell(code, "--tools python --name files"), "files")
+    assert run.status == "ok", run.error
+    assert "changed: set pd (module pandas); wrote data.csv, report.csv" in "".join(run.data("text/html"))
+    back = kernel.run("%pi checkout {files.started_from}")
+    assert back.status == "ok", back.error
+    assert back.stdout.splitlines()[-1] == "restored data.csv; removed pd and report.csv (set only on the branch left)"
+    assert (tmp_path / "data.csv").read_text() == "x\n1\n" and not (tmp_path / "report.csv").exists()
+    again = kernel.run("%pi checkout {files.leaf_id}")
+    assert again.status == "ok", again.error
+    assert (tmp_path / "data.csv").read_text() == "rewritten" and (tmp_path / "report.csv").read_text() == "y\n2\n"
+    # nothing stays wrapped once the call has ended
+    assert value(kernel, "__import__('builtins').open is __import__('io').open and __import__('builtins').open.__module__ == 'io'")
+
+
+def test_world_gc_in_a_notebook_keeps_what_the_sessions_refer_to(kernel, tmp_path):
+    assert kernel.run(py_cell("plan = 'A'\nbig = list(range(5000))"), "a").status == "ok"
+    listed = kernel.run("%pi world")
+    assert "variables the tools set on this branch: big, plan" in listed.stdout
+    assert "2 (" in listed.stdout.splitlines()[-1] and "referred to by 1 session files" in listed.stdout
+    dry = kernel.run("%pi world gc --dry-run")
+    assert dry.status == "ok" and dry.stdout.strip().endswith("would remove 0 (0 B)")
+    (tmp_path / "sessions" / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")  # a session file that cannot be read
+    refused = kernel.run("%pi world gc")
+    assert refused.status == "ok"
+    gone = tmp_path / "sessions" / "gone.jsonl"
+    assert refused.stdout.strip() == f"pi: {gone}: cannot be read (No such file or directory); nothing removed"

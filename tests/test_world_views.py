@@ -103,3 +103,105 @@ def test_check_out_in_the_tree_brings_the_world_back_and_says_so(tmp_path):
     view.checkout(node)
     assert ns["plan"] == "A"
     assert view.status["text"].endswith("; restored plan")
+
+
+def _two_branches(tmp_path):
+    """An agent with its world (as the notebook gives it), plan = 'A' on one branch, plan = 'B' on its sibling (live)."""
+    from pi_jupyter.notebook.world_cells import Tracker, attach
+
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    agent = Agent(session, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+    tracker = Tracker()
+    attach(agent, ns, tracker)
+    start = session.leaf_id
+    asyncio.run(agent.prompt("use python\n```python\nplan = 'A'\n```"))
+    agent.tool_extra["world"].settle()
+    leaf_a = session.leaf_id
+    agent.checkout_sync(start)
+    asyncio.run(agent.prompt("use python\n```python\nplan = 'B'\n```"))
+    agent.tool_extra["world"].settle()
+    assert ns["plan"] == "B"
+    return session, ns, agent, tracker, leaf_a
+
+
+def _fork_then_go_on(view, agent, ns, leaf_a):
+    """Fork branch A from the tree, run a python call in the fork, check out the fork's start: A's world each time."""
+    from pi_jupyter.world import Store, world_at
+
+    node = next(k for k, n in view.graph.nodes.items() if n.target_id == leaf_a)
+    new = view.fork(node)
+    fork_agent = view.agent
+    assert fork_agent is not agent and fork_agent.session is not agent.session
+    assert ns["plan"] == "A"  # the fork goes on in the world of the forked node
+    assert view.status["text"].endswith("; restored plan")
+    forked_at = new.leaf_id
+    asyncio.run(fork_agent.prompt("use python\n```python\nplan = 'C'\nmore = [1, 2, 3]\n```"))
+    fork_agent.tool_extra["world"].settle()
+    assert ns["plan"] == "C" and ns["more"] == [1, 2, 3]
+    vars_, _ = world_at(new, new.leaf_id)
+    beside = Store.beside(new.path)  # the data of the fork's own calls is in the store next to its file
+    assert beside.get_value(vars_["plan"]) == "C" and beside.get_value(vars_["more"]) == [1, 2, 3]
+    fork_agent.checkout_sync(forked_at)
+    assert ns["plan"] == "A" and "more" not in ns  # the fork's checkout moves the world it records into
+    assert world_at(agent.session, agent.session.leaf_id)[0]  # the first session's record is untouched
+    return fork_agent
+
+
+def test_fork_in_the_tree_carries_the_world_and_the_fork_records_into_its_own(tmp_path):
+    from pi_jupyter.notebook.tree_view import TreeView
+
+    session, ns, agent, _tracker, leaf_a = _two_branches(tmp_path)
+    view = TreeView(agent)
+    try:
+        fork_agent = _fork_then_go_on(view, agent, ns, leaf_a)
+        assert fork_agent.tool_extra["world"] is not agent.tool_extra["world"]
+    finally:
+        view.close()
+    agent.checkout_sync(session.leaf_id)  # back in the first session: its own world comes back
+    assert ns["plan"] == "B" and "more" not in ns
+
+
+def test_fork_in_the_tree_of_a_notebook_carries_the_world_to_the_notebooks_agent(tmp_path):
+    """In a notebook the view hands the fork to the notebook (``on_fork``), which gives it an agent with a world."""
+    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.world_cells import attach
+
+    session, ns, agent, tracker, leaf_a = _two_branches(tmp_path)
+
+    def switch(new):
+        made = Agent(new, tools=["python"], cwd=str(tmp_path), tool_extra={"namespace": ns})
+        attach(made, ns, tracker)
+        return made
+
+    view = TreeView(agent, on_fork=switch)
+    try:
+        _fork_then_go_on(view, agent, ns, leaf_a)
+    finally:
+        view.close()
+
+
+def test_the_live_tool_card_says_what_the_call_changed_during_the_run_and_in_its_snapshot(tmp_path, monkeypatch):
+    """The live widget's card gets the same ``changed:`` line as the saved output, at the call's end (live op) and in the snapshot."""
+    from ipywidgets import comm
+    from test_agent_view import RecordingComm, custom_msgs
+
+    from pi_jupyter.notebook.agent_view import AgentView
+
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    view = AgentView(model=agent.model.ref)
+    agent.subscribe(view.handle)
+    asyncio.run(agent.prompt(TURN))
+    view.flush()
+    wanted = ["set df2 (DataFrame 1,000×4), pd (module pandas), result", "wrote notes.txt"]
+    first_done: dict[str, str | None] = {}  # the op sent as each call ends (before the run does), per card
+    for op in (op for m in custom_msgs(view) for op in m["ops"] if op["o"] == "x" and op["x"]["status"] == "done"):
+        first_done.setdefault(op["c"], op["x"].get("changed"))
+    assert sorted(first_done.values()) == wanted  # (the two calls run at once: either may end first)
+    cards = [b for item in view.transcript for b in item.get("blocks", []) if b.get("type") == "toolCall"]
+    assert [c["x"].get("changed") for c in cards] == wanted
+    view.close()

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..world.gc import collect
+from ..world.gc import GcError, collect
 from .common import CliError
 
 DESCRIPTION = """\
 The variables and files the agent's tools change are kept in a content-addressed store,
 .pi-world, in the folder of the session files. gc counts its objects and removes those no
 session file of the folder refers to any more (a deleted session's, a run that never wrote
-its entries). Objects saved in the last ten minutes are kept. --dry-run only counts."""
+its entries). Objects saved or used in the last ten minutes are kept, and nothing is removed
+while a session file of the folder cannot be read. Only the folder's own session files count:
+a session copied elsewhere uses the store beside it there. --dry-run only counts."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,5 +28,9 @@ def run(args: argparse.Namespace) -> int:
     """Count, and unless ``--dry-run`` remove, the objects nothing refers to."""
     if not os.path.isdir(args.folder):
         raise CliError(f"{args.folder}: no such folder (give the folder of the session files)")
-    print(collect(args.folder, dry_run=args.dry_run, min_age_s=args.min_age).line(args.dry_run))
+    try:
+        usage = collect(args.folder, dry_run=args.dry_run, min_age_s=args.min_age)
+    except GcError as exc:
+        raise CliError(str(exc)) from None
+    print(usage.line(args.dry_run))
     return 0

@@ -67,7 +67,7 @@ from ..providers.base import (
 from ..views.static_html import Notice, RunStatus, render_html, render_markdown
 from ..views.transcript import clip_middle, transcript_text
 from .agent_view_actions import ViewActions
-from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, output_text, pretty_args, usage_dict
+from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, note_changed, output_text, pretty_args, usage_dict
 from .agent_view_step import StepControl
 from .agent_view_transport import Transport
 
@@ -383,6 +383,7 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
                 block = self._standalone_call(msg.tool_call_id, msg.tool_name, None)
             x = dict(block.get("x") or {})
             x.update(status="error" if msg.is_error else "done", output=output)
+            note_changed(x, msg.details)
             if x != block.get("x"):  # afterToolCall may have changed the result
                 block["x"] = x
                 self._op("x", c=msg.tool_call_id, x=dict(x))
@@ -474,6 +475,7 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         }
         if started is not None:
             x["ms"] = round((time.monotonic() - started) * 1000)
+        note_changed(x, field(event.result, "details"))
         block["x"] = x
         self._op("x", c=event.tool_call_id, x=dict(x))
         self._snapshot_dirty = True

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall
 from ..views.transcript import clip_middle
+from ..views.world_lines import changed_line
 
 MAX_OUTPUT = 6000
 MAX_LIVE_OUTPUT = 4000
@@ -82,9 +83,19 @@ def block_item(block: Any) -> dict[str, Any]:
     return {"type": "other", "text": f"[{field(block, 'type', default='unknown')} block]"}
 
 
+def note_changed(x: dict[str, Any], details: Any) -> None:
+    """Put what a call changed in the world (``set df2 (DataFrame 1,000×4); wrote notes.txt``) in its card's state ``x``."""
+    changed = changed_line(details)
+    if changed:
+        x["changed"] = changed
+
+
 def usage_dict(message: AssistantMessage) -> dict[str, Any]:
     u = message.usage
     return {"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write, "cost": u.cost.total}
 
 
-__all__ = ["MAX_ARGS", "MAX_LIVE_OUTPUT", "MAX_OUTPUT", "block_item", "field", "jsonable", "output_text", "pretty_args", "usage_dict"]
+__all__ = [
+    "MAX_ARGS", "MAX_LIVE_OUTPUT", "MAX_OUTPUT", "block_item", "field", "jsonable", "note_changed", "output_text", "pretty_args",
+    "usage_dict",
+]  # fmt: skip

@@ -378,6 +378,7 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
         new = self.session.fork(target)
         self.last_fork = new
         follow = self._on_fork(new) if self._on_fork is not None else self._default_follow(new)
+        moved = world_cells.follow_fork(self.agent, target, follow) if self.agent is not None else ""  # its world goes with it
         from .binding import session_label
 
         where = session_label(new.name, new.id) if new.path else "a new in-memory session"
@@ -385,7 +386,7 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
             self.show(follow)
         # with the notebook's state (on_fork), the notebook's next cells continue in the fork: say so, never silently
         then = "; the notebook's next %%pi cells continue in it" if self._on_fork is not None else ""
-        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now{then}")
+        self._done(f"forked {target} into {where} ({len(new)} entries); this view shows it now{then}" + (f"; {moved}" if moved else ""))
         return new
 
     def _default_follow(self, new: Session) -> Any:

@@ -10,13 +10,14 @@ All sessions of a kernel share one tracker, because they share one namespace.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
 from ..world import Report, Tracker, World, world_at
 
-__all__ = ["Tracker", "World", "attach", "move_for_cell", "note", "world_of"]
+__all__ = ["Tracker", "World", "attach", "follow_fork", "move_for_cell", "note", "world_of"]
 
 
 def _has_secret(text: str) -> bool:
@@ -27,6 +28,8 @@ def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
     """Give ``agent`` a world over ``namespace`` (its tools record into it; its checkouts move it)."""
     world = World(agent.session, namespace, cwd=agent.cwd, tracker=tracker, has_secret=_has_secret)
     agent.tool_extra["world"] = world
+    ref = weakref.ref(agent)  # a run of any session of the kernel uses the namespace: checkouts wait for it
+    tracker.running.append(lambda: bool(getattr(ref(), "is_running", False)))
 
     def follow(event: Event) -> None:
         if isinstance(event, SessionEvent) and event.action == "checkout":
@@ -95,11 +98,28 @@ def carry(agent: Any, target: str, new_agent: Any) -> str:
     old, new = world_of(agent), world_of(new_agent)
     if old is None or new is None:
         return ""
-    old.move(target)
+    report = old.move(target)
     line = note(agent)
     new.store.take(old.store, [s for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values()])
-    new.vars_at = new.files_at = new.session.leaf_id
+    if not report.refused:  # else the live world is still where it was: the fork's first move restores it all
+        new.vars_at = new.files_at = new.session.leaf_id
     return line
+
+
+def follow_fork(agent: Any, target: str, follow: Any) -> str:
+    """After a fork in the tree: the agent that goes on with it (``follow``) gets a world of its own, which the live one moves into.
+
+    A world belongs to one session (it moves on that session's checkouts, its store is beside
+    that file), so an agent made by copying ``agent``'s tool options must not keep ``agent``'s
+    world: it is replaced by one over the same namespace. Returns :func:`carry`'s line.
+    """
+    old = world_of(agent)
+    if old is None or not isinstance(getattr(follow, "tool_extra", None), dict):
+        return ""
+    if world_of(follow) in (None, old):
+        follow.tool_extra.pop("world", None)
+        attach(follow, old.namespace, old.tracker)
+    return carry(agent, target, follow)
 
 
 def show_compare(comparison: Any, session: Any) -> Any:
@@ -120,7 +140,7 @@ def command(magics: Any, rest: list[str]) -> None:
     import os
 
     from ..world import world_at
-    from ..world.gc import collect
+    from ..world.gc import GcError, collect
 
     agent = magics.state.agent_for()
     session = agent.session
@@ -129,7 +149,10 @@ def command(magics: Any, rest: list[str]) -> None:
         if folder is None:
             print("this session is in memory: its world is too, and goes with the kernel")
             return
-        print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        try:
+            print(collect(folder, dry_run="--dry-run" in rest).line("--dry-run" in rest))
+        except GcError as exc:
+            print(f"pi: {exc}")
         return
     if rest:
         raise ValueError(f"unknown world command {rest[0]!r}; %pi world, or %pi world gc [--dry-run]")
@@ -139,4 +162,7 @@ def command(magics: Any, rest: list[str]) -> None:
     print(f"variables the tools set on this branch: {', '.join(held) or '(none)'}")
     print(f"files the tools wrote on this branch: {', '.join(written) or '(none)'}")
     if folder is not None:
-        print(collect(folder, dry_run=True, min_age_s=float("inf")).line())
+        try:
+            print(collect(folder, dry_run=True, min_age_s=float("inf")).line())
+        except GcError as exc:
+            print(f"pi: {exc}")

@@ -22,6 +22,7 @@ from .store import FOLDER_NAME, Store
 from .values import format_bytes
 
 _REF = re.compile(r"^[0-9a-f]{40}$")
+_REF_IN_TEXT = re.compile(rb"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
 
 
 @dataclass
@@ -49,21 +50,30 @@ class Usage:
         return text
 
 
+class GcError(Exception):
+    """gc removed nothing; the message says why, in one line."""
+
+
 def referenced(folder: Path) -> tuple[set[str], int]:
-    """Every object ref the session files of ``folder`` mention, and how many files there are."""
+    """Every object ref the session files of ``folder`` mention, and how many files there are.
+
+    A line that does not parse (damaged, or being written) keeps every ref-like string in it.
+    A session file that cannot be read raises :class:`GcError`: its objects cannot be told apart.
+    """
     refs: set[str] = set()
     files = sorted(folder.glob("*.jsonl"))
     for path in files:
         try:
             data = path.read_bytes()
-        except OSError:
-            continue
+        except OSError as exc:
+            raise GcError(f"{path}: cannot be read ({exc.strerror or exc}); nothing removed") from None
         for line in data.splitlines():
-            if b'"world"' not in line and b"pi_jupyter.world" not in line:
+            if b'"world' not in line and b"pi_jupyter.world" not in line:
                 continue
             try:
                 entry = orjson.loads(line)
             except orjson.JSONDecodeError:
+                refs.update(m.decode("ascii") for m in _REF_IN_TEXT.findall(line))
                 continue
             if isinstance(entry, dict):
                 refs.update(_refs(entry))
@@ -79,27 +89,51 @@ def _refs(entry: dict[str, Any]) -> Iterator[str]:
 
 
 def collect(session_folder: str | Path, *, dry_run: bool = False, min_age_s: float = 600.0) -> Usage:
-    """Remove the objects of ``session_folder``'s store that no session file refers to (``dry_run``: only count)."""
+    """Remove the objects of ``session_folder``'s store that no session file refers to (``dry_run``: only count).
+
+    Objects saved or used again in the last ``min_age_s`` seconds are kept (a run may not
+    have written the entry that refers to them yet). The sweep holds the store's lock, so a
+    writer that uses an object again meanwhile either finds it kept or writes it again.
+    Raises :class:`GcError` when a session file of the folder cannot be read.
+    """
     folder = Path(session_folder)
     store = Store(folder / FOLDER_NAME)
     keep, sessions = referenced(folder)
     usage = Usage(folder=str(folder / FOLDER_NAME), sessions=sessions)
-    now = time.time()
-    for ref, size in list(store.refs()):
-        usage.objects += 1
-        usage.bytes += size
-        if ref in keep:
-            usage.referenced += 1
-            usage.referenced_bytes += size
-            continue
-        try:
-            young = now - store.path(ref).stat().st_mtime < min_age_s
-        except OSError:
-            continue
-        if young:
-            continue
-        usage.removed += 1
-        usage.removed_bytes += size
-        if not dry_run:
-            store.remove(ref)
+    with store.locked(exclusive=not dry_run):
+        cutoff = time.time() - min_age_s
+        for ref, size in list(store.refs()):
+            usage.objects += 1
+            usage.bytes += size
+            if ref in keep:
+                usage.referenced += 1
+                usage.referenced_bytes += size
+                continue
+            if _young(store.path(ref), cutoff):
+                continue
+            usage.removed += 1
+            usage.removed_bytes += size
+            if not dry_run:
+                store.remove(ref)
+        for leftover in list(store.leftovers()):  # half-written objects of a crash
+            if _young(leftover, cutoff):
+                continue
+            usage.removed += 1
+            usage.removed_bytes += _size(leftover)
+            if not dry_run:
+                leftover.unlink(missing_ok=True)
     return usage
+
+
+def _young(path: Path, cutoff: float) -> bool:
+    try:
+        return path.stat().st_mtime >= cutoff
+    except OSError:
+        return True  # gone already, or cannot be looked at: not ours to remove
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

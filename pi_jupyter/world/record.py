@@ -138,6 +138,27 @@ def delta_of(entry: dict[str, Any]) -> Delta | None:
     return None
 
 
+SHOWN_NAMES = 10
+"""Names one line lists before it says how many more there are."""
+
+
+def shown(name: str) -> str:
+    """A name as a line shows it: characters that are not printable (a newline, a tab, NUL) written as escapes."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+
+
+def listing(names: list[str], *, last: str = ", ") -> str:
+    """``a, b, c`` (``last`` before the last one), at most :data:`SHOWN_NAMES` names, then ``and N more``."""
+    names = [shown(n) for n in names]
+    if len(names) > SHOWN_NAMES:
+        return ", ".join(names[:SHOWN_NAMES]) + f" and {len(names) - SHOWN_NAMES:,} more"
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + last + names[-1]
+
+
 def summarize(deltas: list[Delta]) -> str:
     """What several calls changed together, in one line (the last change of a name wins)."""
     vars_: dict[str, VarChange] = {}
@@ -159,17 +180,18 @@ def summarize(deltas: list[Delta]) -> str:
                 deleted.append(name)
         else:
             set_.append(f"{name} ({c.what})" if c.what and not c.what.startswith(("int", "float", "bool", "str")) else name)
+    # (names are escaped by ``listing``; a ``what`` is ours: a type's name and a shape)
     parts = []
     if set_:
-        parts.append("set " + ", ".join(set_))
+        parts.append("set " + listing(set_))
     if deleted:
-        parts.append("deleted " + ", ".join(deleted))
+        parts.append("deleted " + listing(deleted))
     wrote = [p for p, f in files.items() if f.after is not None]
     removed = [p for p, f in files.items() if f.after is None]
     if wrote:
-        parts.append("wrote " + ", ".join(wrote))
+        parts.append("wrote " + listing(wrote))
     if removed:
-        parts.append("removed " + ", ".join(removed))
+        parts.append("removed " + listing(removed))
     for kind, n in untracked.items():
         parts.append(f"{n} {kind} {'command' if n == 1 else 'commands'} (effects not tracked)")
     return "; ".join(parts)

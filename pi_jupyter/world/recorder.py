@@ -15,21 +15,29 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import types
+import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .files_seen import Watch
 from .names import candidates, world_name
 from .record import Delta, FileChange, Slot, VarChange, is_ref
 from .store import Store, StoreError
 from .values import DEFAULT_LIMIT, Unsaved, describe, serialize
 
 FILE_LIMIT = 64 * 1024 * 1024
-SECRET_SCAN_LIMIT = 64 * 1024
+SECRET_SCAN_LIMIT = 1024 * 1024
+"""Values (their pickled text, arrays' buffers aside) and files up to this size are read for secrets before they are saved."""
+HELD_MAX = 256
+"""Objects a kernel holds for a checkout in the same kernel when they cannot be saved (the oldest are let go)."""
+NOT_HELD: Any = object()
 
 
 @dataclass
@@ -39,6 +47,32 @@ class Tracker:
     known: dict[str, tuple[int, Slot]] = field(default_factory=dict)
     busy: int = 0
     """Runs using the namespace now (a checkout waits for them to end)."""
+    held: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    """What could not be saved (a connection, a lock, a value holding a secret), by the token its slot names: a checkout in
+    this kernel still brings it back; a new kernel cannot (the slot says why)."""
+    running: list[Callable[[], bool]] = field(default_factory=list)
+    """Whether each agent that uses the namespace is running now (a notebook's sessions share one namespace)."""
+
+    def in_use(self) -> bool:
+        """True while a run uses the namespace: a checkout then would change it under the run's tools."""
+        return self.busy > 0 or any(check() for check in list(self.running))
+
+    def hold(self, value: Any) -> str:
+        """Keep ``value`` for a checkout in this kernel; returns the token its slot names."""
+        for token, held in self.held.items():
+            if held is value:  # the same object, seen again (a connection a call names each time)
+                self.held.move_to_end(token)
+                return token
+        token = uuid.uuid4().hex[:16]
+        self.held[token] = value
+        while len(self.held) > HELD_MAX:
+            self.held.popitem(last=False)
+        return token
+
+    def held_for(self, slot: Slot) -> Any:
+        """What this kernel holds for ``slot`` (:data:`NOT_HELD` when nothing)."""
+        token = slot.get("held") if isinstance(slot, dict) else None
+        return self.held.get(token, NOT_HELD) if isinstance(token, str) else NOT_HELD
 
     def note(self, name: str, value: Any, slot: Slot) -> None:
         """``name`` now holds ``value``, saved as ``slot``."""
@@ -57,7 +91,7 @@ class Tracker:
 
     def copy(self) -> Tracker:
         """A tracker for another namespace that starts as a copy of this one (a grid's branch)."""
-        return Tracker(dict(self.known))
+        return Tracker(dict(self.known), held=self.held)
 
 
 class Recorder:
@@ -130,11 +164,13 @@ class Recorder:
         try:
             ser = serialize(value, self.limit)
         except Unsaved as exc:
-            return {"unsaved": str(exc)}
-        if self.has_secret is not None and len(ser.meta) <= SECRET_SCAN_LIMIT and not ser.buffers:
+            if exc.big:
+                return {"unsaved": str(exc)}  # not held: holding it would keep that much memory
+            return {"unsaved": str(exc), "held": self.tracker.hold(value)}
+        if self.has_secret is not None and len(ser.meta) <= SECRET_SCAN_LIMIT:  # the strings are in the pickle, not the buffers
             text = value if isinstance(value, str) else ser.meta.decode("latin-1")
             if self.has_secret(text):
-                return {"unsaved": f"{describe(value)}: holds a secret, not saved"}
+                return {"unsaved": f"{describe(value)}: holds a secret, not saved", "held": self.tracker.hold(value)}
         try:
             return self.store.put_value(ser)
         except StoreError as exc:
@@ -166,15 +202,19 @@ class Recorder:
     def file_slot(self, real_path: str) -> Slot:
         """The slot of a file's current content (``None``: no such file)."""
         try:
-            size = os.path.getsize(real_path)
-            if size > FILE_LIMIT:
-                return {"unsaved": f"{size:,} bytes, over the file limit"}
+            info = os.stat(real_path)
+            if not stat.S_ISREG(info.st_mode):  # a pipe would wait for a writer forever; a device never ends
+                return {"unsaved": "not a regular file"}
+            if info.st_size > FILE_LIMIT:
+                return {"unsaved": f"{info.st_size:,} bytes, over the file limit"}
             with open(real_path, "rb") as fh:
                 data = fh.read()
         except FileNotFoundError:
             return None
         except (IsADirectoryError, PermissionError, OSError) as exc:
             return {"unsaved": f"could not be read: {getattr(exc, 'strerror', None) or exc}"}
+        if self.has_secret is not None and len(data) <= SECRET_SCAN_LIMIT and self.has_secret(data.decode("utf-8", "replace")):
+            return {"unsaved": "holds a secret, not saved", "held": self.tracker.hold(data)}
         try:
             return self.store.put_file(data)
         except StoreError as exc:
@@ -230,6 +270,13 @@ class PythonCall:
             self.before_slots[name] = slot
             if recorder.isolate and id(value) in recorder.shared:
                 ns[name] = self.copied[name] = self._private_copy(value, slot)
+        # the files it writes (a grid's branches share the project folder: theirs are not told apart)
+        self.files = None if recorder.isolate else Watch(recorder).__enter__()
+
+    def runs_here(self) -> None:
+        """The code runs in the calling thread: the files written from it are this call's (other tools run at the same time)."""
+        if self.files is not None:
+            self.files.runs_here()
 
     def _private_copy(self, value: Any, slot: Slot) -> Any:
         """A copy of a shared object for this branch alone (from the store when it is there)."""
@@ -245,6 +292,12 @@ class PythonCall:
         rec = self.recorder
         after = dict(rec.namespace)
         delta = Delta()
+        fresh: set[Any] = set()  # saved by this finish: young already
+        if self.files is not None:
+            self.files.__exit__()
+            delta.files = sorted(self.files.changes(), key=lambda f: f.path)
+            if self.files.overflow:
+                delta.untracked.append("python")  # wrote more files than one call records
         rebound_or_new = {name for name, _id in self.before_ids.items() ^ _ids(after).items()}
         names = sorted(n for n in rebound_or_new | self.candidates if isinstance(n, str) and world_name(n))
         for name in names:
@@ -265,11 +318,14 @@ class PythonCall:
                     delta.vars.append(VarChange(name, before, None))
                 continue
             after_slot = rec.save(new)
+            fresh.add(after_slot if is_ref(after_slot) else None)
             rec.tracker.note(name, new, after_slot)
             rec.shared.discard(id(new))
             if not rebound and is_ref(before) and before == after_slot:
                 continue  # named in a changing way, but unchanged
             delta.vars.append(VarChange(name, before, after_slot, describe(new)))
+        # what it saved at its start, or long before (a name's earlier value), may be older than a gc's min age: young again
+        rec.store.keep({c.before for c in delta.vars if is_ref(c.before)} - fresh)
         return delta
 
 

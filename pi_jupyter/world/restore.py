@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from .record import is_ref, same_slot, unsaved_reason
-from .recorder import Tracker
+from .record import SHOWN_NAMES, is_ref, listing, same_slot, shown, unsaved_reason
+from .recorder import NOT_HELD, Tracker
 from .state import UNKNOWN, Plan
-from .store import Missing, Store, file_digest
+from .store import Missing, Store, StoreError, file_digest
 from .values import Unsaved, serialize
 
 
@@ -49,8 +50,10 @@ class Report:
             parts.append("restored " + _join(self.restored))
         if self.removed:
             parts.append("removed " + _join(self.removed) + " (set only on the branch left)")
-        for name, why in self.failed:
-            parts.append(f"could not restore {name} ({why})")
+        for name, why in self.failed[:SHOWN_NAMES]:
+            parts.append(f"could not restore {shown(name)} ({why})")
+        if len(self.failed) > SHOWN_NAMES:
+            parts.append(f"could not restore {len(self.failed) - SHOWN_NAMES:,} more")
         if self.missing:
             parts.append(f"the saved state of {_join(self.missing)} is missing (the session's .pi-world folder was not copied with it)")
         if self.kept:
@@ -62,9 +65,23 @@ class Report:
 
 
 def _join(names: list[str]) -> str:
-    if len(names) == 1:
-        return names[0]
-    return ", ".join(names[:-1]) + " and " + names[-1]
+    return listing(names, last=" and ")
+
+
+OUTSIDE = "outside the project folder: a checkout writes only inside it"
+
+
+def inside(cwd: str, key: str) -> str | None:
+    """Where file ``key`` of a record is, followed through links, when that is inside the project folder ``cwd``; else ``None``.
+
+    A record is data someone may have made by hand: ``../x``, an absolute path, or a link that
+    leads out of the project never make a checkout write outside it.
+    """
+    if "\0" in key:
+        return None
+    root = os.path.realpath(cwd)
+    real = os.path.realpath(key if os.path.isabs(key) else os.path.join(root, key))
+    return real if real.startswith(root + os.sep) else None
 
 
 _ABSENT: Any = object()
@@ -96,7 +113,13 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
     for t in plan.files:
         if t.now is not UNKNOWN and same_slot(t.now, t.then):
             continue
-        path = t.key if os.path.isabs(t.key) else os.path.join(cwd, t.key)
+        if "[REDACTED" in t.key:  # the record keeps the name with the secret taken out: that is another file's name
+            report.failed.append((t.key, "its name held a secret, which the record does not keep"))
+            continue
+        path = inside(cwd, t.key)
+        if path is None:
+            report.failed.append((t.key, OUTSIDE))
+            continue
         live_ref = _file_ref(path)
         if same_slot(live_ref, t.then):
             continue
@@ -104,7 +127,7 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
         if not ours and not force:
             report.kept.append(t.key)
             continue
-        _restore_file(t.key, path, t.then, store, report)
+        _restore_file(t.key, path, t.then, store, report, tracker)
     return report
 
 
@@ -126,16 +149,20 @@ def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, sto
         report.restored.append(name)
         return
     if not is_ref(slot):
-        report.failed.append((name, unsaved_reason(slot) or "not saved"))
-        return
-    try:
-        value = store.get_value(slot)
-    except Missing:
-        report.missing.append(name)
-        return
-    except Exception as exc:  # noqa: BLE001 - a class that no longer imports, a damaged object
-        report.failed.append((name, _load_failure(exc)))
-        return
+        held = tracker.held_for(slot)
+        if held is NOT_HELD:
+            report.failed.append((name, unsaved_reason(slot) or "not saved"))
+            return
+        value = held  # not saved, but this kernel still holds it
+    else:
+        try:
+            value = store.get_value(slot)
+        except Missing:
+            report.missing.append(name)
+            return
+        except Exception as exc:  # noqa: BLE001 - a class that no longer imports, a damaged object
+            report.failed.append((name, _load_failure(exc)))
+            return
     ns[name] = value
     tracker.note(name, value, slot)
     report.restored.append(name)
@@ -150,13 +177,17 @@ def _content(value: Any) -> Any:
 
 
 def _load_failure(exc: BaseException) -> str:
+    if isinstance(exc, StoreError):
+        return str(exc)
     if isinstance(exc, (AttributeError, ModuleNotFoundError, ImportError)):
         return f"its type cannot be found now: {exc}"
-    return str(exc) or type(exc).__name__
+    return f"it could not be loaded: {exc}" if str(exc) else "it could not be loaded"
 
 
 def _file_ref(path: str) -> Any:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return {"unsaved": "not a regular file"}  # never opened: a pipe would wait for a writer forever
         with open(path, "rb") as fh:
             return file_digest(fh.read())
     except FileNotFoundError:
@@ -165,7 +196,13 @@ def _file_ref(path: str) -> Any:
         return {"unsaved": "unreadable"}
 
 
-def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report) -> None:
+def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report, tracker: Tracker) -> None:
+    if os.path.isdir(path):
+        report.failed.append((key, "a folder is there now"))
+        return
+    if os.path.exists(path) and not os.path.isfile(path):
+        report.failed.append((key, "something other than a file is there now"))
+        return
     if slot is None:
         try:
             os.unlink(path)
@@ -175,13 +212,17 @@ def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report) 
         except OSError as exc:
             report.failed.append((key, exc.strerror or str(exc)))
         return
-    if not is_ref(slot):
+    held = tracker.held_for(slot) if not is_ref(slot) else NOT_HELD
+    if not is_ref(slot) and not isinstance(held, bytes):
         report.failed.append((key, unsaved_reason(slot) or "not saved"))
         return
     try:
-        data = store.get_file(slot)
+        data = held if isinstance(held, bytes) else store.get_file(slot)
     except Missing:
         report.missing.append(key)
+        return
+    except StoreError as exc:
+        report.failed.append((key, str(exc)))
         return
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

@@ -13,6 +13,7 @@ objects no session file of the folder refers to (:mod:`.gc`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -26,6 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from .values import Serialized, deserialize, format_bytes
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 FOLDER_NAME = ".pi-world"
 MAGIC = b"PIW1"
@@ -67,6 +73,9 @@ class Store:
 
     def __init__(self, folder: str | os.PathLike[str] | None) -> None:
         self.folder = Path(folder) if folder is not None else None
+        self._objects = os.path.join(os.fspath(self.folder), "objects") if self.folder is not None else None
+        self._made: set[str] = set()
+        """Object folders (``ab``) known to exist."""
         self._memory: dict[str, tuple[bytes, bytes]] = {}
         self._lock = threading.Lock()
 
@@ -96,14 +105,18 @@ class Store:
     # -------------------------------------------------------------- paths
     def path(self, ref: str) -> Path:
         """Where object ``ref`` lives on disk."""
-        assert self.folder is not None
-        return self.folder / "objects" / ref[:2] / ref[2:]
+        return Path(self._where(ref))
+
+    def _where(self, ref: str) -> str:
+        # plain strings: a call that sets thousands of names looks objects up thousands of times
+        assert self._objects is not None
+        return f"{self._objects}{os.sep}{ref[:2]}{os.sep}{ref[2:]}"
 
     def has(self, ref: str) -> bool:
         """True when object ``ref`` is stored."""
         if self.folder is None:
             return ref in self._memory
-        return self.path(ref).exists()
+        return os.path.exists(self._where(ref))
 
     def size(self, ref: str) -> int | None:
         """Bytes object ``ref`` takes in the store (``None``: not there)."""
@@ -135,16 +148,66 @@ class Store:
     # -------------------------------------------------------------- writing
     def put_value(self, value: Serialized) -> str:
         """Store a serialized value (once); returns its ref."""
-        if not self.has(value.digest):
+        if not self._refresh(value.digest):
             self._write(value.digest, b"v", value.parts(), value.size)
         return value.digest
 
     def put_file(self, data: bytes) -> str:
         """Store a file's bytes (once); returns their ref."""
         ref = file_digest(data)
-        if not self.has(ref):
+        if not self._refresh(ref):
             self._write(ref, b"f", [data], len(data))
         return ref
+
+    def _refresh(self, ref: str) -> bool:
+        """True when object ``ref`` is stored; it is then made young again, so a gc keeps it until the entry that uses it is written."""
+        if self.folder is None:
+            return ref in self._memory
+        if not os.path.exists(self._where(ref)):
+            return False  # written anew: a new object is young, and gc leaves young objects alone
+        return bool(self.keep([ref]))
+
+    def keep(self, refs: Iterable[Any]) -> int:
+        """Make the stored objects among ``refs`` (slots; only refs count) young again; returns how many are stored.
+
+        Taken under the store's shared lock: a gc (which holds it exclusively while it
+        removes) either removes an object before this, and the caller writes it again, or
+        sees it young after this and keeps it.
+        """
+        wanted = [r for r in refs if isinstance(r, str)]
+        if self.folder is None or not wanted:
+            return sum(1 for r in wanted if r in self._memory)
+        found = 0
+        with self.locked(exclusive=False):
+            for ref in wanted:
+                try:
+                    os.utime(self._where(ref))
+                    found += 1
+                except OSError:
+                    continue
+        return found
+
+    @contextlib.contextmanager
+    def locked(self, *, exclusive: bool) -> Iterator[None]:
+        """The store's lock (``.pi-world/gc.lock``): shared by writers that use an object again, exclusive for a gc."""
+        if fcntl is None or self.folder is None:  # pragma: no cover - Windows: no advisory locks
+            yield
+            return
+        lock = os.path.join(self.folder, "gc.lock")
+        try:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                os.makedirs(self.folder, exist_ok=True)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            yield  # a read-only store: nobody removes from it either
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)  # its own open file: threads do not share it
+            yield
+        finally:
+            os.close(fd)
 
     def _write(self, ref: str, kind: bytes, parts: Sequence[bytes | memoryview], size: int) -> None:
         codec, body = self._encode(parts, size)
@@ -152,18 +215,31 @@ class Store:
             with self._lock:
                 self._memory[ref] = (kind, b"".join(bytes(p) for p in parts))
             return
-        target = self.path(ref)
-        tmp = self.folder / "objects" / f".tmp-{uuid.uuid4().hex}"
+        assert self._objects is not None
+        target = self._where(ref)
+        tmp = os.path.join(self._objects, f".tmp-{uuid.uuid4().hex}")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
+            if ref[:2] not in self._made:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                self._made.add(ref[:2])
+            try:
+                fh = open(tmp, "wb")
+            except FileNotFoundError:  # the store was deleted meanwhile: make it again
+                self._made.clear()
+                os.makedirs(self._objects, exist_ok=True)
+                fh = open(tmp, "wb")
+            with fh:
                 fh.write(_HEADER.pack(MAGIC, kind, codec, size))
                 for piece in body:
                     fh.write(piece)
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.replace(tmp, target)
         except OSError as exc:
             try:
-                tmp.unlink()
+                os.unlink(tmp)
             except OSError:
                 pass
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -191,6 +267,7 @@ class Store:
 
     # -------------------------------------------------------------- reading
     def _read(self, ref: str) -> tuple[bytes, bytearray]:
+        """The kind and body of object ``ref``, checked against its hash; :class:`StoreError` names what is wrong in a few words."""
         if self.folder is None:
             try:
                 kind, data = self._memory[ref]
@@ -198,32 +275,35 @@ class Store:
                 raise Missing(f"object {ref[:12]} is not in memory") from None
             return kind, bytearray(data)
         path = self.path(ref)
+        name = f"the saved object {ref[:12]}"
         try:
             with open(path, "rb") as fh:
                 head = fh.read(_HEADER.size)
+                if len(head) < _HEADER.size:
+                    raise StoreError(f"{name} is cut short")
                 magic, kind, codec, size = _HEADER.unpack(head)
-                if magic != MAGIC:
-                    raise StoreError(f"{path}: not an object of the world store")
+                if magic != MAGIC or kind not in (b"v", b"f") or codec not in (b"r", b"z"):
+                    raise StoreError(f"{name} is not one of the world's")
                 body = bytearray(size)
                 if codec == b"z":
                     zstd = _compressor()
                     if zstd is None:  # pragma: no cover
-                        raise StoreError(f"{path}: compressed with Zstandard; pip install zstandard")
-                    with zstd.ZstdDecompressor().stream_reader(fh) as reader:
-                        view, got = memoryview(body), 0
-                        while got < size:
-                            n = reader.readinto(view[got:])
-                            if not n:
-                                break
-                            got += n
+                        raise StoreError(f"{name} is compressed with Zstandard; pip install zstandard")
+                    got = _unzip(zstd, fh, body, name)
                 else:
                     got = fh.readinto(body)
-                if got != size:
-                    raise StoreError(f"{path}: the object is cut short ({got} of {size} bytes)")
         except FileNotFoundError:
             raise Missing(f"object {ref[:12]} is not in {self.folder}") from None
-        except struct.error:
-            raise StoreError(f"{path}: the object is damaged") from None
+        except (MemoryError, OverflowError):  # a length no object has
+            raise StoreError(f"{name} is not one of the world's") from None
+        except OSError:
+            raise StoreError(f"{name} cannot be read") from None
+        if got != size:
+            raise StoreError(f"{name} is cut short")
+        digest = hashlib.sha256(kind)  # the ref is the hash of the kind and the body: a changed byte shows
+        digest.update(body)
+        if digest.hexdigest()[:40] != ref:
+            raise StoreError(f"{name} is damaged (its content does not match its hash)")
         return kind, body
 
     def get_value(self, ref: str) -> Any:
@@ -237,6 +317,14 @@ class Store:
         return bytes(body)
 
     # -------------------------------------------------------------- space
+    def leftovers(self) -> Iterator[Path]:
+        """Temporary files of writes that never finished (a crash, a killed kernel)."""
+        if self.folder is None:
+            return
+        root = self.folder / "objects"
+        if root.is_dir():
+            yield from (p for p in root.iterdir() if p.name.startswith(".tmp-") and p.is_file())
+
     def refs(self) -> Iterator[tuple[str, int]]:
         """Every stored object: ``(ref, bytes on disk)``."""
         if self.folder is None:
@@ -264,6 +352,21 @@ class Store:
             self.path(ref).unlink()
         except FileNotFoundError:
             pass
+
+
+def _unzip(zstd: Any, fh: Any, body: bytearray, name: str) -> int:
+    """Decompress ``fh`` into ``body``; the bytes it filled."""
+    view, got = memoryview(body), 0
+    try:
+        with zstd.ZstdDecompressor().stream_reader(fh) as reader:
+            while got < len(body):
+                n = reader.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+    except zstd.ZstdError:
+        raise StoreError(f"{name} is damaged (it does not decompress)") from None
+    return got
 
 
 def _prefix(parts: Sequence[bytes | memoryview]) -> Iterator[tuple[int, bytes | memoryview]]:

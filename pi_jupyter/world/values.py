@@ -22,7 +22,11 @@ DEFAULT_LIMIT = 512 * 1024 * 1024
 
 
 class Unsaved(Exception):
-    """A value the world cannot keep; ``str(exc)`` says why, for a person."""
+    """A value the world cannot keep; ``str(exc)`` says why, for a person. ``big``: it is over the size limit."""
+
+    def __init__(self, reason: str, *, big: bool = False) -> None:
+        super().__init__(reason)
+        self.big = big
 
 
 @dataclass
@@ -87,9 +91,12 @@ def serialize(value: Any, limit: int = DEFAULT_LIMIT) -> Serialized:
     """Pickle ``value`` (protocol 5, buffers out of band) and hash it; raises :class:`Unsaved` with the reason."""
     import cloudpickle
 
+    filename = getattr(value, "filename", None) if type(value).__name__ == "memmap" else None
+    if isinstance(filename, str):  # its data is a file's: a copy would no longer be the file, nor write to it
+        raise Unsaved(f"numpy memmap of {filename}: a view of a file, not saved; open it again")
     guess = estimated_size(value)
     if guess is not None and guess > limit:
-        raise Unsaved(f"{describe(value)}: {format_bytes(guess)}, over the {format_bytes(limit)} limit")
+        raise Unsaved(f"{describe(value)}: {format_bytes(guess)}, over the {format_bytes(limit)} limit", big=True)
     buffers: list[memoryview] = []
 
     def keep(buffer: pickle.PickleBuffer) -> bool:
@@ -107,7 +114,7 @@ def serialize(value: Any, limit: int = DEFAULT_LIMIT) -> Serialized:
         raise Unsaved(_why_not(value, exc)) from None
     size = body_size(meta, buffers)
     if size > limit:
-        raise Unsaved(f"{describe(value)}: {format_bytes(size)}, over the {format_bytes(limit)} limit")
+        raise Unsaved(f"{describe(value)}: {format_bytes(size)}, over the {format_bytes(limit)} limit", big=True)
     digest = hashlib.sha256()
     digest.update(b"v")
     for part in (_header(meta, buffers), meta, *buffers):

@@ -90,7 +90,7 @@ class World:
         """Bring the live world to node ``target``; the report (also :attr:`last_report`) says what happened."""
         force, self.force_next = force or self.force_next, False
         with self._lock:
-            if self.tracker.busy:
+            if self.tracker.in_use():
                 report = Report(refused="variables and files not restored: a run is using them; check out again when it ends")
                 self.last_report = report
                 return report

@@ -67,3 +67,26 @@ def test_rerun_continue_from_the_first_answer_and_a_grid_keep_their_worlds(lab):
     lab.run_cell(4)
     assert "WORLD 1 [1, 2, 1] check-end" in lab.wait_for_output(4, "check-end")
     lab.screenshot("world_grid.png", lab.cell(3))
+
+
+LIVE = """%%pi --tools python
+call python with {{"code": "plan = 'A'\\nnotes = [1, 2, 3]"}}
+call python with {{"code": "import time\\ntime.sleep(8)"}}"""
+
+
+def test_the_live_tool_card_says_what_the_call_changed(lab):
+    """While the run goes on (the second call sleeps), the first call's live card ends with its changed: line."""
+    lab.write_notebook("world-live.ipynb", [SETUP, LIVE])
+    lab.open_notebook("world-live.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+    lab.run_cell(1)
+    out = lab.cell(1).locator(".jp-OutputArea")
+    line = out.locator(".piav-tool .piav-world")
+    line.first.wait_for(state="attached", timeout=60_000)
+    assert line.first.text_content() == "changed: set notes (list of 3), plan"
+    out.locator(".piav-tool:has(.piav-world) > summary").first.click()  # a finished call's card is folded: open it as a user would
+    line.first.wait_for(state="visible", timeout=10_000)
+    assert out.locator(".piav-tool-running").count() == 1  # taken while the run still goes on
+    lab.screenshot("world_live_card.png", lab.cell(1))
+    lab.wait_for_static(1, "changed: set notes (list of 3), plan", timeout=60)  # and the saved output says the same

@@ -220,9 +220,14 @@ class PythonTool(BuiltinTool[PythonParams]):
                 ctx.update(ToolResult.text(snap.content))
 
         capture = ctx.extra.get("display_capture") if ctx.extra else None
+        mine = getattr(recording, "runs_here", None)  # the world keeps the files written from the code's own thread
         if is_async:
+            if mine is not None:
+                mine()
             status = await self._run_async(body, expr, ns, state, timeout, ctx, capture)
         elif not self.in_thread:
+            if mine is not None:
+                mine()
             _execute(body, expr, ns, state, capture)
         else:
             loop = asyncio.get_running_loop()
@@ -233,6 +238,8 @@ class PythonTool(BuiltinTool[PythonParams]):
                     finished.set_result(None)
 
             def work() -> None:
+                if mine is not None:
+                    mine()
                 _execute(body, expr, ns, state, capture)
                 try:
                     loop.call_soon_threadsafe(finish)

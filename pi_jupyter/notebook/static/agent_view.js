@@ -391,6 +391,7 @@ class View {
       body.appendChild(el(d, "div", "piav-label", status === "error" ? "Error" : status === "running" ? "Output so far" : "Result"));
       body.appendChild(el(d, "pre", "piav-output" + (status === "error" ? " piav-error-text" : ""), x.output || "(no output)"));
     }
+    if (x && x.changed) body.appendChild(el(d, "div", "piav-world", "changed: " + x.changed)); // what it did to the world
     const forget = x ? this.forgetBar(x.entry, x.forgotten) : null;
     if (forget) body.appendChild(forget);
     det.appendChild(body);
