@@ -32,6 +32,7 @@ from .carry_edits import carry_edits
 from .compaction_runner import Compactor
 from .events import EntryAppendedEvent, Event, SessionEvent
 from .extensions import HANDLED, ExtensionManager, GuardError
+from .initial import initial_model, initial_thinking
 from .loop import AfterToolCall, BeforeToolCall, LoopConfig, ToolDecision, run_loop
 from .persistence import persistence
 from .result import AgentBusyError, RunResult, usage_total
@@ -118,9 +119,9 @@ class Agent:
 
         ctx = session.context()
         self.messages: list[Any] = list(ctx.messages)
-        self.model: Model = self._initial_model(model, ctx.model)
+        self.model: Model = initial_model(session, model, ctx.model, self._base_url)
         self.tools: list[Tool[Any]] = self.resolve_tools(tools)
-        self.thinking_level: str = self._initial_thinking(thinking, ctx.thinking_level, session)
+        self.thinking_level: str = initial_thinking(session, thinking, ctx.thinking_level, self.settings.default_thinking_level, self.model)
         self._subscribe_persistence()
         run = _Run(self, self._state)
         self.extensions = ExtensionManager(run, self)
@@ -133,37 +134,6 @@ class Agent:
         session.branch_summarizer = self._branch_summarizer_sync
 
     # ------------------------------------------------------------------ setup
-
-    def _initial_model(self, model: str | Model | None, recorded: Any) -> Model:
-        from .. import providers
-
-        chosen: Model | None = None
-        if isinstance(model, Model):
-            chosen = model
-        elif model:
-            chosen = providers.resolve_model(model, base_url=self._base_url)
-        elif recorded is not None and recorded.provider and recorded.model_id:
-            candidate = providers.find_model(f"{recorded.provider}/{recorded.model_id}")
-            if candidate is not None and (candidate.provider in ("offline", "replay") or providers.api_key_for(candidate, None)):
-                chosen = candidate
-        if chosen is None:
-            chosen = providers.default_model()
-        current = self.session.context()
-        if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
-            if len(self.session) == 0 or model is not None:
-                self._append_safely(lambda: self.session.append_model_change(chosen.provider, chosen.id))
-        return chosen
-
-    def _initial_thinking(self, thinking: str | None, recorded: str | None, session: Session) -> str:
-        if thinking and thinking not in THINKING_LEVELS:
-            raise ValueError(f"unknown thinking level {thinking!r}; choose one of {', '.join(THINKING_LEVELS)}")
-        has_entry = any(e.get("type") == "thinking_level_change" for e in session.raw_branch())
-        wanted = thinking or (recorded if has_entry and recorded else None) or self.settings.default_thinking_level
-        level = clamp_thinking(wanted, self.model)
-        if thinking is not None or not has_entry:
-            if not has_entry or level != recorded:
-                self._append_safely(lambda: session.append_thinking_level_change(level))
-        return level
 
     def _append_safely(self, fn: Callable[[], Any]) -> None:
         if self.session.readonly:
