@@ -138,7 +138,7 @@ def test_display_inside_the_python_tool_is_redacted_and_the_model_reads_it(tmp_p
             "[display text/plain, text/markdown]\nthe key: [REDACTED:SHOWN_API_KEY]\n"
             "[display text/plain, application/x-anything]\nplain [REDACTED:SHOWN_API_KEY]\ndone"
         )
-        assert secret not in (tmp_path / "sessions").joinpath(next((tmp_path / "sessions").iterdir()).name).read_text()
+        assert secret not in next((tmp_path / "sessions").glob("*.jsonl")).read_text()
         assert secret not in k.run("%pi log 100").stdout
     finally:
         k.close()

@@ -32,6 +32,7 @@ def ip(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "no-user-config.toml"))
     shell = shell_instance()
+    shell._pi_cell_id = None  # a cell id another test set on the shared shell would make this test's cells re-runs
     shell.run_line_magic("load_ext", "pi_jupyter")
     shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
     shell.run_line_magic("config", "PiMagics.widget = False")

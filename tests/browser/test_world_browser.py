@@ -53,7 +53,7 @@ def test_rerun_continue_from_the_first_answer_and_a_grid_keep_their_worlds(lab):
 
     out = lab.cell(1).locator(".jp-OutputArea")
     out.locator("button.pi-sib-nav", has_text="‹").click()
-    first = out.locator("details.pi-sib[data-n='1']")
+    first = out.locator(".pi-sib-swap")  # the earlier answer, swapped in place of the current one
     first.locator("button.pi-continue").click()
     note = first.locator(".pi-act-note")
     note.filter(has_text="restored plan and notes.txt").wait_for(timeout=30_000)
