@@ -437,3 +437,50 @@ def test_an_extension_ui_response_is_taken_silently_as_pi_takes_it(rpc, tmp_path
     assert server.call({"id": "s", "type": "get_state"})["success"] is True
     assert server.finish() == 0
     assert [o.get("id") for o in server.seen if o["type"] == "response"] == ["s"]  # nothing answered the UI response
+
+
+def test_get_tree_of_a_branched_session_equals_pi16s_children_in_file_order(rpc, tmp_path):  # noqa: F811
+    """A node with several children (re-runs, a checkout back, labels on siblings): pi 1.6 and we answer the same tree.
+
+    pi lists a node's children in file order (oldest first); the parity script's own file never
+    branches, so this one does, with siblings written in an order their timestamps do not follow.
+    """
+    if not shutil.which("npm"):
+        pytest.skip("comparing with pi 1.6 needs npm (to install pi and node 22)")
+    modules = install_pi(PI16_PACKAGE, PI16_VERSION, cache_dir("PI_JUPYTER_PI16_CACHE", f"earendil-pi-{PI16_VERSION}"))
+    cli = modules / "@earendil-works" / "pi-coding-agent" / "dist" / "cli.js"
+    from pi_jupyter.messages import AssistantMessage, TextContent, UserMessage
+
+    s = Session.create(path=tmp_path / "branched.jsonl")
+    root = s.append_message(UserMessage(content="question"))
+    answers = []
+    for text in ("first answer", "second answer", "third answer"):
+        s.checkout(root)
+        answers.append(s.append_message(AssistantMessage(content=[TextContent(text=text)], model="m", provider="p", api="x")))
+    s.label(answers[0], "oldest")
+    s.label(answers[2], "newest")
+    s.checkout(answers[1])
+    s.append_message(UserMessage(content="and then?"))
+    env = {k: "" for k in os.environ if k.endswith("_API_KEY")}
+    trees = {}
+    for side in ("pi", "ours"):
+        home = tmp_path / side
+        home.mkdir()
+        copy = home / "s.jsonl"
+        shutil.copy(s.path, copy)
+        if side == "pi":
+            server = rpc("--session", str(copy), env={**env, "HOME": str(home)}, cwd=home, program=[_node22(), str(cli), "--mode", "rpc"])
+        else:
+            server = rpc("--session", str(copy), env=env, cwd=home)
+        trees[side] = server.data({"id": "t", "type": "get_tree"})
+        assert server.finish() == 0
+    # each side records its starting thinking level as it opens the file: the entries of the file itself are compared
+    written = {e["id"] for e in s.raw_entries()}
+
+    def of_file(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**n, "children": of_file(n["children"])} for n in nodes if n["entry"]["id"] in written]
+
+    assert of_file(trees["ours"]["tree"]) == of_file(trees["pi"]["tree"])
+    children = trees["ours"]["tree"][0]["children"]
+    answers_shown = [c["entry"]["message"]["content"][0]["text"] for c in children if c["entry"]["type"] == "message"]
+    assert answers_shown == ["first answer", "second answer", "third answer"]  # oldest first, as in the file
