@@ -32,7 +32,9 @@ def initial_model(session: Session, model: str | Model | None, recorded: Any, ba
         chosen = providers.default_model()
     current = session.context()
     if current.model is None or (current.model.provider, current.model.model_id) != (chosen.provider, chosen.id):
-        if (len(session) == 0 or model is not None) and not session.readonly:
+        # a session with no model yet records the one it starts with (a notebook's session may already
+        # hold pi-jupyter's own records); one whose recorded model cannot be used keeps its record
+        if (current.model is None or model is not None) and not session.readonly:
             session.append_model_change(chosen.provider, chosen.id)
     return chosen
 
