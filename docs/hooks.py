@@ -16,15 +16,27 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[1]
-# a relative markdown link to something that is not a page of the site: ](path) or ](path#anchor)
-_REPO_LINK = re.compile(r"\]\((?!https?://|#|mailto:)([^)\s]+)\)")
+# a relative markdown link to something that is not a page of the site: [text](path) or [text](path#anchor)
+_REPO_LINK = re.compile(r"(!?)\[([^\]]*)\]\((?!https?://|#|mailto:)([^)\s]+)\)")
 
 
 def _readme_for_site(repo_url: str) -> str:
+    """The README for the site: pictures from the site, links to repository files at ``repo_url``.
+
+    Without a repository URL (``PI_JUPYTER_REPO_URL`` unset when the site is built) such a link
+    would lead nowhere, so it becomes its text: the site ships no broken link.
+    """
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    base = repo_url.rstrip("/") + "/blob/main/"
+    base = repo_url.rstrip("/") + "/blob/main/" if repo_url else ""
     text = text.replace("](docs/images/", "](images/")  # the pictures are part of the site
-    return _REPO_LINK.sub(lambda m: m.group(0) if m.group(1).startswith("images/") else f"]({base}{m.group(1)})", text)
+
+    def link(m: re.Match[str]) -> str:
+        bang, label, target = m.groups()
+        if target.startswith("images/"):
+            return m.group(0)
+        return f"{bang}[{label}]({base}{target})" if base else label
+
+    return _REPO_LINK.sub(link, text)
 
 
 def on_files(files: Files, config: Any) -> Files:

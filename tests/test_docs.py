@@ -64,3 +64,10 @@ def test_repository_links_in_the_readme_point_at_the_repository():
     assert re.findall(r"\]\((?!https?://|#|mailto:|images/)[^)]+\)", text) == []
     for picture in re.findall(r"\]\(images/([^)]+)\)", text):
         assert (ROOT / "docs" / "images" / picture).is_file(), picture
+
+
+def test_without_a_repository_url_the_site_has_no_link_to_a_repository_that_is_not_known():
+    text = _hooks()._readme_for_site("")
+    assert "[quickstart](notebooks/quickstart.ipynb)" not in text and "quickstart" in text  # the link's text stays
+    assert re.findall(r"\]\((?!https?://|#|mailto:|images/)[^)]+\)", text) == []
+    assert "OWNER/pi-jupyter" not in text and "/blob/main/" not in text
