@@ -527,3 +527,16 @@ def test_continue_after_a_failed_reply_asks_again_from_before_it(wire, tmp_path)
     assert s.context().messages[-1].text == "recovered"
     with pytest.raises(RuntimeError, match="nothing to continue from"):
         asyncio.run(agent.continue_())  # the last reply is a complete answer: prompt instead
+
+
+def test_each_branch_records_the_thinking_level_it_ran_at(tmp_path):
+    """The experiment notebook's loop: back to one node, set the level, ask; every branch's file says its level."""
+    seen: list[str] = []
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="medium")
+    start = agent.session.leaf_id
+    for level in ["off", "off", "medium", "off"]:
+        asyncio.run(agent.checkout(start))
+        agent.set_thinking_level(level)
+        result = asyncio.run(agent.prompt(f"asked at {level}"))
+        seen.append(Session.open(agent.session.path, readonly=True).context(result.entry_ids[-1]).thinking_level)
+    assert seen == ["off", "off", "medium", "off"]

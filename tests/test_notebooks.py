@@ -85,9 +85,12 @@ def test_problems_finds_an_error_output_and_a_printed_traceback():
     shown.outputs = [
         nbformat.v4.new_output("display_data", data={"text/plain": "Traceback (most recent call last):\n  File ..."}),
     ]
-    nb.cells = [ok, raised, printed, shown]
+    warned = nbformat.v4.new_code_cell("run_students()")
+    warned.outputs = [nbformat.v4.new_output("stream", name="stderr", text="[IPKernelApp] WARNING | Kernel is running over TCP\n")]
+    nb.cells = [ok, raised, printed, shown, warned]
     found = run_notebooks.problems(nb)
-    assert [line.split(":")[0] for line in found] == [f"cell {i} ({c.id})" for i, c in ((1, raised), (2, printed), (3, shown))]
+    assert [line.split(":")[0] for line in found] == [f"cell {i} ({c.id})" for i, c in ((1, raised), (2, printed), (3, shown), (4, warned))]
+    assert found[-1].endswith("on stderr: [IPKernelApp] WARNING | Kernel is running over TCP")
 
 
 def test_quickstart_rerun_forks_into_two_sibling_answers(tmp_path):
@@ -238,7 +241,9 @@ def test_experiment_runs_under_papermill_with_a_parameter_and_replays_the_record
     by_id = {c.get("id"): c for c in nb.cells}
     assert "2 branches" in json.dumps(by_id["variants"].outputs)  # 1 thinking level x 2 prompts x 1 repeat
     check = json.dumps(by_id["check"].outputs)
-    assert "2 of this run's 2 branches are in the recording; same scores: True" in check
+    # each branch is served the answer recorded at its own thinking level: the tokens match too
+    assert "2 of this run's 2 branches are in the recording; same scores: True; same tokens: True" in check
+    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr"]  # no replay fallback notice
     # the table came from the session file: its score entries hang on the answers they score
     files = list((copy.parent / "experiment-demo").glob("*.jsonl"))
     s = Session.open(files[0], readonly=True)

@@ -11,6 +11,7 @@ import json
 
 import pytest
 from kernel_client import Kernel
+from shipped_notebooks import sources
 
 from pi_jupyter import Session
 from pi_jupyter.experiment import load_experiment
@@ -144,33 +145,28 @@ def test_a_file_changed_by_the_user_is_left_and_force_restores_it(kernel, tmp_pa
 
 
 def test_the_teaching_demo_drop_a_column_and_get_it_back(kernel, tmp_path):
-    """NOTEBOOK_CELLS.md, step by step."""
-    setup = (
-        'import pandas as pd\nsales = pd.DataFrame({"region": ["north", "south", "east"], "amount": [120, 80, 95], "discount": [5, 0, 10]})'
-    )
-    assert kernel.run(setup).status == "ok"
-    drop = '%%pi --tools python --name dropped\nThe discount column is noise. Drop it.\nuse python\n```python\ndel sales["discount"]\n```'
-    run = kernel.run(drop, "drop")
-    assert run.status == "ok", run.error
-    assert "changed: set sales (DataFrame 3×2)" in "".join(run.data("text/html"))
+    """The teaching notebook's "A branch carries its world", cell by cell as the notebook holds it."""
+    cells = sources("teaching-agent-memory", "world-md", "world-rule-md")
+    steps = ["world-data", "world-drop", "world-dropped", "world-back", "world-net", "world-to-dropped", "world-to-net", "world-compare"]
+    assert list(cells) == steps
+
+    def run(cell_id: str):
+        out = kernel.run(cells[cell_id], cell_id)
+        assert out.status == "ok", out.error
+        return out
+
+    run("world-data")
+    assert "changed: set sales (DataFrame 3×2)" in "".join(run("world-drop").data("text/html"))
+    run("world-dropped")
     assert value(kernel, "sales.columns.tolist()") == ["region", "amount"]
-    back = kernel.run("%pi checkout {dropped.started_from}")
-    assert back.status == "ok", back.error
-    assert back.stdout.splitlines()[-1] == "restored sales"
+    assert run("world-back").stdout.splitlines()[-1] == "restored sales"
     assert value(kernel, "sales.columns.tolist()") == ["region", "amount", "discount"]
-    net = (
-        "%%pi --tools python --name net\nKeep the discount; add a net column.\nuse python\n"
-        '```python\nsales["net"] = sales["amount"] - sales["discount"]\n```'
-    )
-    assert kernel.run(net, "net").status == "ok"
-    first = kernel.run("%pi checkout {dropped.leaf_id}\nsales.columns.tolist()")
-    assert "restored sales" in first.stdout and value(kernel, "sales.columns.tolist()") == ["region", "amount"]
-    second = kernel.run("%pi checkout {net.leaf_id}")
-    assert second.stdout.splitlines()[-1] == "restored sales"
+    run("world-net")
+    assert run("world-to-dropped").stdout.splitlines()[-1] == "restored sales"
+    assert value(kernel, "sales.columns.tolist()") == ["region", "amount"]
+    assert run("world-to-net").stdout.splitlines()[-1] == "restored sales"
     assert value(kernel, "sales.columns.tolist()") == ["region", "amount", "discount", "net"]
-    compared = kernel.run("%pi compare {dropped.leaf_id} {net.leaf_id}")
-    assert compared.status == "ok", compared.error
-    page = "".join(compared.data("text/html"))
+    page = "".join(run("world-compare").data("text/html"))
     assert "Variables and files that differ" in page and "discount, net" in page
 
 

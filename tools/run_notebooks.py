@@ -10,7 +10,8 @@ variable is removed), in a scratch copy of the ``notebooks/`` folder alone (its 
 each runs as it does when that folder is downloaded by itself, and the session files they
 write never land in the repository. Widget
 state is not saved, as in JupyterLab's default settings: what a reader sees without a kernel
-is the static part of each output (the transcript, the drawn tree, the tables).
+is the static part of each output (the transcript, the drawn tree, the tables), and every
+picture is saved so that an untrusted notebook (a downloaded one) draws it too.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def keyless_env(env: dict[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in source.items() if not k.endswith("_API_KEY") and k not in {"ANTHROPIC_AUTH_TOKEN", "OPENAI_BASE_URL"}}
 
 
+def reader_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The kernel's environment as a reader's: no vendor key, and nothing of a test run around it
+    (under pytest the kernel would not show what child processes print, which a reader sees)."""
+    return {k: v for k, v in keyless_env(env).items() if k != "PYTEST_CURRENT_TEST"}
+
+
 def scratch_copy(path: Path, workdir: Path) -> Path:
     """Copy ``path`` into ``workdir/notebooks``, next to a link to ``notebooks/data``: the notebooks
     folder alone (nothing else of the repository), as a reader who downloads it has it."""
@@ -71,7 +78,7 @@ def execute(path: Path, *, workdir: Path, kernel_name: str = "python3", env: dic
         store_widget_state=False,  # JupyterLab's default
         resources={"metadata": {"path": str(copy.parent)}},
     )
-    client.execute(env=keyless_env(env))
+    client.execute(env=reader_env(env))
     nb.metadata["kernelspec"] = kernelspec(kernel_name)
     return nb
 
@@ -93,7 +100,8 @@ def _texts(output: dict[str, Any]) -> Iterator[str]:
 
 
 def problems(nb: Any) -> list[str]:
-    """One line per error output, or per output whose text shows a traceback or an error line."""
+    """One line per error output, per text on stderr (a warning or notice the reader did not ask
+    for), or per output whose text shows a traceback or an error line."""
     found: list[str] = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -102,6 +110,9 @@ def problems(nb: Any) -> list[str]:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
                 found.append(f"{where}: {output.get('ename')}: {output.get('evalue')}")
+                continue
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                found.append(f"{where}: on stderr: {str(output.get('text', '')).strip()[:200]}")
                 continue
             for text in _texts(output):
                 match = _BAD_TEXT.search(text)
@@ -112,14 +123,26 @@ def problems(nb: Any) -> list[str]:
     return found
 
 
+def for_readers(nb: Any) -> Any:
+    """``nb`` as a reader opens it without a kernel, maybe untrusted (a downloaded notebook is):
+    pi widgets saved as their static pictures and text, as JupyterLab's save hook keeps them, and
+    every SVG as an image (an untrusted JupyterLab draws neither ``image/svg+xml`` nor inline SVG)."""
+    from pi_jupyter.notebook.durable_outputs import make_durable
+    from pi_jupyter.notebook.durable_pictures import pictures_for_every_viewer
+
+    make_durable(nb, keep_saved_widgets=False)
+    pictures_for_every_viewer(nb)
+    return nb
+
+
 def regenerate(path: Path, *, workdir: Path) -> list[str]:
-    """Execute ``path`` and write it back with its fresh outputs (only when nothing went wrong)."""
+    """Execute ``path`` and write it back with its fresh outputs, made for readers (only when nothing went wrong)."""
     import nbformat
 
     nb = execute(path, workdir=workdir)
     found = problems(nb)
     if not found:
-        nbformat.write(nb, path)
+        nbformat.write(for_readers(nb), path)
     return found
 
 

@@ -250,7 +250,9 @@ class Agent:
         if level not in THINKING_LEVELS:
             raise ValueError(f"unknown thinking level {level!r}; choose one of {', '.join(THINKING_LEVELS)}")
         clamped = clamp_thinking(level, self.model)
-        if clamped != self.thinking_level or not any(e.get("type") == "thinking_level_change" for e in self.session.raw_branch()):
+        # compared with the branch, not with the last level set: after a checkout the branch may say another
+        recorded = [e.get("thinkingLevel") for e in self.session.raw_branch() if e.get("type") == "thinking_level_change"]
+        if not recorded or recorded[-1] != clamped:
             self._append_safely(lambda: self.session.append_thinking_level_change(clamped))
         self.thinking_level = clamped
         return clamped

@@ -63,12 +63,12 @@ class WorldComparison(BaseModel):
         if not self.rows:
             return f"<div class='pi-world-compare'>{html.escape(str(self))}</div>"
         th = "text-align:left;padding:2px 8px;border-bottom:1px solid #d0d7de"
-        td = "padding:2px 8px;vertical-align:top"
+        td = "text-align:left;padding:2px 8px;vertical-align:top"
         head = "".join(f'<th style="{th}">{html.escape(n)}</th>' for n in ["", *self.names])
         body = []
         for r in self.rows:
             cells = "".join(f'<td style="{td}"><code>{html.escape(c)}</code></td>' for c in r.cells)
-            body.append(f'<tr><th style="{td};text-align:left">{html.escape(r.kind)} <code>{html.escape(r.key)}</code></th>{cells}</tr>')
+            body.append(f'<tr><th style="{td}">{html.escape(r.kind)} <code>{html.escape(r.key)}</code></th>{cells}</tr>')
             if r.diff:
                 span = len(self.names) + 1
                 body.append(

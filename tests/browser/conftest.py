@@ -303,6 +303,21 @@ class Lab:
         """A locator for the cell at ``index``."""
         return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
 
+    def show_cell(self, index: int, timeout: float = 15) -> Any:
+        """The cell at ``index``, made active and scrolled into view (a locator).
+
+        JupyterLab 4 renders only the cells near the viewport (its default windowing), so a long
+        notebook's cells are found by making them active, not by their position in the DOM.
+        """
+        self.page.evaluate(
+            "async (i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
+            " await nb.scrollToItem(i, 'start'); }",
+            index,
+        )
+        cell = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell.jp-mod-active")
+        cell.wait_for(timeout=timeout * 1000)
+        return cell
+
     def output_text(self, index: int) -> str:
         """The text of the cell's output area ("" when it has none)."""
         area = self.cell(index).locator(".jp-OutputArea")

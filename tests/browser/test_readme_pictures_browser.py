@@ -29,19 +29,8 @@ def _index(path: Path, cell_id: str) -> int:
 
 
 def _cell(lab, index: int):
-    """The cell at ``index``, made active and scrolled into view.
-
-    JupyterLab 4 renders only the cells near the viewport (its default windowing), so a long
-    notebook's cells are found by making them active, not by their position in the DOM.
-    """
-    lab.page.evaluate(
-        "async (i) => { const nb = window.jupyterapp.shell.currentWidget.content; nb.activeCellIndex = i;"
-        " await nb.scrollToItem(i, 'start'); }",
-        index,
-    )
-    cell = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell.jp-mod-active")
-    cell.wait_for(timeout=15_000)
-    return cell
+    """The cell at ``index``, made active and scrolled into view (JupyterLab renders only the cells near the viewport)."""
+    return lab.show_cell(index)
 
 
 def _output_text(lab, index: int, text: str, timeout: float = 120) -> str:
