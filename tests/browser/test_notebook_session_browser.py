@@ -43,6 +43,7 @@ def new_untitled(lab) -> str:
     lab.page.wait_for_function(
         "(cwd) => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && w.context.path.startsWith(cwd + '/'); }",
         arg=FOLDER,
+        timeout=90_000,  # a new notebook's panel can take a while on a loaded 2-core machine (CI)
     )
     lab.path = lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path")
     lab.wait_for_kernel()
