@@ -38,6 +38,7 @@ import os
 import threading
 import time
 from collections import deque
+from functools import partial
 from typing import Any
 
 from .cluster_limit import ClusterLimiter
@@ -286,7 +287,7 @@ class DaskExecutor:
                         continue
                     job.launched(spec)
                     future = client.submit(run_on_worker, path, spec.model_dump(), limiter, stop, pure=False, retries=0)
-                    future.add_done_callback(lambda f: loop.call_soon_threadsafe(ended.put_nowait, f))
+                    future.add_done_callback(partial(_tell, loop, ended))
                     running[future] = spec
                 if not running:
                     continue
@@ -307,11 +308,21 @@ class DaskExecutor:
                 spec = running.pop(future)
                 await job.finished(await asyncio.to_thread(_outcome, future, spec))
         finally:
+            if running:  # interrupted: branches not yet started must not run for a grid nobody waits on
+                await asyncio.to_thread(client.cancel, list(running))
             await asyncio.to_thread(limiter.stop, client)
             if stop_sent:
                 from distributed import Event
 
                 await asyncio.to_thread(Event(stop, client=client).clear)
+
+
+def _tell(loop: asyncio.AbstractEventLoop, ended: asyncio.Queue[Any], future: Any) -> None:
+    """Hand a finished task to the grid's loop (from Dask's thread); a loop already closed (the grid was interrupted) has nobody to tell."""
+    try:
+        loop.call_soon_threadsafe(ended.put_nowait, future)
+    except RuntimeError:
+        pass
 
 
 def _outcome(future: Any, spec: BranchSpec) -> BranchOutcome:
