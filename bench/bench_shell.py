@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     py = sys.executable
+    # as pip leaves an installed package: compiled, so no run pays for compiling (PYTHONDONTWRITEBYTECODE would hide it)
+    subprocess.run([py, "-m", "compileall", "-q", str(ROOT / "pi_jupyter")], check=True)
     modules = Path(os.environ.get("PI16_NODE_MODULES", Path.home() / ".cache/pi-jupyter/earendil-pi-1.6.0/node_modules"))
     with_pi = not args.no_pi and shutil.which("node") is not None and (modules / "@earendil-works/pi-coding-agent").exists()
     node_env = dict(os.environ, PI_NODE_MODULES=str(modules))

@@ -21,6 +21,17 @@ EXIT_UNUSABLE = 2
 """The file cannot be used, or the request cannot be answered (the reason is on stderr)."""
 
 
+NAME_SHOWN = 200
+"""Characters of a name or label the command line prints; a longer one is cut with a marker."""
+
+
+def cut_name(text: str, limit: int = NAME_SHOWN, *, rest: str = "") -> str:
+    """A session name or label cut to ``limit`` characters, with its length (``rest``: where the whole text is)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters{'; ' + rest if rest else ''})"
+
+
 class CliError(Exception):
     """A failure the command line reports as one line on stderr, with an exit status."""
 

@@ -14,8 +14,7 @@ from ..session.errors import CycleError
 from ..session.listing import InfoBuilder, SessionInfo
 from ..session.usage import entry_usage
 from ..session.version import CURRENT_VERSION
-from .common import open_session, safe_stdout, scan_session, status, write_json
-from .render import cut_name
+from .common import cut_name, open_session, safe_stdout, scan_session, status, write_json
 
 if TYPE_CHECKING:  # pragma: no cover - a file read as stubs needs no Session (nor its models)
     from ..session import Session

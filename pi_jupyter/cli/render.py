@@ -9,6 +9,7 @@ from ..messages import BashExecutionMessage, bash_execution_to_text, iso_from_ms
 from ..messages.system import system_message_summary, system_message_text
 from ..session import CHECKOUT_TYPE, TreeNode
 from ..session.listing import content_text
+from .common import NAME_SHOWN, cut_name  # noqa: F401 - kept where the views import them from
 
 TOOL_OUTPUT_CHARS = 1200
 """Tool results and shell output longer than this are cut in the text rendering."""
@@ -32,17 +33,6 @@ def cut(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n… [{len(text) - limit} more characters]"
-
-
-NAME_SHOWN = 200
-"""Characters of a name or label the command line prints; a longer one is cut with a marker."""
-
-
-def cut_name(text: str, limit: int = NAME_SHOWN, *, rest: str = "") -> str:
-    """A session name or label cut to ``limit`` characters, with its length (``rest``: where the whole text is)."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} characters{'; ' + rest if rest else ''})"
 
 
 def blocks_text(content: Any, *, tool_output: bool = False) -> str:
