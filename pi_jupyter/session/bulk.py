@@ -157,13 +157,13 @@ def special_positions(stubs: list[LineStub]) -> list[int]:
 
 
 def parent_ids(stubs: list[LineStub]) -> list[str | None]:
-    """Each stub's ``parentId``, ``None`` where the line had none."""
+    """Each stub's ``parentId``, ``None`` where the line had none or an empty one (as the line-by-line read takes it)."""
     raw = list(map(_parent_of, stubs))
-    return list(map(_NO_PARENT.get, raw, raw)) if _UNSET in raw else raw
+    return list(map(_NO_PARENT.get, raw, raw)) if _UNSET in raw or "" in raw else raw
 
 
 _MESSAGE = "message"
-_NO_PARENT = {_UNSET: None}
+_NO_PARENT: dict[Any, None] = {_UNSET: None, "": None}
 _message_of = attrgetter("message")
 _parent_of = attrgetter("parentId")
 ids_of = attrgetter("id")
