@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import operator
 import threading
 from array import array
 from collections.abc import Iterable, Sequence
@@ -84,7 +85,8 @@ class EntryIndex:
     """
 
     def __init__(self) -> None:
-        self.by_id: dict[str, RawEntry] = {}
+        self._by_id: dict[str, RawEntry] = {}
+        self._unlisted: list[tuple[list[str], list[RawEntry]]] = []  # runs indexed by extend_run, not yet in _by_id
         self.order: list[RawEntry] = []
         self.labels: dict[str, tuple[str, str]] = {}
         self.leaf: str | None = None
@@ -92,7 +94,7 @@ class EntryIndex:
         self._pos: dict[str, int] = {}  # id -> position in order of the line that stands for it
         self._parent: list[int] = []  # per line: position of its parent, -1 for none
         self._kind = bytearray()  # per line: a K_* code
-        self._lines: list[int] = []  # per line: its 1-based line number in the file (0: not from a file)
+        self._lines = array("q")  # per line: its 1-based line number in the file (0: not from a file)
         self._children: dict[str | None, list[str]] | None = None  # built on first use
         self._cells: dict[str, list[int]] = {}  # notebook cell id -> positions of its run records, in file order
         self._stub_off = array("q")  # per line: byte offset of a line read as a stub, -1 for a whole entry
@@ -108,8 +110,24 @@ class EntryIndex:
         """Per line in file order, the entry's kind code (``K_*``); read it, do not modify it."""
         return self._kind
 
+    @property
+    def by_id(self) -> dict[str, RawEntry]:
+        """Entry id -> the entry that stands for it (the later line of a repeated id); do not modify it.
+
+        Built on first use for the runs :meth:`extend_run` indexed: finding a branch and its
+        context needs only the positions.
+        """
+        if self._unlisted:
+            for ids, entries in self._unlisted:
+                self._by_id.update(zip(ids, entries, strict=True))
+            self._unlisted.clear()
+        return self._by_id
+
     def __len__(self) -> int:
-        return len(self.by_id)
+        return len(self._pos)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._pos
 
     @property
     def has_assistant(self) -> bool:
@@ -217,36 +235,11 @@ class EntryIndex:
                 n += 1
                 added += 1
                 kind = kind_of.get(etype, K_OTHER)
-                leaf = eid
-                if kind == K_MESSAGE:
-                    # the most common kind first; whether it is an assistant message is looked up when needed
-                    if type(entry.get("message")) is not dict and report is not None:
-                        what = (
-                            "has no 'message' field; it adds nothing to the context"
-                            if "message" not in entry
-                            else "has a 'message' that is not an object; no model can be sent it"
-                        )
-                        report.add(line, "no_message", f"message entry {eid!r} {what}", "error", eid)
-                elif kind == K_LABEL:
-                    target = entry.get("targetId")
-                    label = entry.get("label")
-                    if type(target) is str:
-                        if label:
-                            self.labels[target] = (label, entry.get("timestamp", ""))
-                        else:
-                            self.labels.pop(target, None)
-                elif kind == K_SESSION_INFO:
-                    name = entry.get("name")
-                    self.name = (name.strip() or None) if isinstance(name, str) else None
-                elif kind == K_CUSTOM and _is_transparent(entry):
-                    # a checkout marker stands for "the leaf is my parent": it is a dead-end child
-                    # of the target, so the branch (and pi's context, which walks through it) is the target's
-                    leaf = parent
-                    if entry.get("customType") == CELL_TYPE:
-                        data = entry.get("data")
-                        cell_id = data.get("cellId") if type(data) is dict else None
-                        if type(cell_id) is str:
-                            self._cells.setdefault(cell_id, []).append(n - 1)
+                # the most common kind first: a message with a message says nothing more to the index
+                if kind == K_MESSAGE and type(entry.get("message")) is dict:
+                    leaf = eid
+                else:
+                    leaf = self._note(entry, eid, parent, kind, line, n - 1, report)
                 kinds.append(kind)
                 if children is not None:
                     children.setdefault(None if parent == eid else parent, []).append(eid)
@@ -254,6 +247,95 @@ class EntryIndex:
             self.leaf = leaf
         self._stubs += stubs
         return added
+
+    def _note(
+        self, entry: RawEntry, eid: str, parent: str | None, kind: int, line: int, position: int, report: LoadReport | None
+    ) -> str | None:
+        """What an entry other than a plain message tells the index (labels, the name, cells, problems); returns the leaf it makes."""
+        if kind == K_MESSAGE:
+            # whether it is an assistant message is looked up when needed
+            if type(entry.get("message")) is not dict and report is not None:
+                what = (
+                    "has no 'message' field; it adds nothing to the context"
+                    if "message" not in entry
+                    else "has a 'message' that is not an object; no model can be sent it"
+                )
+                report.add(line, "no_message", f"message entry {eid!r} {what}", "error", eid)
+        elif kind == K_LABEL:
+            target = entry.get("targetId")
+            label = entry.get("label")
+            if type(target) is str:
+                if label:
+                    self.labels[target] = (label, entry.get("timestamp", ""))
+                else:
+                    self.labels.pop(target, None)
+        elif kind == K_SESSION_INFO:
+            name = entry.get("name")
+            self.name = (name.strip() or None) if isinstance(name, str) else None
+        elif kind == K_CUSTOM and _is_transparent(entry):
+            # a checkout marker stands for "the leaf is my parent": it is a dead-end child
+            # of the target, so the branch (and pi's context, which walks through it) is the target's
+            if entry.get("customType") == CELL_TYPE:
+                data = entry.get("data")
+                cell_id = data.get("cellId") if type(data) is dict else None
+                if type(cell_id) is str:
+                    self._cells.setdefault(cell_id, []).append(position)
+            return parent
+        return eid
+
+    def extend_run(
+        self,
+        entries: list[RawEntry],
+        ids: list[str],
+        parents: list[str | None],
+        others: list[int],
+        first_line: int,
+        report: LoadReport,
+    ) -> None:
+        """Index the entries of consecutive lines from ``first_line`` in a few native passes (see :mod:`.bulk`).
+
+        ``ids`` and ``parents`` are the entries' string ids and ``parentId`` (``None`` where
+        absent); ``others`` the positions (in ``entries``) of those that are not ``message``
+        entries with a message; no entry is a session header. Gives the index and the reports
+        :meth:`extend` gives, and hands the run to it when the run holds an id seen before or the
+        children lists are built already.
+        """
+        count = len(ids)
+        lines = range(first_line, first_line + count)
+        pos = self._pos
+        known = len(pos)
+        first = len(self.order)
+        if self._children is not None:
+            self.extend(entries, lines, report)
+            return
+        pos.update(zip(ids, range(first, first + count), strict=True))
+        # an id seen before (put the positions back, and let extend report it), or the id "" with children
+        # (which extend reads as roots)
+        if len(pos) != known + count or ("" in pos and "" in parents):
+            pos.clear()
+            pos.update((entry["id"], i) for i, entry in enumerate(self.order))
+            self.extend(entries, lines, report)
+            return
+        self._unlisted.append((ids, entries))
+        self.order.extend(entries)
+        parent_pos = list(map(pos.get, parents, itertools.repeat(-1)))
+        self._parent.extend(parent_pos)
+        # a parent not indexed before its child (later in the file, missing, the entry itself): check_structure
+        # must look, and the parent positions must be resolved again, as extend decides line by line
+        if parent_pos.count(-1) != parents.count(None) or any(map(operator.ge, parent_pos, range(first, first + count))):
+            self._irregular = self._stale = True
+        self._lines.extend(lines)
+        self._stub_off.frombytes(b"\xff" * (8 * count))  # -1: every entry is as given
+        self._stub_len.frombytes(bytes(8 * count))
+        kinds = self._kind
+        kinds.extend(bytes((K_MESSAGE,)) * count)
+        leaf: str | None = ids[-1] if count else None
+        for j in others:
+            entry, kind = entries[j], KINDS.get(entries[j]["type"], K_OTHER)
+            kinds[first + j] = kind
+            leaf = self._note(entry, ids[j], parents[j], kind, first_line + j, first + j, report)
+        if count:
+            self.leaf = leaf if others and others[-1] == count - 1 else ids[-1]
 
     # -- entries read as stubs -----------------------------------------------------------
 
@@ -457,8 +539,8 @@ class EntryIndex:
         """An entry id, a unique id prefix (4+ characters) or a label -> the entry id (``path`` names the file in errors)."""
         if not isinstance(ref, str) or not ref:
             raise EntryNotFoundError(str(ref), path)
-        by_id = self.by_id
-        if ref in by_id:
+        pos = self._pos
+        if ref in pos:
             return ref
         labelled = [eid for eid, (label, _) in self.labels.items() if label == ref]
         if len(labelled) == 1:
@@ -466,7 +548,7 @@ class EntryIndex:
         if len(labelled) > 1:
             raise SessionError(f"label {ref!r} is on several entries: {', '.join(labelled)}; use an id")
         if len(ref) >= 4:
-            matches = [eid for eid in by_id if eid.startswith(ref)]
+            matches = [eid for eid in pos if eid.startswith(ref)]
             if len(matches) == 1:
                 return matches[0]
             if len(matches) > 1:

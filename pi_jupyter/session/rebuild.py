@@ -9,6 +9,7 @@ system messages included); a streaming reader emits them one entry at a time wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,17 +56,20 @@ EMITTING_KINDS = frozenset({K_MESSAGE, K_CUSTOM_MESSAGE, K_BRANCH_SUMMARY, K_COM
 """Kind codes of the entries that can give a message to a context."""
 
 
-def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False) -> ContextPlan:
+def context_plan(
+    index: EntryIndex, leaf_id: str | None, *, explicit_none: bool = False, whole: Callable[[int], RawEntry] | None = None
+) -> ContextPlan:
     """pi's ``buildSessionContext`` choices on the index: the context entries, thinking level and model.
 
     ``explicit_none`` is pi's ``leafId === null`` (checked out before the first entry). An
     unknown leaf id falls back to the last entry in the file, as pi does. Raises
-    :class:`CycleError` when the branch has no root.
+    :class:`CycleError` when the branch has no root. ``whole(position)`` reads the entry
+    the model comes from whole, when the index holds stubs that keep less than its model.
     """
     if explicit_none:
         return ContextPlan([], False, "off", None)
     order = index.order
-    if not leaf_id or leaf_id not in index.by_id:
+    if not leaf_id or leaf_id not in index:
         if not order:
             return ContextPlan([], False, "off", None)
         # the last entry, walked by position: its id may be "", which names no leaf (as in pi)
@@ -93,7 +97,7 @@ def context_plan(index: EntryIndex, leaf_id: str | None, *, explicit_none: bool 
     thinking: Any = "off" if thinking_at < 0 else order[positions[thinking_at]].get("thinkingLevel")
     model: dict[str, Any] | None = None
     if model_at >= 0:
-        source = order[positions[model_at]]
+        source = order[positions[model_at]] if whole is None else whole(positions[model_at])
         if kinds[positions[model_at]] == K_MODEL:
             model = _model_ref(source, "provider", "modelId")
         else:

@@ -14,10 +14,11 @@ caller opens them with :meth:`Session.open`.
 
 from __future__ import annotations
 
+import bisect
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -32,8 +33,8 @@ from .report import CycleError, LoadReport, SessionFileError
 if TYPE_CHECKING:  # pragma: no cover
     from .entries import SessionHeader
 
-CHUNK = 8 << 20
-"""Bytes read at a time; a line longer than this is read whole."""
+CHUNK = 1 << 20
+"""Bytes read at a time into one buffer (small enough to stay in the processor's cache); a longer line grows it."""
 
 _KEEP = {
     "label": ("targetId", "label"),
@@ -81,12 +82,12 @@ def _stub(obj: RawEntry) -> RawEntry:
 class ScannedSession:
     """A session file read as stubs; entries are read back from disk by position when needed."""
 
-    def __init__(self, path: str, header: RawEntry, index: EntryIndex, report: LoadReport, offsets: array) -> None:
+    def __init__(self, path: str, header: RawEntry, index: EntryIndex, report: LoadReport, lines: LineTable) -> None:
         self.path = path
         self.raw_header = header
         self._index = index
         self.load_report = report
-        self._offsets = offsets  # per index position: its byte offset and length, side by side
+        self._lines = lines
 
     @property
     def header(self) -> SessionHeader:
@@ -114,8 +115,8 @@ class ScannedSession:
         return len(self._index)
 
     def raw_entries(self) -> list[RawEntry]:
-        """The stubs, in file order."""
-        return list(self._index.order)
+        """The stubs, in file order (as dicts)."""
+        return [stub if type(stub) is dict else stub.as_dict() for stub in self._index.order]
 
     def branch_ids(self, leaf: str | None = None) -> list[str]:
         """Ids from the root to ``leaf`` (default: the current leaf). Raises :class:`CycleError`."""
@@ -132,7 +133,7 @@ class ScannedSession:
 
     def plan(self, leaf_id: str | None) -> ContextPlan:
         """Which entries the context of the branch ending at ``leaf_id`` is made of (``None``: before the first entry)."""
-        return context_plan(self._index, leaf_id, explicit_none=leaf_id is None)
+        return context_plan(self._index, leaf_id, explicit_none=leaf_id is None, whole=self.read)
 
     def stub_at(self, position: int) -> RawEntry:
         """The stub at an index position (from :attr:`ContextPlan.positions`)."""
@@ -151,7 +152,7 @@ class ScannedSession:
             os.close(fd)
 
     def _read(self, fd: int, position: int) -> RawEntry:
-        start, length = self._offsets[2 * position], self._offsets[2 * position + 1]
+        start, length = self._lines.line(position)
         raw = os.pread(fd, length, start)
         try:
             entry = orjson.loads(raw)
@@ -188,84 +189,18 @@ def scan(
     """Read ``path`` as stubs. ``visit(entry)`` sees every whole entry in file order; ``keep(entry)`` is stored as ``stub["_keep"]``.
 
     Raises :class:`SessionFileError` as :meth:`Session.open` does, and :class:`NeedsFullRead`
-    for a file the stubs cannot stand for.
+    for a file the stubs cannot stand for. Without ``visit`` and ``keep`` the lines are read a
+    run at a time (:mod:`.bulk`), each run that does not read cleanly one line at a time.
     """
     p = os.path.abspath(path)
     if os.path.isdir(p):
         raise SessionFileError(p, "is a folder, not a session file")
-    light = visit is None and keep is None  # message lines need not be read whole
-    if light:
-        from .stubs import message_stub  # msgspec: imported only by the commands that use it
-    report = LoadReport(path=p)
-    index = EntryIndex()
-    offsets = array("q")  # per entry: byte offset, length
-    header: RawEntry | None = None
-    nonblank = False  # a file of blank lines only is "empty", as for Session.open
+    reader = _Reader(p, visit, keep)
     with read_regular_fd(p) as fh:
-        carry = b""
-        base = 0  # file offset of carry[0]
-        lineno = 1
-        at_start = True
-        while True:
-            block = fh.read(CHUNK)
-            final = not block
-            data = carry + block if carry else block
-            if at_start and data:
-                if data.startswith(b"\xef\xbb\xbf"):
-                    data, base = data[3:], base + 3
-                at_start = False
-            if not nonblank and data.strip():
-                nonblank = True
-            cut = len(data) if final else data.rfind(b"\n") + 1
-            if cut <= 0 and not final:
-                carry = data
-                continue
-            stubs: list[RawEntry] = []
-            lines: list[int] = []
-            view = memoryview(data)
-            start = 0
-            ascii_only = light and data.isascii()
-            with paused_gc():
-                while start < cut:
-                    end = data.find(b"\n", start, cut)
-                    if end < 0:
-                        end = cut
-                    if end > start:
-                        stub = message_stub(view[start:end], ascii_only) if light and header is not None else None
-                        if stub is None:
-                            stub = _whole_line(
-                                view, data, start, end, lineno, report, torn=final and end == cut and not data.endswith(b"\n")
-                            )
-                            if stub is None:
-                                pass  # blank, unreadable (reported) or torn
-                            elif header is None:
-                                header, stub = stub, None
-                                _check_header(p, header, lineno)
-                            else:
-                                obj = stub
-                                if visit is not None:
-                                    visit(obj)
-                                stub = _stub(obj)
-                                if keep is not None:
-                                    stub["_keep"] = keep(obj)
-                        if stub is not None:
-                            stubs.append(stub)
-                            lines.append(lineno)
-                            offsets.append(base + start)
-                            offsets.append(end - start)
-                    lineno += 1
-                    start = end + 1
-            before = len(index.order)
-            index.extend(stubs, lines, report)
-            if len(index.order) - before != len(stubs):
-                # a stub was not indexed (a second header, no id): keep offsets aligned with the index
-                raise NeedsFullRead("lines without an id or a repeated header")
-            if final:
-                break
-            carry = data[cut:]
-            base += cut
+        reader.read(fh)
+    report, index, header = reader.report, reader.index, reader.header
     if header is None:
-        if not nonblank:
+        if not reader.nonblank:
             raise SessionFileError(p, "the file is empty: a session file starts with a header line")
         first = report.problems[0].line if report.problems else None
         raise SessionFileError(p, "no line could be read as a JSON object: this is not a session file", first)
@@ -274,7 +209,196 @@ def scan(
     index.check_structure(report)
     report.problems.sort(key=lambda problem: problem.line)
     settle_gc()  # the stubs, made with the collector paused, go straight to its oldest generation
-    return ScannedSession(p, header, index, report, offsets)
+    return ScannedSession(p, header, index, report, reader.lines)
+
+
+class _Reader:
+    """The state of one :func:`scan`: the index and report it fills, where the next line starts."""
+
+    def __init__(self, path: str, visit: Callable[[RawEntry], None] | None, keep: Callable[[RawEntry], Any] | None) -> None:
+        self.path = path
+        self.visit = visit
+        self.keep = keep
+        self.light = visit is None and keep is None  # message lines need not be read whole
+        self.report = LoadReport(path=path)
+        self.index = EntryIndex()
+        self.header: RawEntry | None = None
+        self.nonblank = False  # a file of blank lines only is "empty", as for Session.open
+        self.lineno = 1
+        self.lines = LineTable()
+
+    def read(self, fh: BinaryIO) -> None:
+        """Read the file a chunk at a time into one buffer; each chunk's whole lines are read, the rest carried over."""
+        buf = bytearray(CHUNK)
+        filled = 0
+        base = 0  # file offset of buf[0]
+        at_start = True
+        while True:
+            with memoryview(buf) as view:
+                got = fh.readinto(view[filled:]) if filled < len(buf) else -1
+            final = got == 0
+            filled += max(got or 0, 0)
+            if at_start and (filled >= 3 or final):
+                if buf.startswith(b"\xef\xbb\xbf"):
+                    del buf[:3]
+                    buf.extend(b"\0\0\0")
+                    filled, base = filled - 3, base + 3
+                at_start = False
+            cut = filled if final else buf.rfind(b"\n", 0, filled) + 1
+            if cut <= 0:
+                if final:
+                    return
+                if filled == len(buf):  # a line longer than the buffer: make room for it
+                    buf.extend(bytes(len(buf)))
+                continue
+            with memoryview(buf) as view, paused_gc():
+                self._chunk(buf, view, cut, base, final)
+            if final:
+                return
+            rest = filled - cut
+            buf[:rest] = buf[cut:filled]
+            filled = rest
+            base += cut
+
+    def _chunk(self, buf: bytearray, view: memoryview, cut: int, base: int, final: bool) -> None:
+        """The lines of ``buf[:cut]``: a run at a time after the header when light, else one by one."""
+        start = 0
+        if self.header is None or not self.light:
+            start = self._lines(view[:cut].tobytes(), base, final, until_header=self.light)
+        if start >= cut:
+            return
+        stop = cut if buf[cut - 1] == _NEWLINE else buf.rfind(b"\n", start, cut) + 1  # the last line of the file may have no newline
+        if stop > start and not self._run(buf, view, start, stop, base):
+            self._lines(view[start:stop].tobytes(), base + start, False)
+        if stop < cut:
+            self._lines(view[max(stop, start) : cut].tobytes(), base + max(stop, start), final)
+
+    def _run(self, buf: bytearray, view: memoryview, start: int, stop: int, base: int) -> bool:
+        """Read the lines of ``buf[start:stop]`` as one run (see :mod:`.bulk`); False when they must be read one by one."""
+        from .bulk import decode_run, ids_of, line_ends, parent_ids, special_positions
+
+        ends = line_ends(buf, start, stop)
+        # the whole buffer ASCII (what is past the chunk was read from the file too): no UTF-8 to check
+        stubs = decode_run(view[start:stop], len(ends), buf.isascii()) if ends is not None else None
+        if stubs is None or ends is None:
+            return False
+        others = special_positions(stubs)
+        ids, parents = list(map(ids_of, stubs)), parent_ids(stubs)
+        first = self.lineno
+        entries: list[RawEntry] = stubs  # type: ignore[assignment]  # a LineStub reads as the dict stub it stands for
+        for j in others:  # another kind of entry: read whole, as one line at a time would
+            if stubs[j].type == "session":
+                return False  # a second header: one line at a time reports it
+            at = ends[j - 1] + 1 if j else start
+            obj = _whole_line(view, buf, at, ends[j], first + j, self.report, torn=False)
+            if obj is None:  # JSON to msgspec, not to orjson nor the standard library: one line at a time
+                return False
+            entries[j] = self._stub(obj)
+        self.lines.add_run(len(self.index.order), base, start, ends)
+        self.index.extend_run(entries, ids, parents, others, first, self.report)
+        self.lineno = first + len(stubs)
+        return True
+
+    def _lines(self, data: bytes, base: int, final: bool, *, until_header: bool = False) -> int:
+        """Read the lines of ``data`` (whole lines at file offset ``base``) one by one; returns where it stopped.
+
+        ``final``: ``data`` ends the file (an unreadable last line without a newline is torn).
+        ``until_header``: stop after the header line.
+        """
+        if not self.nonblank and data.strip():
+            self.nonblank = True
+        light = self.light
+        if light:
+            from .stubs import message_stub  # msgspec: imported only by the commands that use it
+        report = self.report
+        stubs: list[RawEntry] = []
+        lines: list[int] = []
+        starts: list[int] = []
+        lengths: list[int] = []
+        view = memoryview(data)
+        cut = len(data)
+        ascii_only = light and data.isascii()
+        lineno = self.lineno
+        start = 0
+        while start < cut:
+            end = data.find(b"\n", start, cut)
+            if end < 0:
+                end = cut
+            if end > start:
+                stub = message_stub(view[start:end], ascii_only) if light and self.header is not None else None
+                if stub is None:
+                    stub = _whole_line(view, data, start, end, lineno, report, torn=final and end == cut and not data.endswith(b"\n"))
+                    if stub is None:
+                        pass  # blank, unreadable (reported) or torn
+                    elif self.header is None:
+                        self.header, stub = stub, None
+                        _check_header(self.path, self.header, lineno)
+                        if until_header:
+                            lineno += 1
+                            start = end + 1
+                            break
+                    else:
+                        stub = self._stub(stub)
+                if stub is not None:
+                    stubs.append(stub)
+                    lines.append(lineno)
+                    starts.append(base + start)
+                    lengths.append(end - start)
+            lineno += 1
+            start = end + 1
+        self.lineno = lineno
+        self._index(stubs, lines, starts, lengths)
+        return min(start, cut)
+
+    def _stub(self, obj: RawEntry) -> RawEntry:
+        """The stub of an entry read whole, after showing it to ``visit``."""
+        if self.visit is not None:
+            self.visit(obj)
+        stub = _stub(obj)
+        if self.keep is not None:
+            stub["_keep"] = self.keep(obj)
+        return stub
+
+    def _index(self, stubs: list[RawEntry], lines: list[int], starts: list[int], lengths: list[int]) -> None:
+        index = self.index
+        before = len(index.order)
+        index.extend(stubs, lines, self.report)
+        if len(index.order) - before != len(stubs):
+            # a stub was not indexed (a second header, no id): keep offsets aligned with the index
+            raise NeedsFullRead("lines without an id or a repeated header")
+        self.lines.add_lines(before, starts, lengths)
+
+
+_NEWLINE = ord("\n")
+
+
+class LineTable:
+    """Where the line of each indexed entry is in the file, kept per run of lines rather than per line."""
+
+    def __init__(self) -> None:
+        self._firsts: list[int] = []  # index position of each segment's first entry
+        self._segments: list[tuple[int, int, int, array, array | None]] = []
+
+    def add_lines(self, first: int, starts: list[int], lengths: list[int]) -> None:
+        """Entries from index position ``first`` on, at these file offsets, with these lengths."""
+        if starts:
+            self._firsts.append(first)
+            self._segments.append((first, 0, 0, array("q", starts), array("q", lengths)))
+
+    def add_run(self, first: int, base: int, start: int, ends: array) -> None:
+        """Entries from index position ``first`` on, on consecutive lines from ``base + start`` ending at ``base + ends[k]``."""
+        if ends:
+            self._firsts.append(first)
+            self._segments.append((first, base, start, ends, None))
+
+    def line(self, position: int) -> tuple[int, int]:
+        """The file offset and length of the line of the entry at index ``position``."""
+        first, base, begin, column, lengths = self._segments[bisect.bisect_right(self._firsts, position) - 1]
+        k = position - first
+        if lengths is not None:
+            return column[k], lengths[k]
+        start = column[k - 1] + 1 if k else begin
+        return base + start, column[k] - start
 
 
 def _whole_line(view: memoryview, data: bytes, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool) -> RawEntry | None:
