@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -111,7 +110,8 @@ def _stream_json(scanned: ScannedSession, plan: ContextPlan) -> None:
         settings = dumps(plan.settings())  # {"thinkingLevel"?, "model"}
         out.write(b"]," + settings[1:-1] + b',"llm":[')
         spool.seek(0)
-        shutil.copyfileobj(spool, out, 1 << 20)
+        while piece := spool.read(1 << 20):  # (shutil would cost the command its import)
+            out.write(piece)
         out.write(b"]}\n")
     out.flush()
 

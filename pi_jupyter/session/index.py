@@ -318,7 +318,7 @@ class EntryIndex:
             return
         self._unlisted.append((ids, entries))
         self.order.extend(entries)
-        parent_pos = list(map(pos.get, parents, itertools.repeat(-1)))
+        parent_pos: list[int] = list(map(pos.get, parents, itertools.repeat(-1)))  # type: ignore[arg-type]  # None is no key: -1
         self._parent.extend(parent_pos)
         # a parent not indexed before its child (later in the file, missing, the entry itself): check_structure
         # must look, and the parent positions must be resolved again, as extend decides line by line

@@ -8,7 +8,6 @@ against each other; here they are checked, and a v1 header's ``branchedFrom`` be
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +105,8 @@ def _reordered(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _stable_ids(seed: str) -> Callable[[set[str]], str]:
     """Successive 8-hex-digit ids (pi's format) that depend only on ``seed`` and the position."""
+    import hashlib  # here: only old files need new ids, and the command line starts faster without it
+
     state = {"n": 0}
 
     def make(used: set[str]) -> str:

@@ -18,7 +18,7 @@ import bisect
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import orjson
 
@@ -116,7 +116,7 @@ class ScannedSession:
 
     def raw_entries(self) -> list[RawEntry]:
         """The stubs, in file order (as dicts)."""
-        return [stub if type(stub) is dict else stub.as_dict() for stub in self._index.order]
+        return [stub if type(stub) is dict else cast(Any, stub).as_dict() for stub in self._index.order]
 
     def branch_ids(self, leaf: str | None = None) -> list[str]:
         """Ids from the root to ``leaf`` (default: the current leaf). Raises :class:`CycleError`."""
@@ -227,7 +227,7 @@ class _Reader:
         self.lineno = 1
         self.lines = LineTable()
 
-    def read(self, fh: BinaryIO) -> None:
+    def read(self, fh: BinaryIO) -> None:  # a buffered reader (os.fdopen 'rb'): it has readinto
         """Read the file a chunk at a time into one buffer; each chunk's whole lines are read, the rest carried over."""
         buf = bytearray(CHUNK)
         filled = 0
@@ -235,7 +235,7 @@ class _Reader:
         at_start = True
         while True:
             with memoryview(buf) as view:
-                got = fh.readinto(view[filled:]) if filled < len(buf) else -1
+                got = cast(Any, fh).readinto(view[filled:]) if filled < len(buf) else -1
             final = got == 0
             filled += max(got or 0, 0)
             if at_start and (filled >= 3 or final):
@@ -401,12 +401,14 @@ class LineTable:
         return base + start, column[k] - start
 
 
-def _whole_line(view: memoryview, data: bytes, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool) -> RawEntry | None:
+def _whole_line(
+    view: memoryview, data: bytes | bytearray, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool
+) -> RawEntry | None:
     """The object on a line read whole, or ``None`` for a blank, unreadable or torn line, or one that is not an object (reported)."""
     try:
         obj = orjson.loads(view[start:end])
     except orjson.JSONDecodeError:
-        obj = slow_line(data[start:end], lineno, report, torn=torn)
+        obj = slow_line(bytes(data[start:end]), lineno, report, torn=torn)  # a damaged line: the copy is no cost
         if obj is SKIP or obj is TORN:
             return None
     if type(obj) is not dict:
