@@ -176,3 +176,37 @@ def test_cli_context_json_on_a_damaged_file_is_the_stores_context(tmp_path: Path
     proc = subprocess.run([sys.executable, "-m", "pi_jupyter", "context", "--json", str(path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and f"{path}: line 151: error: not JSON" in proc.stderr
     assert json.loads(proc.stdout) == context_json(Session.open(path, readonly=True))
+
+
+def _chain(n: int) -> list[bytes]:
+    return [json.dumps(HEADER).encode()] + [json.dumps(_message(f"e{i}", f"e{i - 1}" if i else None)).encode() for i in range(n)]
+
+
+_LAYOUTS = {
+    # name: (change the lines, the line the command must name, or None when the file reads clean)
+    "a byte that is not UTF-8 in a skipped field": (lambda L: [*L[:10], L[10].replace(b"user e9", b"user \xffe9"), *L[11:]], 11),
+    "a NUL inside a string": (lambda L: [*L[:5], L[5].replace(b"user e4", b"user \x00e4"), *L[6:]], 6),
+    "two entries on one line": (lambda L: [*L[:15], L[15] + L[16], *L[17:]], 16),
+    "Windows line ends": (lambda L: [line + b"\r" for line in L], None),
+    "spaces after an entry": (lambda L: [*L[:20], L[20] + b"   ", *L[21:]], None),
+    "blank lines": (lambda L: [*L[:25], b"", b"  ", *L[25:]], None),
+    "a 3 MB line, longer than the read buffer": (
+        lambda L: [*L[:30], json.dumps(_message("e29", "e28", note="x" * 3_000_000)).encode(), *L[31:]],
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+def test_cli_context_json_on_odd_layouts_is_the_stores_context_and_names_the_damaged_line(tmp_path: Path, layout: str) -> None:
+    change, damaged = _LAYOUTS[layout]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(change(_chain(50))) + b"\n")
+    before = path.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "pi_jupyter", "context", "--json", str(path)], capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout) == context_json(Session.open(path, readonly=True))
+    if damaged is None:
+        assert proc.returncode == 0 and proc.stderr == ""
+    else:
+        assert f"{path}: line {damaged}:" in proc.stderr
+    assert path.read_bytes() == before  # reading never rewrites
