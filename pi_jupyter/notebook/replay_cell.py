@@ -104,8 +104,8 @@ def _gate_for(view: Any) -> StepGate:
     view.on_go(gate.go)
 
     def paused(pause: Pause) -> None:
+        view.set_status(note=f"paused: press {GO}")  # first: the pause's forced flush then carries it with the button
         view.pause(pause.text)
-        view.set_status(note=f"paused: press {GO}")
         if view.shown.is_set():
             return
 
@@ -117,8 +117,8 @@ def _gate_for(view: Any) -> StepGate:
         threading.Thread(target=nobody_to_press, name="pi-step-grace", daemon=True).start()
 
     def resumed() -> None:
-        view.resume()
         view.set_status(note="")
+        view.resume()
 
     gate.on_pause(paused)
     gate.on_resume(resumed)

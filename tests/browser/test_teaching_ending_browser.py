@@ -38,7 +38,10 @@ def test_the_ending_plays_in_step_mode_and_shows_the_class(lab):
     shown = lab.cell(step).locator(".piav-root")
     assert "The agent is about to call a tool. What will it do?" in shown.inner_text()
     assert shown.locator(".piav-tool").count() == 0  # the call is not shown before the class has guessed
-    assert "paused: press Go on ▶" in shown.locator(".piav-status").inner_text()
+    from playwright.sync_api import expect
+
+    # the status comes in the same flush as the button, as a trait update a moment after it
+    expect(shown.locator(".piav-status")).to_contain_text("paused: press Go on ▶", timeout=5_000)
     lab.screenshot("teaching_step_paused.png", lab.cell(step))
     go.click()
     out = lab.wait_for_static(step, "east,143.2", timeout=120)
