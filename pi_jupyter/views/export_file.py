@@ -51,7 +51,7 @@ def write_export(path: str, text: str, *, force: bool = False, force_hint: str =
     for _attempt in range(3):
         exists = _check(path, target, force, force_hint)
         try:
-            _write(target, data, replace=exists)
+            write_atomically(target, data, replace=exists)
         except FileExistsError:
             continue  # created between the check and the link: check it again
         except OSError as exc:
@@ -72,7 +72,7 @@ def _check(path: str, target: str, force: bool, force_hint: str) -> bool:
     if what is not None:
         raise ExportRefused(f"{path}: is {what}, not a regular file; an export is written to a file")
     head = _head(path, target)
-    if _is_session(head):
+    if is_session_head(head):
         raise ExportRefused(f"{path}: is a session file; an export never overwrites one (choose another output name)")
     if not force and not head.lstrip(b"\xef\xbb\xbf").startswith(_MARKERS) and not _html_export(head):
         raise ExportRefused(f"{path}: already exists and is not an export; add {force_hint} to replace it")
@@ -97,7 +97,7 @@ def _head(path: str, target: str) -> bytes:
         raise ExportRefused(f"{path}: cannot read what is there now ({exc.strerror or exc})") from None
 
 
-def _is_session(head: bytes) -> bool:
+def is_session_head(head: bytes) -> bool:
     """True when the first non-blank line reads as a session header (or is cut off looking like one)."""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
     line = text.split(b"\n", 1)[0]
@@ -110,7 +110,9 @@ def _is_session(head: bytes) -> bool:
     return isinstance(obj, dict) and obj.get("type") == "session"
 
 
-def _write(target: str, data: bytes, *, replace: bool) -> None:
+def write_atomically(target: str, data: bytes, *, replace: bool) -> None:
+    """Write ``data`` to a temporary file beside ``target`` and move it into place (``replace``: over what is
+    there; else only if nothing is, ``FileExistsError`` otherwise): a failure leaves the old file whole."""
     folder = os.path.dirname(target)
     tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
     mode = 0o666  # less the umask, as a plain open() would make it
@@ -152,4 +154,4 @@ def _link_new(tmp: str, target: str) -> None:
         os.replace(tmp, target)
 
 
-__all__ = ["HTML_MARKER", "MARKDOWN_MARKER", "ExportRefused", "write_export"]
+__all__ = ["HTML_MARKER", "MARKDOWN_MARKER", "ExportRefused", "is_session_head", "write_atomically", "write_export"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
+
+from .export_file import is_session_head, write_atomically
 
 GENERATOR = '<meta name="generator" content="pi-jupyter">'
 """The mark of a page this package wrote (in its ``<head>``)."""
@@ -25,10 +26,9 @@ def _looks_like_session(path: str) -> bool:
         return True
     try:
         with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+            return is_session_head(fh.read(4096))
     except OSError:
         return False
-    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
 
 
 def _ours(path: str) -> bool:
@@ -55,17 +55,9 @@ def write_page(path: str | os.PathLike[str], text: str, *, force: bool = False) 
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise PageWriteError(f"no folder {folder} for {os.path.basename(target)}")
-    fd, tmp = tempfile.mkstemp(prefix=".pi-page-", suffix=".html", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
+        write_atomically(target, text.encode("utf-8"), replace=os.path.lexists(target))
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise PageWriteError(f"{target}: {exc.strerror or exc}") from None
     return target
 
