@@ -15,12 +15,17 @@ errors, compactions and branch summaries, which keeps the most nodes drawn) at e
   ``select`` message (so: drawn and clickable);
 * ``total``: view + browser, what the user waits for after ``%pi tree``.
 
-Then, at 10k entries (``--redraw-size``), a turn arrives during a run: the kernel redraws
-(``redraw``), the browser redraws on the new state; the user's zoom, pan and selection must
-survive (checked, printed as ``kept``). It is measured twice: ``whole`` (as before: the whole
-session walked again, the whole picture parsed and laid out again in the browser) and
-``grown`` (as now: the last drawing grown by the new entries, the browser moving the nodes
-it has). The goal: a redraw after a new turn on a 10k-entry session within 100 ms. Run::
+Then, at 10k entries (``--redraw-size``), a turn arrives during a run: the kernel redraws, the
+browser redraws on the new state; the user's zoom, pan and selection must survive (checked,
+printed as ``kept``). It is measured twice: ``whole`` (as before: the whole session walked again,
+Graphviz run on the whole picture, the whole picture parsed and laid out again in the browser)
+and ``grown`` (as now: the last walk grown by the new entries, the new turn drawn at once under
+its parent and sent as a patch, ``shown``; Graphviz's layout of the whole following as a second
+patch, ``laid out``, both counted from the turn's arrival). The goal: a redraw after a new turn on
+a 10k-entry session shown within 100 ms. The browser's time
+ends when the frame showing the change has been painted (a timeout queued from the next animation
+frame runs once that frame is drawn; waiting for a second animation frame would add a whole idle
+frame, 16.7 ms, to every figure). Run::
 
     python bench/bench_tree_view.py [--sizes 1000,10000,100000] [--shapes linear,branched,bushy]
 """
@@ -31,7 +36,6 @@ import argparse
 import base64
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -54,7 +58,7 @@ MOUNT = mount_script("""  const drawn = document.querySelectorAll("#host svg g.n
   const r = leaf.getBoundingClientRect();
   leaf.dispatchEvent(new PointerEvent("pointerdown", { bubbles: true, button: 0, clientX: r.left + 5, clientY: r.top + 5 }));
   leaf.dispatchEvent(new PointerEvent("pointerup", { bubbles: true, button: 0, clientX: r.left + 5, clientY: r.top + 5 }));
-  await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));  // until the frame is painted
   const ms = performance.now() - t0;
   const clicked = model.sent.some((m) => m.type === "select");
   return { ms, drawn, clicked };""")
@@ -66,11 +70,12 @@ REDRAW = """async ([patch, key]) => {
   // the user zooms in and pans, and has a node selected
   vp.dispatchEvent(new WheelEvent("wheel", { bubbles: true, cancelable: true, ctrlKey: true, deltaY: -200, clientX: 300, clientY: 200 }));
   model.state.selected = key;
+  await new Promise((ok) => setTimeout(ok, 500));  // and reads for a moment: the turn arrives after the gesture
   const before = stage.style.transform;
   const anchor = document.querySelector(`#host svg g.node[data-key="${CSS.escape(key)}"]`).getBoundingClientRect();
   const t0 = performance.now();
   model.update(patch);
-  await new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  await new Promise((ok) => requestAnimationFrame(() => setTimeout(ok, 0)));  // until the frame is painted
   const ms = performance.now() - t0;
   const g = document.querySelector(`#host svg g.node[data-key="${CSS.escape(key)}"]`);
   const after = g.getBoundingClientRect();
@@ -133,47 +138,54 @@ def state_of(view: TreeView) -> dict:
     return {k: getattr(view, k) for k in names}
 
 
-def child_cpu() -> float:
-    """CPU seconds of finished child processes (Graphviz ``dot``)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def redraws(page, code: str, css: str, path: str, name: str, how: str, rounds: int = 5) -> None:
     """A new turn arrives, ``rounds`` times: the kernel redraws, the browser shows it; prints the best round.
 
-    ``how``: ``whole`` is the redraw as it was before the redraw cache and the SVG patch (every
-    drawing walks the whole session, the browser parses and lays out the whole picture);
-    ``grown`` is the TreeView as it is (the last drawing's walk grown by the new entries, the
-    browser moving the nodes it has and inserting only the new and changed ones).
+    ``how``: ``whole`` is the redraw as it was before the redraw cache, the SVG patch and the
+    provisional drawing (every drawing walks the whole session and waits for Graphviz, the
+    browser parses and lays out the whole picture); ``grown`` is the TreeView as it is: the last
+    walk grown by the new entries, the new turn drawn at once under its parent (``shown``), and
+    Graphviz's layout of the whole following as a patch (``laid out``).
     """
     writable = Session.open(path)
     live = TreeView(writable, debounce=3600)  # no timer redraw racing the measured one
     page.set_content(PAGE)
     page.add_style_tag(content=css)
     page.evaluate(MOUNT, [code, state_of(live)])
+    published: list[tuple[float, dict]] = []
+    live.observe(lambda _change: published.append((time.perf_counter(), state_of(live))), names=["revision"])
     best = None
     kept = True
+    names = ("svg", "nodes", "leaf", "path", "header", "revision") + (("svg_patch", "patch_base") if how == "grown" else ())
     for i in range(rounds):
         key = live.path[-2] if len(live.path) > 1 else live.leaf  # the user's selection: the turn before the leaf
         write_turn(writable, f"one more turn arrives ({i})", "and its answer")
         if how == "whole":
             live._graph_cache = GraphCache()  # a fresh walk of the whole session, as before
-        t, cpu, dot = time.perf_counter(), time.process_time(), child_cpu()
+            live._drawing = None  # no provisional drawing, no patch
+        published.clear()
+        t, cpu = time.perf_counter(), time.process_time()
         live.redraw()
-        kernel, kernel_cpu = time.perf_counter() - t, time.process_time() - cpu + child_cpu() - dot
-        new = state_of(live)
-        names = ("svg", "nodes", "leaf", "path", "header", "revision") + (("svg_patch", "patch_base") if how == "grown" else ())
-        got = page.evaluate(REDRAW, [{k: new[k] for k in names}, key])
-        kept = kept and got["kept"]
-        total = kernel + got["ms"] / 1000
-        if best is None or total < best[0]:
-            best = (total, kernel, kernel_cpu, got["ms"] / 1000)
+        done, kernel_cpu = time.perf_counter(), time.process_time() - cpu
+        shown_at, first = published[0]
+        shown_ms = page.evaluate(REDRAW, [{k: first[k] for k in names}, key])
+        kept = kept and shown_ms["kept"]
+        shown = shown_at - t + shown_ms["ms"] / 1000
+        laid_ms = 0.0
+        if len(published) > 1:
+            got = page.evaluate(REDRAW, [{k: published[-1][1][k] for k in names}, live.path[-2] if len(live.path) > 1 else live.leaf])
+            kept = kept and got["kept"]
+            laid_ms = got["ms"] / 1000
+        laid = done - t + laid_ms
+        if best is None or shown < best[0]:
+            best = (shown, shown_at - t, shown_ms["ms"] / 1000, laid, kernel_cpu, len(published) > 1)
     assert best is not None
-    total, kernel, kernel_cpu, browser = best
+    shown, kernel, browser, laid, kernel_cpu, two = best
+    step = f"; Graphviz's layout in place {laid * 1000:4.0f} ms" if two else ""
     print(
-        f"  redraw on a new turn ({name}, {how:5s}, best of {rounds}): kernel {kernel * 1000:4.0f} ms (cpu {kernel_cpu * 1000:3.0f} ms, "
-        f"Graphviz included), browser {browser * 1000:4.0f} ms, total {total * 1000:4.0f} ms; zoom, pan and selection kept: {kept}",
+        f"  redraw on a new turn ({name}, {how:5s}, best of {rounds}): shown in {shown * 1000:4.0f} ms (kernel {kernel * 1000:4.0f} ms, "
+        f"browser {browser * 1000:4.0f} ms){step}; kernel CPU {kernel_cpu * 1000:3.0f} ms (Graphviz's not counted); "
+        f"zoom, pan and selection kept: {kept}",
         flush=True,
     )
     live.close()

@@ -67,6 +67,12 @@ def test_forget_from_the_panel_writes_a_context_edit_marks_the_node_and_the_agen
     rows = {r["id"]: r for r in view.details["context"]}
     assert rows[t["root"][0]]["state"] == "dropped" and rows[t["root"][0]]["original"].startswith("my key is sk-live-123")
     assert view.details["contextNote"]["kind"] == "ok"
+    note = view.details["contextNote"]
+    view._timed_redraw()  # the redraw the edit's own append scheduled, landing after the action
+    assert view.details["contextNote"] == note, "the panel still says what the action did"
+    browser_says(view, type="select", key=view.graph.model.by_entry[t["a"][0]])
+    assert "contextNote" not in view.details  # another node: its own panel
+    browser_says(view, type="select", key=key)
     assert "sk-live-123" not in json.dumps([m.to_dict() for m in agent.messages])  # the agent was reloaded
     reopened = Session.open(s.path, readonly=True)
     assert "sk-live-123" not in sent_text(reopened) and "Loaded 12 columns" in sent_text(reopened)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +96,8 @@ def _stream_json(scanned: ScannedSession, plan: ContextPlan) -> None:
     """``{"messages": [...], "thinkingLevel", "model", "llm": [...]}`` written as it is read (llm spooled to a file)."""
     out = sys.stdout.buffer
     sys.stdout.flush()
+    import tempfile  # here: only this output needs it (and with it shutil and random), not the file's reading
+
     with tempfile.TemporaryFile() as spool:
         out.write(b'{"messages":[')
         sep = spool_sep = b""

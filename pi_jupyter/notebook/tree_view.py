@@ -40,12 +40,11 @@ from ..views.graph import build_graph
 from ..views.graph_cache import GraphCache
 from ..views.lens import ContextLens
 from ..views.units import entry_of_key
-from . import world_cells
+from . import tree_patch, tree_quick, world_cells
 from .tree_actions import ContextEditActions, context_rows
 from .tree_compact import NO_MODEL, CompactAction, compaction_refusal, user_message
 from .tree_html import MAX_DETAIL_ENTRIES, entry_html, json_safe, node_details, render_markdown  # noqa: F401 - public here too
 from .tree_messages import BrowserMessages
-from .tree_patch import svg_patch
 
 _STATIC = Path(__file__).parent / "static"
 _log = logging.getLogger(__name__)
@@ -147,6 +146,8 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
         self._graph: Any = None
         self._graph_cache = GraphCache()
         self._statements: dict[str, str] = {}
+        self._drawing: tree_patch.Drawing | None = None  # the last picture, cut into elements
+        self._edges: set[tuple[str, str, bool]] = set()  # the last picture's edges (tail, head, on the path)
         self._svg_revision = 0
         self._unsubscribe: Callable[[], None] | None = None
         self._busy = False
@@ -209,45 +210,69 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
     # ------------------------------------------------------------------ drawing
 
     def redraw(self) -> None:
-        """Rebuild the graph from the session now and send it to the browser."""
+        """Rebuild the graph from the session now and send it to the browser.
+
+        When the session only grew by a turn or two, the new nodes are shown at once under their
+        parents (:mod:`.tree_quick`), and Graphviz's layout of the whole follows as a patch.
+        """
         with self._draw_lock:
             started = time.perf_counter()
             options = {"header": False, **self._graph_options, "mode": self.mode, "expand": sorted(self._expand)}
             graph = build_graph(self.session, cache=self._graph_cache, **options)  # reuses the last drawing's walk
+            model = graph.model
+            backend = getattr(model.options, "backend", None)
+            if self.svg and backend in (None, "auto", "dot") and hasattr(graph, "source"):
+                quick = tree_quick.provisional(self._drawing, self._statements, self._edges, model, graph.source, tree_quick.draw_small)
+                if quick is not None:
+                    self._publish(graph, _digest.utf8_safe(quick), "", full=False)
             result = graph.render_result()
             svg = result.svg or ""
-            text = "" if svg else graph.text(INSTALL_HINT if result.backend == "text" and options.get("backend") != "text" else None)
-            model = graph.model
-            svg = _digest.utf8_safe(svg)
-            patch = self._patch_for(svg, model)
-            with self._lock, self.hold_sync():
-                self._graph = graph
-                if svg != self.svg:
-                    self.svg_patch, self.patch_base = patch or "", self._svg_revision if patch else 0
-                    self._svg_revision = self.revision + 1
-                self.svg = svg
-                self.text = _digest.utf8_safe(text)
-                self.nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
-                self.leaf = model.leaf or ""
-                self.path = list(model.path)
-                self.header = _digest.utf8_safe(model.header())
+            text = "" if svg else graph.text(INSTALL_HINT if result.backend == "text" and backend != "text" else None)
+            self._publish(graph, _digest.utf8_safe(svg), text, full=True)
+            self._last_draw_s = time.perf_counter() - started
+
+    def _publish(self, graph: Any, svg: str, text: str, *, full: bool) -> None:
+        """Send one drawing: the picture (whole and as a patch of the last one), the nodes, and (``full``) the selection's details."""
+        model = graph.model
+        patch = self._patch_for(svg, model)
+        nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
+        on_path = set(zip(model.path, model.path[1:], strict=False))
+        self._edges = {(t, h, (t, h) in on_path) for t, h in model.edges}
+        with self._lock, self.hold_sync():
+            self._graph = graph
+            if svg != self.svg:
+                self.svg_patch, self.patch_base = patch or "", self._svg_revision if patch else 0
+                self._svg_revision = self.revision + 1
+            self.svg = svg
+            self.text = _digest.utf8_safe(text)
+            self.nodes = nodes
+            self.leaf = model.leaf or ""
+            self.path = list(model.path)
+            self.header = _digest.utf8_safe(model.header())
+            if full:
                 if self._lens_ref is not None:
                     self._update_lens()
                 if self.selected:
                     key = self._key_for(self.selected)
                     self.selected = key or ""
                     if self.details.get("kind") not in ("comparison", "lens"):
-                        self.details = self._details(key) if key else {}
-                self.revision += 1
-            self._last_draw_s = time.perf_counter() - started
+                        details = self._details(key) if key else {}
+                        note = self.details.get("contextNote")
+                        if note and details.get("key") == self.details.get("key"):
+                            # the outcome of the last action on this node stays until another is picked
+                            # (the redraw its own appends scheduled can land after it)
+                            details = {**details, "contextNote": note}
+                        self.details = details
+            self.revision += 1
 
     def _patch_for(self, svg: str, model: Any) -> str | None:
-        """The new picture as a patch of the last one (nodes drawn as before left out), or None; see :mod:`.tree_patch`."""
+        """The new picture as a patch of the last one (what did not change left out), or None; see :mod:`.tree_patch`."""
         before, self._statements = self._statements, dict(model.statements)
-        if not svg or not self.svg or not before:
+        drawn, self._drawing = self._drawing, tree_patch.parse(svg) if svg else None
+        if drawn is None or self._drawing is None or not before or svg == self.svg:
             return None
         same = {key for key, statement in self._statements.items() if before.get(key) == statement}
-        return svg_patch(svg, same) if same else None
+        return tree_patch.svg_patch(drawn, self._drawing, same)
 
     def _on_append(self, _entry: dict[str, Any]) -> None:
         # called from whichever thread appended (often the agent's loop): coalesce into one redraw

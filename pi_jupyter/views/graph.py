@@ -260,15 +260,15 @@ def _build_model(session: Session, options: GraphOptions, cache: GraphCache | No
         node.search = f"{node.search} {shown_text(node, options)}"
     by_entry = {}
     for unit in units.units:
-        key = layout.by_unit[id(unit)].key
+        key = layout.by_unit[unit].key
         for entry in unit.entries:
             by_entry[entry["id"]] = key
     path: list[str] = []
     for unit in units.path:
-        key = layout.by_unit[id(unit)].key
+        key = layout.by_unit[unit].key
         if not path or path[-1] != key:
             path.append(key)
-    leaf = layout.by_unit[id(units.leaf_unit)].key if units.leaf_unit is not None else None
+    leaf = layout.by_unit[units.leaf_unit].key if units.leaf_unit is not None else None
     name = session.name or (session.path.rsplit("/", 1)[-1] if session.path else "in-memory session")
     return GraphModel(
         nodes=nodes,

@@ -41,7 +41,7 @@ class Layout:
 
     nodes: list[Shown]
     roots: list[Shown]
-    by_unit: dict[int, Shown]
+    by_unit: dict[Unit, Shown]
     folded_runs: int = 0
     collapsed_branches: int = 0
     merged: int = 0
@@ -57,15 +57,16 @@ def plan(
     expand: set[str],
 ) -> Layout:
     """Fold ``tree`` for drawing (see the module docstring for the rules)."""
-    keep = {id(tree.by_entry[k]) for k in expand if k in tree.by_entry}
-    keep.update(id(u) for u in tree.path[max(0, len(tree.path) - keep_recent - 1) :])
+    # units and drawn nodes are compared by identity (eq=False): they key sets and dicts themselves
+    keep = {tree.by_entry[k] for k in expand if k in tree.by_entry}
+    keep.update(tree.path[max(0, len(tree.path) - keep_recent - 1) :])
     chunk = max(fold_min, max_nodes // 4, 1)
     runs = _runs(tree, fold_min, keep, expand, chunk, soft=True) if fold else []
     layout = _assemble(tree, runs, {}, set())
     if fold and len(layout.nodes) > max_nodes:
         runs = _runs(tree, fold_min, keep, expand, chunk, soft=False)
         layout = _assemble(tree, runs, {}, set())
-    collapsed: dict[int, Shown] = {}
+    collapsed: dict[Unit, Shown] = {}
     if len(layout.nodes) > max_nodes:
         collapsed = _collapse_branches(tree, layout, max_nodes, expand)
         layout = _assemble(tree, runs, collapsed, set())
@@ -86,27 +87,27 @@ def plan(
 
 def _heads(node: Shown) -> int:
     """Units in ``node`` whose parent is outside it: the branches it stands for."""
-    inside = {id(u) for u in node.units}
-    return sum(1 for u in node.units if u.parent is None or id(u.parent) not in inside)
+    inside = set(node.units)
+    return sum(1 for u in node.units if u.parent is None or u.parent not in inside)
 
 
-def _pinned(unit: Unit, keep: set[int], soft: bool) -> bool:
+def _pinned(unit: Unit, keep: set[Unit], soft: bool) -> bool:
     if unit.parent is None or len(unit.children) != 1 or len(unit.parent.children) != 1:
         return True
-    if unit.is_leaf or unit.labels or unit.kind in ("compaction", "branch_summary") or id(unit) in keep:
+    if unit.is_leaf or unit.labels or unit.kind in ("compaction", "branch_summary") or unit in keep:
         return True
     return soft and (unit.status != "ok" or bool(unit.models))
 
 
-def _runs(tree: UnitTree, fold_min: int, keep: set[int], expand: set[str], chunk: int, *, soft: bool) -> list[list[Unit]]:
-    pinned = {id(u) for u in tree.units if _pinned(u, keep, soft)}
+def _runs(tree: UnitTree, fold_min: int, keep: set[Unit], expand: set[str], chunk: int, *, soft: bool) -> list[list[Unit]]:
+    pinned = {u for u in tree.units if _pinned(u, keep, soft)}
     runs: list[list[Unit]] = []
     for unit in tree.units:
-        if id(unit) in pinned or (unit.parent is not None and id(unit.parent) not in pinned):
+        if unit in pinned or (unit.parent is not None and unit.parent not in pinned):
             continue  # not the first unit of a run
         run = [unit]
         cur = unit
-        while len(cur.children) == 1 and id(cur.children[0]) not in pinned:
+        while len(cur.children) == 1 and cur.children[0] not in pinned:
             cur = cur.children[0]
             run.append(cur)
         while run and "fold:" + run[0].key in expand:
@@ -116,72 +117,72 @@ def _runs(tree: UnitTree, fold_min: int, keep: set[int], expand: set[str], chunk
     return runs
 
 
-def _assemble(tree: UnitTree, runs: list[list[Unit]], collapsed: dict[int, Shown], deep: set[str]) -> Layout:
+def _assemble(tree: UnitTree, runs: list[list[Unit]], collapsed: dict[Unit, Shown], deep: set[str]) -> Layout:
     """Build the drawn tree.
 
-    ``collapsed``: unit id -> the node standing for the branch it starts; ``deep``: keys of
+    ``collapsed``: unit -> the node standing for the branch it starts; ``deep``: keys of
     folds along the current path that also hold the side branches leaving them.
     """
-    run_of: dict[int, Shown] = {}
+    run_of: dict[Unit, Shown] = {}
     for run in runs:
         node = Shown(key="fold:" + run[0].key, kind="fold", units=[], on_path=run[0].on_path)
         for unit in run:
-            run_of[id(unit)] = node
+            run_of[unit] = node
     for node in collapsed.values():
         node.units.clear()
         node.children.clear()
         node.parent = None
     nodes: list[Shown] = []
     roots: list[Shown] = []
-    by_unit: dict[int, Shown] = {}
-    placed: set[int] = set()
+    by_unit: dict[Unit, Shown] = {}
+    placed: set[Shown] = set()
     for unit in tree.units:
-        parent_shown = by_unit.get(id(unit.parent)) if unit.parent is not None else None
+        parent_shown = by_unit.get(unit.parent) if unit.parent is not None else None
         if parent_shown is not None and (parent_shown.kind in ("sub", "more") or (parent_shown.key in deep and not unit.on_path)):
             node = parent_shown  # inside a collapsed branch, or a side branch of a folded stretch of the path
         else:
-            node = collapsed.get(id(unit)) or run_of.get(id(unit)) or Shown(key=unit.key, kind=unit.kind, units=[], on_path=unit.on_path)
+            node = collapsed.get(unit) or run_of.get(unit) or Shown(key=unit.key, kind=unit.kind, units=[], on_path=unit.on_path)
         node.units.append(unit)
-        by_unit[id(unit)] = node
-        if id(node) in placed:
+        by_unit[unit] = node
+        if node in placed:
             continue
-        placed.add(id(node))
+        placed.add(node)
         node.parent = parent_shown
         (parent_shown.children if parent_shown is not None else roots).append(node)
         nodes.append(node)
     return Layout(nodes, roots, by_unit)
 
 
-def _sizes(layout: Layout) -> dict[int, int]:
+def _sizes(layout: Layout) -> dict[Shown, int]:
     """Drawn node -> how many nodes its subtree draws."""
-    size: dict[int, int] = {}
+    size: dict[Shown, int] = {}
     for node in reversed(layout.nodes):
-        size[id(node)] = 1 + sum(size[id(c)] for c in node.children)
+        size[node] = 1 + sum(size[c] for c in node.children)
     return size
 
 
-def _collapse_branches(tree: UnitTree, layout: Layout, max_nodes: int, expand: set[str]) -> dict[int, Shown]:
+def _collapse_branches(tree: UnitTree, layout: Layout, max_nodes: int, expand: set[str]) -> dict[Unit, Shown]:
     """Collapse branches off the current path (then merge crowded siblings) until the picture fits.
 
-    Returns unit id -> the node standing for the branch that unit starts.
+    Returns unit -> the node standing for the branch that unit starts.
     """
     size = _sizes(layout)
-    labelled: dict[int, bool] = {}
+    labelled: dict[Shown, bool] = {}
     for node in reversed(layout.nodes):
-        labelled[id(node)] = any(u.labels for u in node.units) or any(labelled[id(c)] for c in node.children)
+        labelled[node] = any(u.labels for u in node.units) or any(labelled[c] for c in node.children)
     candidates = [
         n for n in layout.nodes if not n.on_path and (n.parent is None or n.parent.on_path) and "sub:" + n.units[0].key not in expand
     ]
-    candidates.sort(key=lambda n: (labelled[id(n)], -size[id(n)]))
+    candidates.sort(key=lambda n: (labelled[n], -size[n]))
     total = len(layout.nodes)
-    collapsed: dict[int, Shown] = {}
+    collapsed: dict[Unit, Shown] = {}
     for node in candidates:
         if total <= max_nodes:
             break
-        if size[id(node)] > 1:
+        if size[node] > 1:
             first = node.units[0]
-            collapsed[id(first)] = Shown(key="sub:" + first.key, kind="sub", units=[])
-            total -= size[id(node)] - 1
+            collapsed[first] = Shown(key="sub:" + first.key, kind="sub", units=[])
+            total -= size[node] - 1
     if total > max_nodes:
         branch_points: list[tuple[Unit | None, list[Unit]]] = [(u, u.children) for u in tree.path if len(u.children) > 1]
         branch_points.append((None, tree.roots))
@@ -196,9 +197,9 @@ def _collapse_branches(tree: UnitTree, layout: Layout, max_nodes: int, expand: s
                 continue
             node = Shown(key=key, kind="more", units=[])
             for kid in middle:
-                old = collapsed.get(id(kid))
-                total -= 1 if old is not None else size.get(id(layout.by_unit[id(kid)]), 1)
-                collapsed[id(kid)] = node
+                old = collapsed.get(kid)
+                total -= 1 if old is not None else size.get(layout.by_unit[kid], 1)
+                collapsed[kid] = node
             total += 1
     return collapsed
 
@@ -207,7 +208,7 @@ def _fold_path(
     tree: UnitTree,
     runs: list[list[Unit]],
     layout: Layout,
-    keep: set[int],
+    keep: set[Unit],
     expand: set[str],
     chunk: int,
     max_nodes: int,
@@ -220,14 +221,14 @@ def _fold_path(
     branch points in between go into the folds.
     """
     size = _sizes(layout)
-    marked = [id(u) for u in tree.path if u.labels or u.kind in ("compaction", "branch_summary")]
+    marked = [u for u in tree.path if u.labels or u.kind in ("compaction", "branch_summary")]
     if strict:
         marked = marked[len(marked) - max_nodes // 4 :] if len(marked) > max_nodes // 4 else marked
     marked_set = set(marked)
     stretches: list[list[Unit]] = []
     current: list[Unit] = []
     for unit in tree.path:
-        pinned = unit.parent is None or unit.is_leaf or id(unit) in keep or id(unit) in marked_set
+        pinned = unit.parent is None or unit.is_leaf or unit in keep or unit in marked_set
         if pinned:
             stretches.append(current)
             current = []
@@ -243,12 +244,12 @@ def _fold_path(
             break
         if not run:
             continue
-        drawn = {id(layout.by_unit[id(u)]) for u in run}
-        side = {id(layout.by_unit[id(c)]) for u in run for c in u.children if not c.on_path}
+        drawn = {layout.by_unit[u] for u in run}
+        side = {layout.by_unit[c] for u in run for c in u.children if not c.on_path}
         saving = len(drawn) + sum(size[s] for s in side) - 1
         if saving >= 1:
             chosen.append(run)
             total -= saving
-    taken = {id(u) for run in chosen for u in run}
-    kept_runs = [r for r in runs if not any(id(u) in taken for u in r)]
+    taken = {u for run in chosen for u in run}
+    kept_runs = [r for r in runs if not any(u in taken for u in r)]
     return kept_runs + chosen, {"fold:" + r[0].key for r in chosen}

@@ -32,7 +32,15 @@ NODES = """() => {
     const q = new DOMPoint(r.right, r.bottom).matrixTransform(inv);
     out[g.dataset.key] = { text: g.textContent.replace(/\\s+/g, ' ').trim(), box: [p.x, p.y, q.x, q.y] };
   }
-  return { nodes: out, stage: document.querySelector('#host .pitv-stage').style.transform,
+  const edges = {};
+  for (const g of svg.querySelectorAll('g.edge')) {
+    const r = g.getBoundingClientRect();
+    const p = new DOMPoint(r.left, r.top).matrixTransform(inv);
+    const q = new DOMPoint(r.right, r.bottom).matrixTransform(inv);
+    const key = g.querySelector('title').textContent;
+    edges[key] = (edges[key] || []).concat([[p.x, p.y, q.x, q.y, g.getAttribute('class')]]);
+  }
+  return { nodes: out, edges, stage: document.querySelector('#host .pitv-stage').style.transform,
            selected: [...svg.querySelectorAll('g.node.pitv-selected')].map((g) => g.dataset.key) };
 }"""
 
@@ -67,12 +75,18 @@ def test_a_patched_redraw_draws_what_a_whole_drawing_draws(browser):
     page.keyboard.press("+")  # the user zooms in: the redraw must keep it
     page.keyboard.press("Shift+ArrowLeft")  # and pans
     before = page.evaluate(NODES)
-    for i in range(3):  # three turns, three patched redraws in a row
+    sent: list[dict] = []  # every state the kernel sends, in order, as the page receives them
+    view.observe(lambda _change: sent.append({k: getattr(view, k) for k in TRAITS}), names=["revision"])
+    for i in range(3):  # three turns, three redraws in a row
         write_turn(session, f"a new turn {i}", f"its answer {i}", tools=i)
+        sent.clear()
         view.redraw()
-        assert view.svg_patch and view.patch_base > 0, "the kernel sent a patch"
-        assert view.svg_patch.count('data-at="') > 0.8 * len(view.nodes)  # most nodes were left out
-        page.evaluate("(p) => window.__model.update(p)", {k: getattr(view, k) for k in TRAITS})
+        assert len(sent) == 2, "the new turn at once, then Graphviz's layout"
+        for got in sent:
+            assert got["svg_patch"] and got["patch_base"] > 0, "the kernel sent a patch"
+            assert len(got["svg_patch"]) < 0.25 * len(got["svg"])  # most of the picture was left out
+            page.evaluate("(p) => window.__model.update(p)", got)
+        assert page.evaluate("() => document.querySelectorAll('#host svg g.node').length") == len(view.nodes)
     patched = page.evaluate(NODES)
     whole = mounted(browser, view).evaluate(NODES)
     assert patched["nodes"].keys() == whole["nodes"].keys() == set(view.nodes)
@@ -80,6 +94,12 @@ def test_a_patched_redraw_draws_what_a_whole_drawing_draws(browser):
         mine = patched["nodes"][key]
         assert mine["text"] == node["text"], key
         assert all(abs(a - b) < 0.6 for a, b in zip(mine["box"], node["box"], strict=True)), (key, mine["box"], node["box"])
+    assert patched["edges"].keys() == whole["edges"].keys()
+    for key, boxes in whole["edges"].items():
+        mine = patched["edges"][key]
+        assert len(mine) == len(boxes) == 1, key  # one drawing of each edge, none left behind
+        assert mine[0][4] == boxes[0][4], key  # drawn as on the path, or not
+        assert all(abs(a - b) < 0.6 for a, b in zip(mine[0][:4], boxes[0][:4], strict=True)), (key, mine, boxes)
     assert patched["stage"].split("scale(")[1] == before["stage"].split("scale(")[1]  # the zoom is kept
     assert patched["selected"] == [view.selected]  # and the selection (a node folded away selects its fold)
     page.close()
@@ -98,4 +118,44 @@ def test_a_view_that_missed_a_drawing_draws_the_whole_picture(browser):
     shown = page.evaluate(NODES)
     assert set(shown["nodes"]) == set(view.nodes)
     assert any("second" in n["text"] for n in shown["nodes"].values())
+    page.close()
+
+
+def test_a_new_turn_shows_at_once_under_its_parent_and_moves_to_its_place(browser):
+    """The provisional picture: the new node below its parent, overlapping nothing; a page opened then draws the same."""
+    session = sample_session(1500, seed=5)
+    view = TreeView(session, debounce=3600)
+    page = mounted(browser, view)
+    sent: list[dict] = []
+    view.observe(lambda _change: sent.append({k: getattr(view, k) for k in TRAITS}), names=["revision"])
+    for i, branch in enumerate([False, True, False]):
+        if branch:  # a re-run of an earlier turn: the new node is a sibling of an existing one
+            session.checkout(session.raw_entries()[-9]["id"])
+        write_turn(session, f"turn {i}", f"answer {i}")
+        sent.clear()
+        view.redraw()
+        if len(sent) != 2:
+            continue  # not a grown picture (the path moved): drawn whole, as before
+        quick = sent[0]
+        new = [k for k in quick["nodes"] if k not in page.evaluate(NODES)["nodes"]]
+        page.evaluate("(p) => window.__model.update(p)", quick)
+        shown = page.evaluate(NODES)
+        assert set(shown["nodes"]) == set(quick["nodes"])
+        assert new, "a new node"
+        for key in new:
+            parent = quick["nodes"][key]["parent"]
+            assert shown["nodes"][key]["box"][1] > shown["nodes"][parent]["box"][3], "below its parent"
+            assert f"turn {i}" in shown["nodes"][key]["text"] or any(f"turn {i}" in shown["nodes"][k]["text"] for k in new)
+        boxes = [n["box"] for n in shown["nodes"].values()]
+        for a in range(len(boxes)):
+            for b in range(a + 1, len(boxes)):
+                p, q = boxes[a], boxes[b]
+                assert p[2] <= q[0] + 0.5 or q[2] <= p[0] + 0.5 or p[3] <= q[1] + 0.5 or q[3] <= p[1] + 0.5, "no node covers another"
+        fresh = mounted(browser, view)  # a page opened now (the kernel has laid it out) draws what the patches drew
+        page.evaluate("(p) => window.__model.update(p)", sent[1])
+        after, whole = page.evaluate(NODES), fresh.evaluate(NODES)
+        assert after["nodes"].keys() == whole["nodes"].keys()
+        for key, node in whole["nodes"].items():
+            assert all(abs(a - b) < 0.6 for a, b in zip(after["nodes"][key]["box"], node["box"], strict=True)), key
+        fresh.close()
     page.close()

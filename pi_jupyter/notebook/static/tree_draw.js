@@ -1,11 +1,13 @@
 // TreeView drawing (joined after tree_view.js by the kernel): puts the kernel's SVG on the stage.
 //
 // After a redraw the kernel sends the whole picture (trait `svg`) and, when the previous
-// drawing is known, a patch of it (`svg_patch`, based on revision `patch_base`): the same SVG
-// with every node drawn exactly as before replaced by a stub <g class="node" data-at="X,Y">
-// naming the node and the first point of its outline in the new layout. Applying the patch
-// moves the nodes this view already has (a translation) and inserts only the new and changed
-// nodes and the edges, so a redraw of a large tree does not parse and lay out every node again.
+// drawing is known, a patch of it (`svg_patch`, based on revision `patch_base`; see
+// pi_jupyter/notebook/tree_patch.py): only what changed. A node or edge drawn exactly as before
+// is left out; a node the layout moved comes as a stub <g class="node" data-at="X,Y"> naming the
+// first point of its outline in the new layout; a new or changed element comes whole; one no
+// longer drawn comes as <g data-gone>. Applying the patch moves the nodes this view has (a
+// translation), replaces or inserts the rest and removes what is gone, so a redraw of a large
+// tree does not parse and lay out every node again.
 
 /** The first point of a node's outline (its first path or polygon), in the SVG's coordinates; null if none. */
 function outlineStart(g) {
@@ -13,6 +15,12 @@ function outlineStart(g) {
   const spec = shape && (shape.getAttribute("d") || shape.getAttribute("points") || "");
   const m = spec && /M?\s*(-?[\d.]+)[ ,]+(-?[\d.]+)/.exec(spec);
   return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** The translation of a picture's graph group ([x, y], SVG units): where its coordinates land. */
+function shiftOf(graph) {
+  const m = /translate\((-?[\d.]+)[ ,]+(-?[\d.]+)\)/.exec((graph && graph.getAttribute("transform")) || "");
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
 }
 
 Object.assign(View.prototype, {
@@ -32,6 +40,7 @@ Object.assign(View.prototype, {
   drawWhole(svgText, text) {
     this.stage.textContent = "";
     this.groups = new Map();
+    this.edgeEls = new Map();
     this.order = [];
     if (!svgText) {
       this.textEl.style.display = "";
@@ -58,7 +67,9 @@ Object.assign(View.prototype, {
     imported.setAttribute("height", String(this.naturalH));
     this.stage.appendChild(imported);
     this.svgEl = imported;
+    this.shift = shiftOf(imported.querySelector(":scope > g.graph"));
     for (const g of imported.querySelectorAll("g.node")) this.addGroup(g);
+    for (const g of imported.querySelectorAll("g.edge")) this.addEdge(g);
     return true;
   },
 
@@ -71,59 +82,84 @@ Object.assign(View.prototype, {
     this.order.push(key);
   },
 
+  addEdge(g) {
+    const title = g.querySelector(":scope > title");
+    if (title) this.edgeEls.set(title.textContent, g);
+  },
+
   /** Apply the kernel's patch to the picture on the stage; false when it does not apply (then draw the whole). */
   drawPatch() {
     const patch = this.model.get("svg_patch") || "";
     const base = this.model.get("patch_base") || 0;
-    if (!patch || !base || base !== this.drawnRevision || !this.svgEl || !this.svgEl.isConnected) return false;
+    if (!patch || !base || base !== this.drawnRevision || !this.svgEl || !this.svgEl.isConnected || !this.edgeEls) return false;
     const holder = this.doc.createElement("div");
     holder.innerHTML = patch;
     const next = holder.querySelector("svg");
     const graph = this.svgEl.querySelector(":scope > g.graph");
     const incoming = next && next.querySelector(":scope > g.graph");
     if (!graph || !incoming) return false;
+    const isPart = (g) => g.classList.contains("node") || g.classList.contains("edge");
     const keyOf = (g) => {
       const t = g.querySelector(":scope > title");
       return t ? t.textContent : null;
     };
+    const mapOf = (g) => (g.classList.contains("node") ? this.groups : this.edgeEls);
     const items = [...incoming.children];
-    for (const child of items) {
-      if (child.hasAttribute("data-at") && !this.groups.has(keyOf(child))) return false; // a node this view lacks
+    const at = items.findIndex(isPart);
+    const head = at < 0 ? items : items.slice(0, at);
+    const body = at < 0 ? [] : items.slice(at);
+    for (const child of body) {
+      if (!isPart(child)) return false;
+      const stub = child.hasAttribute("data-at") || child.hasAttribute("data-gone");
+      if (stub && !mapOf(child).has(keyOf(child))) return false; // an element this view lacks
     }
-    // the picture's new size (for zoom and pan) and the graph's placement; the <svg> keeps its first
-    // viewBox (overflow visible): changing it would make the browser lay out every node's text again
+    // the picture's new size (for zoom and pan); the <svg> keeps its first viewBox (overflow visible)
+    // and its graph its first translation: changing either would make the browser lay out every
+    // node's text again. What the patch brings is moved by the difference of the translations.
     this.sizeFrom(next);
-    graph.setAttribute("transform", incoming.getAttribute("transform") || "");
-    const kept = new Set();
-    const old = this.groups;
-    this.groups = new Map();
-    this.order = [];
-    const front = [];
-    const rest = [];
-    let seenGroup = false;
-    for (const child of items) {
-      const at = child.getAttribute("data-at");
-      if (at !== null) {
-        // a node drawn as before: move this view's copy to where the new layout put it
-        const g = old.get(keyOf(child));
-        const start = g.__pitvStart || (g.__pitvStart = outlineStart(g));
-        const [x, y] = at.split(",").map(Number);
-        if (start) g.setAttribute("transform", `translate(${x - start[0]} ${y - start[1]})`);
-        kept.add(g);
-        this.addGroup(g);
-        seenGroup = true;
-        continue;
-      }
-      const isGroup = child.tagName.toLowerCase() === "g";
-      seenGroup = seenGroup || isGroup;
-      (seenGroup ? rest : front).push(child);
-      if (isGroup && child.classList.contains("node")) this.addGroup(child);
+    const [sx, sy] = shiftOf(incoming);
+    const dx = sx - this.shift[0];
+    const dy = sy - this.shift[1];
+    const place = (el) => {
+      // an element placed before the layout (tree_quick.py) carries its own translation: add ours
+      const [ox, oy] = shiftOf(el);
+      if (dx + ox || dy + oy) el.setAttribute("transform", `translate(${dx + ox} ${dy + oy})`);
+      else el.removeAttribute("transform");
+    };
+    // the graph's title and background go first (under the nodes), as the new picture has them
+    for (const child of [...graph.children]) {
+      if (isPart(child)) break;
+      child.remove();
     }
-    for (const child of [...graph.children]) if (!kept.has(child)) child.remove();
-    // the background and the graph's label go first (under the nodes); new nodes and edges after
     const first = graph.firstChild;
-    for (const el of front) graph.insertBefore(el, first);
-    for (const el of rest) graph.appendChild(el);
+    for (const el of head) {
+      place(el);
+      graph.insertBefore(el, first);
+    }
+    for (const child of body) {
+      const key = keyOf(child);
+      const map = mapOf(child);
+      const mine = map.get(key);
+      if (child.hasAttribute("data-gone")) {
+        mine.remove();
+        map.delete(key);
+      } else if (child.hasAttribute("data-at")) {
+        // a node drawn as before: move this view's copy to where the new layout put it
+        const start = mine.__pitvStart || (mine.__pitvStart = outlineStart(mine));
+        const [x, y] = child.getAttribute("data-at").split(",").map(Number);
+        if (start) mine.setAttribute("transform", `translate(${x + dx - start[0]} ${y + dy - start[1]})`);
+      } else {
+        place(child);
+        if (mine) mine.replaceWith(child);
+        else graph.appendChild(child);
+        if (map === this.groups) {
+          child.setAttribute("data-key", key);
+          this.groups.set(key, child);
+        } else this.edgeEls.set(key, child);
+      }
+    }
+    // the nodes in the kernel's order (search steps through them in it)
+    this.order = Object.keys(this.model.get("nodes") || {}).filter((k) => this.groups.has(k));
     return true;
   },
 });

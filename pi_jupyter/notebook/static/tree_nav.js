@@ -55,6 +55,20 @@ Object.assign(View.prototype, {
     return boxes;
   },
 
+  /** Draw the overview once the browser has painted the current picture (several calls, one drawing). */
+  drawMinimapSoon() {
+    if (this.miniPending) return;
+    this.miniPending = true;
+    const win = this.doc.defaultView || window;
+    // in the frame after the next: the next one shows the new picture as soon as it can
+    win.requestAnimationFrame(() =>
+      win.requestAnimationFrame(() => {
+        this.miniPending = false;
+        if (this.root.isConnected) this.drawMinimap();
+      }),
+    );
+  },
+
   drawMinimap() {
     if (!this.svgEl || !this.naturalW) return;
     const m = Math.min(MINI_W / this.naturalW, MINI_H / this.naturalH);
@@ -330,7 +344,10 @@ Object.assign(View.prototype, {
   paintLens() {
     const lens = this.model.get("lens") || {};
     const states = this.lensOn ? lens.nodes || {} : {};
-    for (const [key, g] of this.groups) {
+    // with the lens off and no node painted since it was last on, there is nothing to clear (a new node has no lens marks)
+    const paint = this.lensOn || this.lensPainted;
+    this.lensPainted = this.lensOn;
+    for (const [key, g] of paint ? this.groups : []) {
       const st = states[key];
       for (const c of ["in", "summary", "replaced", "out", "mixed", "off"]) g.classList.toggle("pitv-lens-" + c, this.lensOn && (st || "off") === c);
       g.classList.toggle("pitv-lens-firstkept", this.lensOn && key === lens.firstKept);

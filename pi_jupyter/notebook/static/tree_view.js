@@ -182,6 +182,7 @@ class View {
     for (const [name, fn] of this.handlers) this.model.off(name, fn);
     this.handlers = [];
     if (this.resizer) this.resizer.disconnect();
+    clearTimeout(this.movingTimer);
   }
 
   send(msg) {
@@ -236,7 +237,7 @@ class View {
     this.runSearch(true);
     if (this.search.value.trim().length >= 2) this.send({ type: "search", query: this.search.value }); // folds changed
     this.paintLens();
-    this.drawMinimap();
+    this.drawMinimapSoon(); // after this picture is painted: measuring every node now would hold the paint back
   }
 
   onNodes() {
@@ -374,7 +375,15 @@ class View {
     this.noteEl.className = "pitv-note pitv-info";
   }
 
+  /** The user pans or zooms: the stage gets its own layer until they stop (see tree_view.css). */
+  moving() {
+    this.root.classList.add("pitv-moving");
+    clearTimeout(this.movingTimer);
+    this.movingTimer = setTimeout(() => this.root.classList.remove("pitv-moving"), 400);
+  }
+
   zoomAt(factor, cx, cy) {
+    this.moving();
     this.userMoved = true;
     const s = Math.max(MIN_SCALE, Math.min(MAX_SCALE, this.scale * factor));
     const k = s / this.scale;
@@ -390,6 +399,7 @@ class View {
   }
 
   pan(dx, dy) {
+    this.moving();
     this.userMoved = true;
     this.tx += dx;
     this.ty += dy;
@@ -476,6 +486,7 @@ class View {
         vp.classList.add("pitv-dragging");
       }
       if (drag.moved) {
+        this.moving();
         this.userMoved = true;
         this.tx = drag.tx + dx;
         this.ty = drag.ty + dy;
