@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _START = "<!-- "
 _GROUP = re.compile(r'<g id="[^"]*" class="(node|edge)[ "][^>]*?(?: transform="translate\((-?[\d.]+) (-?[\d.]+)\)")?>')
@@ -54,7 +55,7 @@ class Part:
         """The node's key (or the edge's ``tail->head``), unescaped."""
         return html.unescape(self.title)
 
-    @property
+    @cached_property
     def sig(self) -> str:
         """The element's drawing without its ``id`` (Graphviz numbers elements in order, so ids shift)."""
         return _ID.sub(r"\1", self.body, count=1)

@@ -59,6 +59,12 @@ def box_of(part: Part) -> Box | None:
     return min(xs) + dx, min(ys) + dy, max(xs) + dx, max(ys) + dy
 
 
+def edges_of(model: Any) -> set[tuple[str, str, bool]]:
+    """A drawing's edges as ``(tail, head, on the current path)`` (an edge that joins or leaves the path is drawn anew)."""
+    on_path = set(zip(model.path, model.path[1:], strict=False))
+    return {(t, h, (t, h) in on_path) for t, h in model.edges}
+
+
 def provisional(
     old: Drawing | None,
     before: dict[str, str],
@@ -83,12 +89,11 @@ def provisional(
     parents = {key: model.nodes[key].parent for key in fresh}
     if any(parent is None or parent not in statements for parent in parents.values()):
         return None  # a new root: a different picture
-    on_path = set(zip(model.path, model.path[1:], strict=False))
-    edges = {(t, h, (t, h) in on_path) for t, h in model.edges}
+    edges = edges_of(model)
     added = edges - edges_before
     if len(added) > MAX_NEW:
         return None
-    small = _small_graph(source, statements, fresh + changed, added)
+    small = _small_graph(source, model, fresh + changed, added)
     svg = draw(small) if small is not None else None
     drawn = tree_patch.parse(svg) if svg else None
     if drawn is None or any(p.kind == "other" for p in old.parts.values()):
@@ -97,31 +102,21 @@ def provisional(
     return _grow(old, drawn, fresh, changed, removed, gone, {(t, h) for t, h, _ in added}, parents, model)
 
 
-def _small_graph(source: str, statements: dict[str, str], keys: list[str], added: set[tuple[str, str, bool]]) -> str | None:
+def _small_graph(source: str, model: Any, keys: list[str], added: set[tuple[str, str, bool]]) -> str | None:
     """DOT for the nodes in ``keys`` and the new edges (with their ends, so each edge is drawn as Graphviz draws it)."""
-    lines = source.splitlines()
-    head = [lines[0]] + [line for line in lines[1:8] if line.startswith(("\tgraph [", "\tnode [", "\tedge ["))]
+    statements: dict[str, str] = model.statements
+    lines = source.split("\n", 8)[:8]  # the graph's line and its attribute lines come first
+    head = [lines[0]] + [line for line in lines[1:] if line.startswith(("\tgraph [", "\tnode [", "\tedge ["))]
     if not head[0].startswith("digraph"):
         return None
     ends = dict.fromkeys(k for t, h, _ in added for k in (t, h) if k not in keys and k in statements)
     body = [statements[k] for k in [*keys, *ends]]
-    edge_lines = {(t, h): line for line in lines if " -> " in line for t, h in [_edge_ends(line)] if t is not None}
     for tail, head_key, _ in sorted(added):
-        line = edge_lines.get((tail, head_key))
+        line = model.edge_statements.get((tail, head_key))
         if line is None:
             return None
         body.append(line)
     return "\n".join(head) + "\n" + "".join(b if b.endswith("\n") else b + "\n" for b in body) + "}\n"
-
-
-_ENDS = re.compile(r'^\t"((?:[^"\\]|\\.)*)" -> "((?:[^"\\]|\\.)*)"')
-
-
-def _edge_ends(line: str) -> tuple[str | None, str | None]:
-    m = _ENDS.match(line)
-    if m is None:
-        return None, None
-    return m.group(1).replace('\\"', '"').replace("\\\\", "\\"), m.group(2).replace('\\"', '"').replace("\\\\", "\\")
 
 
 def _grow(

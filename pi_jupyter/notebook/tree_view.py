@@ -236,8 +236,7 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
         model = graph.model
         patch = self._patch_for(svg, model)
         nodes = json_safe({key: node.to_dict() for key, node in model.nodes.items()})
-        on_path = set(zip(model.path, model.path[1:], strict=False))
-        self._edges = {(t, h, (t, h) in on_path) for t, h in model.edges}
+        self._edges = tree_quick.edges_of(model)
         with self._lock, self.hold_sync():
             self._graph = graph
             if svg != self.svg:

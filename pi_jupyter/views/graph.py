@@ -115,6 +115,8 @@ class GraphModel:
     statements: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     """Key -> the node's DOT statement without its place in the drawing (set by :meth:`dot_body`): nodes
     whose statements are equal are drawn as equal boxes, wherever the layout puts them."""
+    edge_statements: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
+    """``(tail, head)`` -> the edge's DOT statement (set by :meth:`dot_body`)."""
 
     @property
     def legend(self) -> str:
@@ -167,9 +169,11 @@ class GraphModel:
         path_edges = set(zip(self.path, self.path[1:], strict=False))
         for tail, head in self.edges:
             if (tail, head) in path_edges:
-                lines.append(f'\t{_q(tail)} -> {_q(head)} [class="pi-edge pi-path" color="#1f6feb" penwidth=2.4]\n')
+                line = f'\t{_q(tail)} -> {_q(head)} [class="pi-edge pi-path" color="#1f6feb" penwidth=2.4]\n'
             else:
-                lines.append(f'\t{_q(tail)} -> {_q(head)} [class="pi-edge"]\n')
+                line = f'\t{_q(tail)} -> {_q(head)} [class="pi-edge"]\n'
+            self.edge_statements[(tail, head)] = line
+            lines.append(line)
         return lines
 
     def graph_attrs(self) -> dict[str, str]:
