@@ -39,13 +39,17 @@ def open_lab(lab) -> None:
 
 def new_untitled(lab) -> str:
     """File > New > Notebook in ``FOLDER``; returns the path JupyterLab gave it."""
-    lab.page.evaluate("(cwd) => window.jupyterapp.commands.execute('notebook:create-new', {cwd})", FOLDER)
+    # the command's own widget, not whichever is current: the notebook open before stays current for a moment
+    path = lab.page.evaluate(
+        "async (cwd) => { const w = await window.jupyterapp.commands.execute('notebook:create-new', {cwd}); return w.context.path; }",
+        FOLDER,
+    )
     lab.page.wait_for_function(
-        "(cwd) => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && w.context.path.startsWith(cwd + '/'); }",
-        arg=FOLDER,
+        "(p) => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && w.context.path === p; }",
+        arg=path,
         timeout=90_000,  # a new notebook's panel can take a while on a loaded 2-core machine (CI)
     )
-    lab.path = lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.context.path")
+    lab.path = path
     lab.wait_for_kernel()
     return lab.path
 
