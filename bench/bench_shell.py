@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -35,18 +35,26 @@ from bench_cell import _files  # noqa: E402 - the same 100k files as the cell be
 
 from pi_jupyter.session import Session  # noqa: E402
 
-PEAK = """import atexit, sys
+PEAK = """import atexit, os, sys
 def _peak():
     for row in open('/proc/self/status'):
         if row.startswith('VmHWM:'):
             sys.stderr.write('PEAK ' + row.split()[1] + '\\n')
+            sys.stderr.flush()
 atexit.register(_peak)
+def _exit(code, _exit=os._exit):
+    _peak()
+    _exit(code)
+os._exit = _exit
 """
-"""Prepended to a Python child: its own peak RSS (VmHWM) on stderr when it exits."""
+"""Prepended to a Python child: its own peak RSS (VmHWM) on stderr when it exits, by ``os._exit`` too.
+
+(``wait4``'s peak would not do: a child started by ``vfork`` inherits its parent's peak.)"""
 
 ORJSON_PASS = PEAK + "import orjson, sys\nwith open(sys.argv[1], 'rb') as fh:\n    for line in fh:\n        orjson.loads(line)\n"
 
-CLI = PEAK + "import sys\nfrom pi_jupyter.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+CLI = PEAK + "from pi_jupyter.cli.main import entry\nentry()\n"
+"""What the ``pi-jupyter`` script runs."""
 
 IMPORT_IN_KERNEL = r"""
 import sys, time, IPython, ipykernel.ipkernel  # what a kernel has imported before any cell
@@ -76,18 +84,32 @@ process.stderr.write("PEAK " + status.split(/\s+/)[1] + "\n");
 """
 
 
+_NOT_A_USERS = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+"""Settings a developer's shell may have and a user's does not (unbuffered output costs a write per print)."""
+
+
 def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
-    """(wall s, CPU s, peak RSS KB, stdout) of one fresh process, its output to a pipe that is drained."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """(wall s, CPU s, peak RSS KB, stdout) of one fresh process, its output to a pipe that is drained.
+
+    CPU time is the child's own, from ``wait4``; its peak memory is what it wrote on stderr (:data:`PEAK`).
+    """
     started = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True, env=env, check=False)
+    env = {k: v for k, v in (env or os.environ).items() if k not in _NOT_A_USERS}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    errors: list[bytes] = []
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read()))  # type: ignore[union-attr]
+    drain.start()
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    drain.join()
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
     if proc.returncode not in (0, 1):
-        raise RuntimeError(f"{args[:4]} failed: {proc.stderr.decode()[-500:]}")
-    peak = next((int(r.split()[1]) for r in proc.stderr.decode().splitlines() if r.startswith("PEAK ")), 0)
-    return wall, cpu, peak, proc.stdout.decode(errors="replace") if len(proc.stdout) < 10_000 else ""
+        raise RuntimeError(f"{args[:4]} failed: {b''.join(errors).decode(errors='replace')[-500:]}")
+    err = b"".join(errors).decode(errors="replace")
+    peak = next((int(r.split()[1]) for r in err.splitlines() if r.startswith("PEAK ")), 0)
+    return wall, cpu, peak, out.decode(errors="replace") if len(out) < 10_000 else ""
 
 
 def _best(runs: list[tuple[float, float, int, str]]) -> dict[str, float]:

@@ -1,7 +1,5 @@
 """``python -m pi_jupyter``: the ``pi-jupyter`` command line."""
 
-import sys
+from .cli.main import entry
 
-from .cli.main import main
-
-sys.exit(main())
+entry()

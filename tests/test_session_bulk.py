@@ -116,9 +116,18 @@ def _context(read: Session | scan_module.ScannedSession, leaf: str | None = None
         if isinstance(read, Session):
             return (read.context() if leaf is None else read.context(leaf)).to_pi_json()
         plan = read.plan(read.leaf_id if leaf is None else leaf)
-        return {"messages": list(read.messages(plan)), **plan.settings()}
+        messages = list(read.messages(plan))
+        # what context --json writes: messages it passes on taken from the line as written, the rest parsed
+        written = [json.loads(bytes(text)) if text is not None else message for text, message in read.message_texts(plan)]
+        assert written == messages
+        return {"messages": messages, **plan.settings()}
     except CycleError:
         return "cycle"
+
+
+def _read_whole(path: Path) -> Session:
+    """The file read one line at a time, every entry whole: what old versions and odd files get, the reference here."""
+    return Session._from_bytes(str(path), path.read_bytes(), readonly=True, durability="never")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -126,7 +135,7 @@ def _context(read: Session | scan_module.ScannedSession, leaf: str | None = None
 def test_runs_read_at_once_give_what_the_whole_file_gives(tmp_path: Path, lines: list[bytes], newline: bool, chunk: int) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join([json.dumps(HEADER).encode(), *lines]) + (b"\n" if newline else b""))
-    whole = Session.open(path, readonly=True)
+    whole = _read_whole(path)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(scan_module, "CHUNK", chunk)  # runs and lines cut by the reading buffer, carried over, a buffer grown
         try:
@@ -210,3 +219,64 @@ def test_cli_context_json_on_odd_layouts_is_the_stores_context_and_names_the_dam
     else:
         assert f"{path}: line {damaged}:" in proc.stderr
     assert path.read_bytes() == before  # reading never rewrites
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_bodies(), newline=st.booleans(), chunk=st.sampled_from([16, 64, 200, 1 << 20]))
+def test_a_session_opened_by_runs_is_the_session_read_whole(tmp_path: Path, lines: list[bytes], newline: bool, chunk: int) -> None:
+    """Session.open reads the usual file a run at a time, its message lines as stubs: nothing a kernel asks may differ."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join([json.dumps(HEADER).encode(), *lines]) + (b"\n" if newline else b""))
+    whole = _read_whole(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scan_module, "CHUNK", chunk)
+        opened = Session.open(path, readonly=True)
+    assert _answers(opened) == _answers(whole)
+    for leaf in [None, *(eid for eid in {*whole.child_ids(None), *whole.labels} if eid and eid in whole)]:
+        assert _context(opened, leaf) == _context(whole, leaf)
+        if leaf:
+            assert opened.child_ids(leaf) == whole.child_ids(leaf)
+            assert _branch(opened, leaf) == _branch(whole, leaf)
+    assert opened.custom_entries("pi_jupyter.cell") == whole.custom_entries("pi_jupyter.cell")
+    assert opened.raw_entries() == whole.raw_entries()
+    assert [node.entry["id"] for node in _walk(opened.tree())] == [node.entry["id"] for node in _walk(whole.tree())]
+
+
+def test_a_session_opened_by_runs_appends_where_a_whole_read_would(tmp_path: Path) -> None:
+    """After a torn last line, a file without a final newline, or a clean end: the next entry lands as before."""
+    tails = (
+        b"",  # a clean end
+        b'{"type":"message","id":"t1","parentId":"e1","mess',  # torn
+        b'{"type":"message","id":"t2","parentId":"e1","message":{"role":"user","content":"x"}}',  # no final newline
+    )
+    for tail in tails:
+        path = tmp_path / "s.jsonl"
+        body = [json.dumps(HEADER).encode(), json.dumps(_message("e0", None)).encode(), json.dumps(_assistant("e1", "e0")).encode()]
+        path.write_bytes(b"\n".join(body) + b"\n" + tail)
+        copy = tmp_path / "copy.jsonl"
+        copy.write_bytes(path.read_bytes())
+        opened = Session.open(path)
+        reference = Session._from_bytes(str(copy), copy.read_bytes(), readonly=False, durability="never")
+        reference._path = str(copy)  # (the whole read appends to the copy)
+        for s in (opened, reference):
+            s.append_message({"role": "user", "content": "next", "timestamp": 5})
+            s.close()
+        assert Session.open(path, readonly=True).load_report.problems == Session.open(copy, readonly=True).load_report.problems
+        assert [m.get("content") for m in Session.open(path, readonly=True).context().raw_messages] == [
+            m.get("content") for m in Session.open(copy, readonly=True).context().raw_messages
+        ]
+
+
+def _branch(read: Session, leaf: str) -> object:
+    try:
+        return read.branch_ids(leaf)
+    except CycleError:
+        return "cycle"
+
+
+def _walk(nodes: list) -> list:
+    out = []
+    for node in nodes:
+        out.append(node)
+        out.extend(_walk(node.children))
+    return out

@@ -149,3 +149,25 @@ def test_every_entry_type_has_a_kind_code_in_the_index():
     from pi_jupyter.session.kinds import KINDS
 
     assert set(KINDS) == set(ENTRY_TYPES)
+
+
+def test_records_of_a_custom_type_are_found_without_reading_the_message_lines(tmp_path):
+    path = tmp_path / "s.jsonl"
+    two_branches(path)
+    s = Session.open(path)
+    s.append_custom("pi_jupyter.notebook", {"notebook": "nb-1", "path": "a.ipynb"})
+    s.append_custom("other.tool", {"x": 1})
+    s.append_custom("pi_jupyter.notebook", {"notebook": "nb-1", "path": "b.ipynb"})
+    s.close()
+    expected = [e for e in Session.open(path, readonly=True).raw_entries() if e.get("customType") == "pi_jupyter.notebook"]
+    assert [e["data"]["path"] for e in expected] == ["a.ipynb", "b.ipynb"]
+    s = Session.open(path, readonly=True)
+    with open(path, "r+b") as fh:  # the old branch's message lines change under us (same inode, same size)
+        blob = fh.read()
+        fh.seek(0)
+        fh.write(blob.replace(b'"id": "c"', b'"id": "C"'))
+    # what a notebook's first cell asks (which notebooks this session belongs to) needs no message line
+    assert s.custom_entries("pi_jupyter.notebook") == expected
+    assert s.custom_entries("no.such.type") == []
+    with pytest.raises(SessionChangedError):
+        s.raw_entries()  # every entry: the message lines are read, and the change is seen

@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..session.errors import CycleError
 from ..session.jsonl import dumps
+from ..session.kinds import PASSED_ON
 from .common import CURRENT, CliError, note_problems, open_session, resolve_leaf, safe_stdout, scan_session, status, write_json
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used, so a plain --json run imports no message models
     from ..session import Session
     from ..session.rebuild import ContextPlan
     from ..session.scan import ScannedSession
+
+READ_ONLY = True
+"""The command only reads: the ``pi-jupyter`` script ends the process as soon as its output is written."""
 
 DESCRIPTION = """\
 Print what a model would be given on the current branch: pi's buildSessionContext
@@ -34,9 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the branch to rebuild: an entry id, a unique id prefix, a label, or 'null' (before the first entry)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
-
-
-_PASS_THROUGH = ("user", "assistant", "toolResult")
 
 
 def context_json(session: Session, leaf: Any = CURRENT) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def llm_items(message: Any) -> list[Any]:
     role = message.get("role") if isinstance(message, dict) else None
     if not isinstance(role, str):
         return []  # not a message at all: pi's convertToLlm drops it (or, for null, fails)
-    if role in _PASS_THROUGH:
+    if role in PASSED_ON:
         return [message]  # passed on unchanged: written as read, byte for byte
     from ..messages import convert_to_llm
 
@@ -93,28 +94,80 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stream_json(scanned: ScannedSession, plan: ContextPlan) -> None:
-    """``{"messages": [...], "thinkingLevel", "model", "llm": [...]}`` written as it is read (llm spooled to a file)."""
+    """``{"messages": [...], "thinkingLevel", "model", "llm": [...]}`` written as it is read (llm held aside until then)."""
     out = sys.stdout.buffer
     sys.stdout.flush()
-    import tempfile  # here: only this output needs it (and with it shutil and random), not the file's reading
-
-    with tempfile.TemporaryFile() as spool:
-        out.write(b'{"messages":[')
-        sep = spool_sep = b""
-        for message in scanned.messages(plan):
-            blob = dumps(message)
-            out.write(sep + blob)
-            sep = b","
-            for item in llm_items(message):
-                spool.write(spool_sep + (blob if item is message else dumps(item)))
-                spool_sep = b","
-        settings = dumps(plan.settings())  # {"thinkingLevel"?, "model"}
-        out.write(b"]," + settings[1:-1] + b',"llm":[')
-        spool.seek(0)
-        while piece := spool.read(1 << 20):  # (shutil would cost the command its import)
-            out.write(piece)
-        out.write(b"]}\n")
+    out.write(b'{"messages":[')
+    messages = _Commas(out, WRITE_AT)  # a pipe takes a few large writes better than many small ones
+    llm = _Commas(None, SPOOL_LIMIT)
+    for text, message in scanned.message_texts(plan):
+        blob = text if text is not None else dumps(message)
+        messages.add(blob)
+        # a message taken as written has a role convert_to_llm passes on unchanged
+        for item in llm_items(message) if text is None else (message,):
+            llm.add(blob if item is message else dumps(item))
+    messages.flush()
+    settings = dumps(plan.settings())  # {"thinkingLevel"?, "model"}
+    out.write(b"]," + settings[1:-1] + b',"llm":[')
+    llm.move_to(out)
+    out.write(b"]}\n")
     out.flush()
+
+
+class _Commas:
+    """Items written comma-separated to ``sink``, ``limit`` bytes at a time.
+
+    Without a sink (the ``llm`` items) they are held in memory up to ``limit``, then go to a
+    temporary file: a branch of 100k messages would otherwise hold its whole context twice,
+    and a usual one never touches the disk (nor imports :mod:`tempfile`).
+    """
+
+    def __init__(self, sink: BinaryIO | None, limit: int) -> None:
+        self._sink = sink
+        self._limit = limit
+        self._pieces: list[bytes | memoryview] = []
+        self._held = 0  # bytes in _pieces
+        self._written = False  # some items went to the sink already
+
+    def add(self, blob: bytes | memoryview) -> None:
+        """Append one item."""
+        self._pieces.append(blob)
+        self._held += len(blob)
+        if self._held > self._limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the items held to the sink (a temporary file if there is none yet)."""
+        if not self._pieces:
+            return
+        if self._sink is None:
+            import tempfile
+
+            self._sink = tempfile.TemporaryFile()
+        if self._written:
+            self._sink.write(b",")
+        self._sink.write(b",".join(self._pieces))
+        self._written = True
+        self._pieces.clear()
+        self._held = 0
+
+    def move_to(self, out: BinaryIO) -> None:
+        """Write every item, comma-separated, to ``out`` (from the temporary file, then memory) and let go of them."""
+        if self._sink is not None:
+            with self._sink as spool:
+                spool.seek(0)
+                while piece := spool.read(1 << 20):  # (shutil would cost the command its import)
+                    out.write(piece)
+            self._sink = None
+        self._sink = out
+        self.flush()
+
+
+SPOOL_LIMIT = 32 << 20
+"""Bytes of ``llm`` items held in memory before the rest goes to a temporary file."""
+
+WRITE_AT = 1 << 20
+"""Bytes of messages gathered before they are written out."""
 
 
 def _stream_text(scanned: ScannedSession, plan: ContextPlan, leaf_id: str | None) -> None:
@@ -147,7 +200,7 @@ def _counted(scanned: ScannedSession, plan: ContextPlan) -> Iterator[Any]:
             continue
         stub = scanned.stub_at(position)
         message = stub.get("message")
-        if stub["type"] == "message" and isinstance(message, dict) and message.get("role") in _PASS_THROUGH:
+        if stub["type"] == "message" and isinstance(message, dict) and message.get("role") in PASSED_ON:
             yield message  # a stub of the role is enough: passed on as it is
         else:
             yield from scanned.messages_at(plan, n)

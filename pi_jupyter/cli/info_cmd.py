@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover - a file read as stubs needs no Session (n
     from ..session import Session
     from ..session.scan import ScannedSession
 
+READ_ONLY = True
+"""The command only reads: the ``pi-jupyter`` script ends the process as soon as its output is written."""
+
 DESCRIPTION = """\
 Print what the session is (id, file, cwd, name, parent session, created/modified, entry
 and message counts, leaf, models used, token and cost totals over every branch) and its

@@ -14,6 +14,9 @@ from ..views.edit_marks import MARK_SIGNS, MARK_WORDS, branch_edit_marks
 from .common import note_problems, open_session, safe_stdout, scan_session, status
 from .render import cut_name, entry_summary, visible_children
 
+READ_ONLY = True
+"""The command only reads: the ``pi-jupyter`` script ends the process as soon as its output is written."""
+
 DESCRIPTION = """\
 Print every entry of the session as a tree. A linear run of entries stays at one
 indentation level, however long; indentation grows only where the conversation branches

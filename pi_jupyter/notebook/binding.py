@@ -94,11 +94,11 @@ class NotebookRecord(BaseModel):
         return {"notebook": self.notebook} | self.model_dump(exclude_none=True, exclude_defaults=True, by_alias=True)
 
 
-def notebook_records(session: Any) -> list[NotebookRecord]:
+def notebook_records(session: Session) -> list[NotebookRecord]:
     """The notebook records of ``session`` in file order (malformed ones skipped)."""
     out: list[NotebookRecord] = []
-    for entry in session.raw_entries():
-        if entry.get("type") != "custom" or entry.get("customType") != NOTEBOOK_TYPE or not isinstance(entry.get("data"), dict):
+    for entry in session.custom_entries(NOTEBOOK_TYPE):
+        if not isinstance(entry.get("data"), dict):
             continue
         try:
             out.append(NotebookRecord.model_validate(entry["data"]))

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import codecs
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import repeat
 from operator import attrgetter
 from typing import Any, Literal
 
 import msgspec
 
-from .kinds import KINDS
+from .kinds import KINDS, PASSED_ON
 
 _UNSET: Any = msgspec.UNSET
 
@@ -63,20 +63,22 @@ class MessageHead(msgspec.Struct, frozen=True, gc=False):
         """The head as a dict (``{"role": ...}``; the message's other fields stay in the file)."""
         out = _HEAD_DICTS.get(self)
         if out is None:
-            out = _HEAD_DICTS[self] = {} if self.role is _UNSET else {"role": self.role}
+            out = _HEAD_DICTS[self] = {k: v for k in self.__struct_fields__ if (v := getattr(self, k)) is not _UNSET}
         return out
+
+
+class ModelHead(MessageHead, frozen=True, gc=False):
+    """A stub's message head with the model that wrote it, as a session opened in a kernel keeps it."""
+
+    provider: str | msgspec.UnsetType = _UNSET
+    model: str | msgspec.UnsetType = _UNSET
 
 
 _HEAD_DICTS: dict[MessageHead, dict[str, Any]] = {}
 
 
-class LineStub(msgspec.Struct, gc=False):
-    """One line read as a stub, readable as the dict stub it stands for (do not modify it)."""
-
-    type: KnownType
-    id: str
-    parentId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815 - the JSON key
-    message: MessageHead | msgspec.UnsetType = _UNSET
+class _DictLike(msgspec.Struct, gc=False):
+    """A line read as a stub, readable as the dict stub it stands for (do not modify it)."""
 
     def get(self, key: str, default: Any = None) -> Any:
         """``dict.get``: the field, or ``default`` when the line did not have it."""
@@ -103,11 +105,70 @@ class LineStub(msgspec.Struct, gc=False):
         return {key: self.get(key) for key in self.keys()}
 
 
-_decode_lines = msgspec.json.Decoder(LineStub).decode_lines
+class LineStub(_DictLike, gc=False):
+    """One line read as a stub: its type, id, parent and message role (what the command line needs)."""
+
+    type: KnownType
+    id: str
+    parentId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815 - the JSON key
+    message: MessageHead | msgspec.UnsetType = _UNSET
+
+
+class TimedStub(_DictLike, gc=False):
+    """One line read as a stub for a session opened in a kernel: also its time and its message's model.
+
+    The same fields as :func:`~.stubs.message_stub`'s dict stubs, so the tree can sort by time
+    and a branch name its model without reading the line whole.
+    """
+
+    type: KnownType
+    id: str
+    parentId: str | None | msgspec.UnsetType = _UNSET  # noqa: N815 - the JSON key
+    timestamp: Any = _UNSET
+    message: ModelHead | msgspec.UnsetType = _UNSET
+
+
+class _MessageLine(msgspec.Struct):
+    message: msgspec.Raw | msgspec.UnsetType = _UNSET
+
+
+class _MessageText(msgspec.Struct):
+    role: KnownRole | msgspec.UnsetType = _UNSET
+    content: msgspec.Raw | msgspec.UnsetType = _UNSET
+
+
+def message_text(line: bytes) -> memoryview | None:
+    """The JSON text of a ``message`` line's message, when it is one the context passes on as written.
+
+    That is a message object with a :data:`PASSED_ON` role and a content that is not ``null``
+    (pi reads a missing or ``null`` content as empty, which changes the message). ``None`` for
+    anything else, and for a line that is not JSON or not UTF-8: the caller reads the line
+    whole, as before. Writing the text as it stands (a view of ``line``, not a copy) spares
+    parsing a message only to write it again.
+    """
+    try:
+        raw = _message_line(line).message
+        if isinstance(raw, msgspec.UnsetType):
+            return None
+        head = _message_text(raw)
+        if head.role not in PASSED_ON or isinstance(head.content, msgspec.UnsetType) or bytes(head.content) == b"null":
+            return None
+        if not line.isascii():
+            _utf8(raw, "strict", True)
+    except (*_errors, UnicodeDecodeError):
+        return None
+    return memoryview(raw)
+
+
+_message_line = msgspec.json.Decoder(_MessageLine).decode
+_message_text = msgspec.json.Decoder(_MessageText).decode
+_DECODERS: dict[bool, Callable[[memoryview], list[Any]]] = {
+    False: msgspec.json.Decoder(LineStub).decode_lines,
+    True: msgspec.json.Decoder(TimedStub).decode_lines,
+}
 _errors = (msgspec.DecodeError, msgspec.ValidationError)
 _utf8 = codecs.utf_8_decode
 _heads: dict[Any, Any] = {}
-_SYSTEM = MessageHead("system")
 _OPEN, _CLOSE = ord("{"), ord("}")
 
 
@@ -128,14 +189,15 @@ def line_ends(data: bytearray | bytes, start: int, stop: int) -> array | None:
     return ends
 
 
-def decode_run(run: memoryview, count: int, ascii_only: bool = False) -> list[LineStub] | None:
+def decode_run(run: memoryview, count: int, ascii_only: bool = False, *, timed: bool = False) -> list[Any] | None:
     """The ``count`` lines of ``run`` (each ``{...}``, see :func:`line_ends`) as stubs, or ``None`` to read them one by one.
 
     ``None`` too for a run holding a system message (pi 1.x): read one by one, it asks for the
     whole file to be opened, as before. ``ascii_only``: the caller knows the bytes are ASCII.
+    ``timed``: :class:`TimedStub` rather than :class:`LineStub`.
     """
     try:
-        stubs = _decode_lines(run)
+        stubs = _DECODERS[timed](run)
         if not ascii_only:
             _utf8(run, "strict", True)  # the skipped text was not decoded: check it is UTF-8 all the same
     except (*_errors, UnicodeDecodeError):
@@ -144,19 +206,20 @@ def decode_run(run: memoryview, count: int, ascii_only: bool = False) -> list[Li
         return None
     messages = list(map(_message_of, stubs))
     heads = list(map(_heads.setdefault, messages, messages))  # one shared head per role
-    if _SYSTEM in _heads and _SYSTEM in heads:
+    systems = [head for head in _heads if getattr(head, "role", None) == "system"]  # a handful of heads in all
+    if systems and any(head in heads for head in systems):
         return None
     for _ in map(setattr, stubs, repeat("message"), heads):
         pass
     return stubs
 
 
-def special_positions(stubs: list[LineStub]) -> list[int]:
+def special_positions(stubs: list[Any]) -> list[int]:
     """Positions of the stubs that are not plain messages (other entry types, a message line without a message): read whole."""
     return [i for i, stub in enumerate(stubs) if stub.type != _MESSAGE or stub.message is _UNSET]
 
 
-def parent_ids(stubs: list[LineStub]) -> list[str | None]:
+def parent_ids(stubs: list[Any]) -> list[str | None]:
     """Each stub's ``parentId``, ``None`` where the line had none or an empty one (as the line-by-line read takes it)."""
     raw = list(map(_parent_of, stubs))
     return list(map(_NO_PARENT.get, raw, raw)) if _UNSET in raw or "" in raw else raw
@@ -169,4 +232,13 @@ _parent_of = attrgetter("parentId")
 ids_of = attrgetter("id")
 
 
-__all__ = ["LineStub", "MessageHead", "decode_run", "ids_of", "line_ends", "parent_ids", "special_positions"]
+__all__ = [
+    "LineStub",
+    "MessageHead",
+    "decode_run",
+    "ids_of",
+    "line_ends",
+    "message_text",
+    "parent_ids",
+    "special_positions",
+]

@@ -57,6 +57,7 @@ from .kinds import (
     js_date_ms,
     time_key,
 )
+from .line_numbers import LineNumbers
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,6 +70,12 @@ _SINGLE_READS = 32  # stubs read back one line at a time; more are read in one s
 def _is_transparent(entry: RawEntry) -> bool:
     custom_type = entry.get("customType")
     return type(custom_type) is str and custom_type in TRANSPARENT_TYPES
+
+
+def _line_at(numbered: LineNumbers, adding: list[int], position: int) -> int:
+    """The line of ``position``, which may be among the lines being added (``adding``)."""
+    known = len(numbered)
+    return numbered[position] if position < known else adding[position - known]
 
 
 def _parent_key(entry: RawEntry) -> str | None:
@@ -84,21 +91,32 @@ class EntryIndex:
     first (:meth:`materialize`); :attr:`order` and :attr:`by_id` may hold stubs.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, defer_positions: bool = False) -> None:
+        """``defer_positions``: runs of lines (:meth:`extend_run`) may leave their ids out of the
+        dict of positions until something needs it (reading a file once, for its context)."""
         self._by_id: dict[str, RawEntry] = {}
         self._unlisted: list[tuple[list[str], list[RawEntry]]] = []  # runs indexed by extend_run, not yet in _by_id
         self.order: list[RawEntry] = []
         self.labels: dict[str, tuple[str, str]] = {}
         self.leaf: str | None = None
         self.name: str | None = None
-        self._pos: dict[str, int] = {}  # id -> position in order of the line that stands for it
-        self._parent: list[int] = []  # per line: position of its parent, -1 for none
+        self._posd: dict[str, int] = {}  # id -> position in order of the line that stands for it (see _pos)
+        # runs extend_run indexed without adding their ids to _posd yet: (first position, ids); while there are
+        # any, _seen holds every id (a repeated id shows in its size) and _misses the lines whose parent is
+        # not the line before, as (position, parent id), their parent positions still to be found
+        self._pending: list[tuple[int, list[str]]] = []
+        self._seen: set[str] | None = None
+        self._misses: list[tuple[int, str]] = []
+        self._lazy = defer_positions  # extend_run may leave runs pending (until something needs every position)
+        self._parent = array("q")  # per line: position of its parent, -1 for none
         self._kind = bytearray()  # per line: a K_* code
-        self._lines = array("q")  # per line: its 1-based line number in the file (0: not from a file)
+        self._lines = LineNumbers()  # per line: its 1-based line number in the file (0: not from a file)
         self._children: dict[str | None, list[str]] | None = None  # built on first use
         self._cells: dict[str, list[int]] = {}  # notebook cell id -> positions of its run records, in file order
-        self._stub_off = array("q")  # per line: byte offset of a line read as a stub, -1 for a whole entry
-        self._stub_len = array("q")  # per line: its length
+        # per line: byte offset of a line read as a stub, -1 for a whole entry, and its length; kept only as
+        # far as the last line given with offsets (the lines after it are whole)
+        self._stub_off = array("q")
+        self._stub_len = array("q")
         self._stubs = 0  # how many lines are stubs
         self._source: LineSource | None = None
         self._fill_lock = threading.Lock()
@@ -124,10 +142,58 @@ class EntryIndex:
         return self._by_id
 
     def __len__(self) -> int:
-        return len(self._pos)
+        return len(self._seen) if self._seen is not None else len(self._posd)
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._pos
+        return entry_id in (self._seen if self._seen is not None else self._posd)
+
+    @property
+    def _pos(self) -> dict[str, int]:
+        """Id -> position of the line that stands for it, every pending run added first."""
+        if self._seen is not None:
+            posd = self._posd
+            for first, ids in self._pending:
+                posd.update(zip(ids, range(first, first + len(ids)), strict=True))
+            self._pending.clear()
+            self._seen = None
+            self._lazy = False  # from now on every run is added as it comes
+        if self._misses:
+            self._settle()
+        return self._posd
+
+    def _position(self, entry_id: str) -> int:
+        """The position of ``entry_id`` (-1: not in the file); a pending run is searched rather than listed whole."""
+        if self._seen is None:
+            return self._pos.get(entry_id, -1)
+        if entry_id not in self._seen:
+            return -1
+        p = self._posd.get(entry_id)
+        if p is not None:
+            return p
+        for first, ids in reversed(self._pending):  # the usual leaf: near the end
+            if entry_id in ids:
+                return first + ids.index(entry_id)
+        return -1  # (not reached: every id in _seen is in one of them)
+
+    def _settle(self) -> None:
+        """Find the parents of the lines :meth:`extend_run` left pending: one pass over the pending ids."""
+        if not self._misses:
+            return
+        misses, self._misses = self._misses, []
+        wanted = {parent for _, parent in misses}
+        posd = self._posd
+        found = {eid: posd[eid] for eid in wanted if eid in posd}
+        for first, ids in self._pending:
+            for k in itertools.compress(range(len(ids)), map(wanted.__contains__, ids)):
+                found[ids[k]] = first + k
+        parents = self._parent
+        for p, parent in misses:
+            q = found.get(parent, -1)
+            parents[p] = q
+            if q < 0 or q >= p:
+                # a parent missing, the line itself or later in the file: check_structure must look, and
+                # the parent positions must be resolved again, as extend decides line by line
+                self._irregular = self._stale = True
 
     @property
     def has_assistant(self) -> bool:
@@ -161,7 +227,8 @@ class EntryIndex:
         pos = self._pos
         parents = self._parent
         kinds = self._kind
-        line_list = self._lines
+        numbered = self._lines
+        line_list: list[int] = []  # added to numbered at the end: one native call, not one per entry
         children = self._children
         kind_of = KINDS
         n = len(order)
@@ -171,6 +238,10 @@ class EntryIndex:
         stubs = 0
         offs = itertools.repeat(-1) if offsets is None else offsets
         lens = itertools.repeat(0) if lengths is None else lengths
+        placed = offsets is not None
+        if placed and len(stub_off) < n:
+            stub_off.frombytes(b"\xff" * (8 * (n - len(stub_off))))  # the lines before: whole
+            stub_len.frombytes(bytes(8 * (n - len(stub_len))))
         with paused_gc() if bulk else contextlib.nullcontext():
             for entry, line, off, length in zip(entries, lines, offs, lens):  # noqa: B905 - iterables, checked by the callers
                 eid = entry.get("id")
@@ -198,7 +269,7 @@ class EntryIndex:
                         report.add(
                             line,
                             "duplicate_id",
-                            f"id {eid!r} was already used on line {self._lines[previous]}; the later line wins, as in pi",
+                            f"id {eid!r} was already used on line {_line_at(numbered, line_list, previous)}; the later line wins, as in pi",
                             "warning",
                             eid,
                         )
@@ -228,10 +299,11 @@ class EntryIndex:
                 order.append(entry)
                 parents.append(parent_pos)
                 line_list.append(line)
-                stub_off.append(off)
-                stub_len.append(length)
-                if off >= 0:
-                    stubs += 1
+                if placed:
+                    stub_off.append(off)
+                    stub_len.append(length)
+                    if off >= 0:
+                        stubs += 1
                 n += 1
                 added += 1
                 kind = kind_of.get(etype, K_OTHER)
@@ -243,6 +315,7 @@ class EntryIndex:
                 kinds.append(kind)
                 if children is not None:
                     children.setdefault(None if parent == eid else parent, []).append(eid)
+        numbered.extend(line_list)
         if added:
             self.leaf = leaf
         self._stubs += stubs
@@ -291,6 +364,9 @@ class EntryIndex:
         others: list[int],
         first_line: int,
         report: LoadReport,
+        *,
+        offsets: array | None = None,
+        lengths: array | None = None,
     ) -> None:
         """Index the entries of consecutive lines from ``first_line`` in a few native passes (see :mod:`.bulk`).
 
@@ -298,35 +374,65 @@ class EntryIndex:
         absent); ``others`` the positions (in ``entries``) of those that are not ``message``
         entries with a message; no entry is a session header. Gives the index and the reports
         :meth:`extend` gives, and hands the run to it when the run holds an id seen before or the
-        children lists are built already.
+        children lists are built already. ``offsets`` and ``lengths`` place the lines of stubs in
+        the file, as for :meth:`extend`.
         """
         count = len(ids)
         lines = range(first_line, first_line + count)
-        pos = self._pos
-        known = len(pos)
         first = len(self.order)
         if self._children is not None:
-            self.extend(entries, lines, report)
+            self.extend(entries, lines, report, offsets=offsets, lengths=lengths)
             return
-        pos.update(zip(ids, range(first, first + count), strict=True))
-        # an id seen before (put the positions back, and let extend report it), or the id "" with children
-        # (which extend reads as roots)
-        if len(pos) != known + count or ("" in pos and "" in parents):
-            pos.clear()
-            pos.update((entry["id"], i) for i, entry in enumerate(self.order))
-            self.extend(entries, lines, report)
+        # the ids go into a set now and into the dict of positions when something needs it: for a
+        # context, finding the branch needs the positions of a few parents, not of 100k ids
+        lazy = self._lazy and not self._posd
+        if lazy:
+            seen = self._seen if self._seen is not None else set()
+            self._seen = seen
+            known = len(seen)
+            seen.update(ids)
+            clash = len(seen) != known + count or ("" in seen and "" in parents)
+        else:
+            known = len(self._posd)
+            self._posd.update(zip(ids, range(first, first + count), strict=True))
+            clash = len(self._posd) != known + count or ("" in self._posd and "" in parents)
+        if clash:
+            # an id seen before, or the id "" with children (which extend reads as roots): line by line,
+            # which reports them; the positions as they were before this run
+            if lazy:
+                seen.difference_update(ids)
+            else:
+                self._posd.clear()
+                self._posd.update((entry["id"], i) for i, entry in enumerate(self.order))
+            self.extend(entries, lines, report, offsets=offsets, lengths=lengths)
             return
+        if lazy:
+            self._pending.append((first, ids))
+        pos = self._posd
+        order = self.order
+        # most lines follow their parent: the line before (a string comparison, where a lookup in a
+        # dict of 100k ids misses the processor's caches)
+        before = [order[-1]["id"] if order else None]
+        before += ids[:-1]
+        parent_pos = array("q", range(first - 1, first + count - 1))
+        for j in itertools.compress(range(count), map(operator.ne, parents, before)):
+            parent = parents[j]
+            if parent is None:
+                parent_pos[j] = -1
+            elif lazy:
+                self._misses.append((first + j, parent))  # found by _settle
+            else:
+                found = parent_pos[j] = pos.get(parent, -1)
+                # a parent not indexed before its child (later in the file, missing, the entry itself): check_structure
+                # must look, and the parent positions must be resolved again, as extend decides line by line
+                if found >= first + j or found < 0:
+                    self._irregular = self._stale = True
         self._unlisted.append((ids, entries))
-        self.order.extend(entries)
-        parent_pos: list[int] = list(map(pos.get, parents, itertools.repeat(-1)))  # type: ignore[arg-type]  # None is no key: -1
+        order.extend(entries)
         self._parent.extend(parent_pos)
-        # a parent not indexed before its child (later in the file, missing, the entry itself): check_structure
-        # must look, and the parent positions must be resolved again, as extend decides line by line
-        if parent_pos.count(-1) != parents.count(None) or any(map(operator.ge, parent_pos, range(first, first + count))):
-            self._irregular = self._stale = True
-        self._lines.extend(lines)
-        self._stub_off.frombytes(b"\xff" * (8 * count))  # -1: every entry is as given
-        self._stub_len.frombytes(bytes(8 * count))
+        self._lines.add_run(first_line, count)
+        if offsets is not None and lengths is not None:
+            self._place(first, offsets, lengths, count - len(others))
         kinds = self._kind
         kinds.extend(bytes((K_MESSAGE,)) * count)
         leaf: str | None = ids[-1] if count else None
@@ -355,7 +461,7 @@ class EntryIndex:
         p = self._pos.get(entry_id)
         if p is None:
             return None
-        if self._stubs and self._stub_off[p] >= 0:
+        if self._stubs and self._is_stub(p):
             self.materialize((p,))
         return self.by_id.get(entry_id)
 
@@ -364,13 +470,14 @@ class EntryIndex:
         if not self._stubs:
             return
         offs = self._stub_off
-        wanted = [p for p in positions if offs[p] >= 0]
+        stub = self._is_stub
+        wanted = [p for p in positions if stub(p)]
         if not wanted:
             return
         source = self._need_source()
         lens = self._stub_len
         with self._fill_lock, paused_gc():
-            wanted = [p for p in wanted if offs[p] >= 0]
+            wanted = [p for p in wanted if stub(p)]
             if data is None and len(wanted) <= _SINGLE_READS:
                 for p in wanted:
                     self._fill(p, source.read(offs[p], lens[p]), source)
@@ -397,6 +504,20 @@ class EntryIndex:
             for p, off in enumerate(self._stub_off):
                 if off >= 0:
                     self._fill(p, view[off : off + lens[p]], source)
+
+    def _place(self, first: int, offsets: array, lengths: array, stubs: int) -> None:
+        """The file places of the lines from position ``first`` on (offset -1: a whole entry)."""
+        stub_off, stub_len = self._stub_off, self._stub_len
+        if len(stub_off) < first:
+            stub_off.frombytes(b"\xff" * (8 * (first - len(stub_off))))  # the lines before: whole
+            stub_len.frombytes(bytes(8 * (first - len(stub_len))))
+        stub_off.extend(offsets)
+        stub_len.extend(lengths)
+        self._stubs += stubs
+
+    def _is_stub(self, p: int) -> bool:
+        offs = self._stub_off
+        return p < len(offs) and offs[p] >= 0
 
     def _need_source(self) -> LineSource:
         if self._source is None:
@@ -427,7 +548,7 @@ class EntryIndex:
         for entry in self.order:
             parent = _parent_key(entry)
             out.append(-1 if parent is None or parent == entry["id"] else pos.get(parent, -1))
-        self._parent = out
+        self._parent = array("q", out)
         self._stale = False
 
     @property
@@ -460,10 +581,21 @@ class EntryIndex:
         order = self.order
         return [order[p] for p in positions]
 
+    def positions_of(self, kind: int) -> list[int]:
+        """Positions of the lines of one kind code (``K_*``), in file order: a native search of the kind bytes."""
+        code = bytes((kind,))
+        find = self._kind.find
+        out: list[int] = []
+        i = find(code)
+        while i >= 0:
+            out.append(i)
+            i = find(code, i + 1)
+        return out
+
     def line(self, entry_id: str) -> int:
         """The 1-based line number of an entry (0 when unknown or not from a file)."""
-        p = self._pos.get(entry_id)
-        return self._lines[p] if p is not None else 0
+        p = self._position(entry_id)
+        return self._lines[p] if p >= 0 else 0
 
     # -- structure checks ----------------------------------------------------------------
 
@@ -474,6 +606,7 @@ class EntryIndex:
         walk), without building the children lists: a file of two million orphans costs a
         set of ids, not two million lists.
         """
+        self._settle()
         if not self._irregular:
             return
         with paused_gc():  # a walk list per entry: millions of small containers on a damaged file
@@ -557,13 +690,14 @@ class EntryIndex:
 
     def path_positions(self, leaf_id: str | None) -> list[int]:
         """Positions (in :attr:`order`) from the root to ``leaf_id``, root first. Raises :class:`CycleError`."""
-        return self.path_positions_from(self._pos.get(leaf_id, -1) if leaf_id else -1)
+        return self.path_positions_from(self._position(leaf_id) if leaf_id else -1)
 
     def path_positions_from(self, start: int) -> list[int]:
         """Positions from the root to the entry at position ``start`` (whatever its id, ``""`` too)."""
         if start < 0:
             return []
         leaf_id = self.order[start]["id"]
+        self._settle()
         if self._stale:
             self._resolve_parents()
         parents = self._parent
@@ -596,6 +730,7 @@ class EntryIndex:
         """
         if self._children is not None or entry_id is None or entry_id not in self._pos:
             return list(self.children.get(entry_id, ()))
+        self._settle()
         if self._stale:
             self._resolve_parents()
         parents, order, pos = self._parent, self.order, self._pos
@@ -616,7 +751,7 @@ class EntryIndex:
         if not self._stubs:
             return range(len(self.order))
         offs = self._stub_off
-        return (p for p in range(len(offs)) if offs[p] < 0)
+        return itertools.chain((p for p in range(len(offs)) if offs[p] < 0), range(len(offs), len(self.order)))
 
     def tree(self) -> list[TreeNode]:
         """The whole tree as pi's ``getTree`` builds it: roots in file order, children by time."""

@@ -28,6 +28,9 @@ EXPERIMENT_TYPES = ("pi_jupyter.score", "pi_jupyter.branch_end", "pi_jupyter.exp
 TRANSPARENT_TYPES = frozenset({CHECKOUT_TYPE, CELL_TYPE, NOTEBOOK_TYPE, *EXPERIMENT_TYPES})
 """``custom`` entries that do not move the leaf: dead-end children that stand for their parent."""
 
+PASSED_ON = ("user", "assistant", "toolResult")
+"""Message roles the context and ``convert_to_llm`` pass on exactly as written (a tuple: a role read from a file may be a list)."""
+
 # kind codes, one byte per line; the first five are the ones a context rebuild looks at
 K_OTHER = 0
 K_MESSAGE = 1

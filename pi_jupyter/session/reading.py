@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from .context import SessionContext
 from .entries import Entry, SessionHeader, entry_from_dict
-from .index import EntryIndex, RawEntry, TreeNode
+from .index import K_CUSTOM, EntryIndex, RawEntry, TreeNode
 from .listing import SessionInfo
 from .rebuild import build_context
 from .report import LoadReport
@@ -132,6 +132,18 @@ class SessionReading:
         """Every entry dict in file order (the fast path for large sessions; the first call on a large file reads it whole)."""
         self._index.materialize_all()
         return list(self._index.order)
+
+    def custom_entries(self, custom_type: str) -> list[RawEntry]:
+        """The ``custom`` entries of ``custom_type`` as dicts, in file order.
+
+        Found by the index's kind codes, so a 100k-entry session is not read whole for a
+        handful of records (its message lines stay on disk).
+        """
+        index = self._index
+        positions = index.positions_of(K_CUSTOM)
+        index.materialize(positions)
+        order = index.order
+        return [entry for entry in (order[p] for p in positions) if entry.get("customType") == custom_type]
 
     def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
         """The ``pi_jupyter.cell`` records of notebook cell ``cell_id`` (of every cell with ``None``), in file order.

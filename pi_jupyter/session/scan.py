@@ -15,15 +15,17 @@ caller opens them with :meth:`Session.open`.
 from __future__ import annotations
 
 import bisect
+import itertools
+import operator
 import os
 from array import array
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import orjson
 
 from .files import read_regular_fd
-from .index import EntryIndex, RawEntry, TreeNode
+from .index import K_MESSAGE, EntryIndex, RawEntry, TreeNode
 from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
 from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
@@ -167,6 +169,35 @@ class ScannedSession:
         position = plan.positions[n]
         return entry_messages(self.read(position), self._index.kinds[position], plan.compaction_head and n == 0)
 
+    def message_texts(self, plan: ContextPlan) -> Iterator[tuple[memoryview | None, dict[str, Any] | None]]:
+        """The context's messages one at a time as ``(text, None)`` or ``(None, message)``.
+
+        ``text`` is the JSON of a message the context passes on exactly as the file holds it
+        (:func:`~.bulk.message_text`), taken from the line without parsing the message; every
+        other message is read whole and handed out parsed, as by :meth:`messages`.
+        """
+        from .bulk import message_text
+
+        kinds = self._index.kinds
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            for n, position in enumerate(plan.positions):
+                kind = kinds[position]
+                if kind not in EMITTING_KINDS:
+                    continue
+                text = None
+                if kind == K_MESSAGE:
+                    start, length = self._lines.line(position)
+                    line = os.pread(fd, length, start)
+                    text = message_text(line)
+                if text is not None:
+                    yield text, None
+                    continue
+                for message in entry_messages(self._read(fd, position), kind, plan.compaction_head and n == 0):
+                    yield None, message
+        finally:
+            os.close(fd)
+
     def messages(self, plan: ContextPlan) -> Iterator[dict[str, Any]]:
         """The context's messages one at a time, each entry read back from the file as it is needed."""
         kinds = self._index.kinds
@@ -193,39 +224,95 @@ def scan(
     run at a time (:mod:`.bulk`), each run that does not read cleanly one line at a time.
     """
     p = os.path.abspath(path)
-    if os.path.isdir(p):
-        raise SessionFileError(p, "is a folder, not a session file")
     reader = _Reader(p, visit, keep)
-    with read_regular_fd(p) as fh:
+    with read_regular_fd(_file(p)) as fh:
         reader.read(fh)
-    report, index, header = reader.report, reader.index, reader.header
-    if header is None:
+    _finish(reader)
+    return ScannedSession(p, cast("RawEntry", reader.header), reader.index, reader.report, reader.lines)
+
+
+class SessionFileRead(NamedTuple):
+    """A session file read for :meth:`Session.open <pi_jupyter.session.Session.open>` (see :func:`read_for_session`)."""
+
+    header: RawEntry
+    entry_index: EntryIndex
+    report: LoadReport
+    fd: int
+    """A descriptor of the file that was read (the caller closes it): stubs are read back through it."""
+    size: int
+    """Bytes read."""
+    next_line: int
+    """The number the next line written will have."""
+    ends_with_newline: bool
+    tail_start: int
+    """File offset of a torn last line, or -1."""
+
+
+def read_for_session(path: str) -> SessionFileRead:
+    """Read ``path`` for a session opened in a kernel: message lines as stubs that keep their time and model.
+
+    The runs of clean lines are read as :func:`scan` reads them; every other entry is kept
+    whole, and the index knows where each stub's line is, to read it back when it is needed.
+    Raises :class:`NeedsFullRead` for the files :func:`scan` leaves to a whole read (repeated
+    ids, an old version, odd header fields), and :class:`SessionFileError` as ``Session.open`` does.
+    """
+    reader = _Reader(path, None, None, timed=True)
+    with read_regular_fd(_file(path)) as fh:
+        reader.read(fh)
+        fd = os.dup(fh.fileno())
+    try:
+        _finish(reader)
+    except BaseException:
+        os.close(fd)
+        raise
+    next_line = reader.lineno if reader.ends_with_newline else reader.lineno - 1
+    header = cast("RawEntry", reader.header)
+    return SessionFileRead(header, reader.index, reader.report, fd, reader.size, next_line, reader.ends_with_newline, reader.tail_start)
+
+
+def _file(path: str) -> str:
+    if os.path.isdir(path):
+        raise SessionFileError(path, "is a folder, not a session file")
+    return path
+
+
+def _finish(reader: _Reader) -> None:
+    """The checks after a file was read: a header, no repeated ids; the structure report."""
+    report, index = reader.report, reader.index
+    if reader.header is None:
         if not reader.nonblank:
-            raise SessionFileError(p, "the file is empty: a session file starts with a header line")
+            raise SessionFileError(reader.path, "the file is empty: a session file starts with a header line")
         first = report.problems[0].line if report.problems else None
-        raise SessionFileError(p, "no line could be read as a JSON object: this is not a session file", first)
+        raise SessionFileError(reader.path, "no line could be read as a JSON object: this is not a session file", first)
     if any(problem.kind == "duplicate_id" for problem in report.problems):
         raise NeedsFullRead("repeated ids")
     index.check_structure(report)
     report.problems.sort(key=lambda problem: problem.line)
     settle_gc()  # the stubs, made with the collector paused, go straight to its oldest generation
-    return ScannedSession(p, header, index, report, reader.lines)
 
 
 class _Reader:
     """The state of one :func:`scan`: the index and report it fills, where the next line starts."""
 
-    def __init__(self, path: str, visit: Callable[[RawEntry], None] | None, keep: Callable[[RawEntry], Any] | None) -> None:
+    def __init__(
+        self, path: str, visit: Callable[[RawEntry], None] | None, keep: Callable[[RawEntry], Any] | None, *, timed: bool = False
+    ) -> None:
         self.path = path
         self.visit = visit
         self.keep = keep
         self.light = visit is None and keep is None  # message lines need not be read whole
+        # for a session opened in a kernel: stubs with their time and model, every other entry kept whole,
+        # and each stub's place in the file given to the index (it reads them back itself)
+        self.timed = timed
         self.report = LoadReport(path=path)
-        self.index = EntryIndex()
+        self.index = EntryIndex(defer_positions=not timed)
         self.header: RawEntry | None = None
         self.nonblank = False  # a file of blank lines only is "empty", as for Session.open
         self.lineno = 1
         self.lines = LineTable()
+        self.size = 0  # bytes read
+        self.ends_with_newline = True
+        self.tail_start = -1  # file offset of a torn last line
 
     def read(self, fh: BinaryIO) -> None:  # a buffered reader (os.fdopen 'rb'): it has readinto
         """Read the file a chunk at a time into one buffer; each chunk's whole lines are read, the rest carried over."""
@@ -245,6 +332,9 @@ class _Reader:
                     filled, base = filled - 3, base + 3
                 at_start = False
             cut = filled if final else buf.rfind(b"\n", 0, filled) + 1
+            if final:
+                self.size = base + filled
+                self.ends_with_newline = not filled or buf[filled - 1] == _NEWLINE
             if cut <= 0:
                 if final:
                     return
@@ -279,13 +369,13 @@ class _Reader:
 
         ends = line_ends(buf, start, stop)
         # the whole buffer ASCII (what is past the chunk was read from the file too): no UTF-8 to check
-        stubs = decode_run(view[start:stop], len(ends), buf.isascii()) if ends is not None else None
+        stubs = decode_run(view[start:stop], len(ends), buf.isascii(), timed=self.timed) if ends is not None else None
         if stubs is None or ends is None:
             return False
         others = special_positions(stubs)
         ids, parents = list(map(ids_of, stubs)), parent_ids(stubs)
         first = self.lineno
-        entries: list[RawEntry] = stubs  # type: ignore[assignment]  # a LineStub reads as the dict stub it stands for
+        entries: list[RawEntry] = stubs  # a LineStub reads as the dict stub it stands for
         for j in others:  # another kind of entry: read whole, as one line at a time would
             if stubs[j].type == "session":
                 return False  # a second header: one line at a time reports it
@@ -293,9 +383,18 @@ class _Reader:
             obj = _whole_line(view, buf, at, ends[j], first + j, self.report, torn=False)
             if obj is None:  # JSON to msgspec, not to orjson nor the standard library: one line at a time
                 return False
-            entries[j] = self._stub(obj)
-        self.lines.add_run(len(self.index.order), base, start, ends)
-        self.index.extend_run(entries, ids, parents, others, first, self.report)
+            entries[j] = obj if self.timed else self._stub(obj)
+        if self.timed:
+            begins = array("q", (start,))
+            begins.extend(map(operator.add, ends[:-1], itertools.repeat(1)))
+            lengths = array("q", map(operator.sub, ends, begins))
+            offsets = array("q", map(operator.add, begins, itertools.repeat(base)))
+            for j in others:
+                offsets[j] = -1  # read whole: nothing to read back
+            self.index.extend_run(entries, ids, parents, others, first, self.report, offsets=offsets, lengths=lengths)
+        else:
+            self.lines.add_run(len(self.index.order), base, start, ends)
+            self.index.extend_run(entries, ids, parents, others, first, self.report)
         self.lineno = first + len(stubs)
         return True
 
@@ -326,10 +425,13 @@ class _Reader:
                 end = cut
             if end > start:
                 stub = message_stub(view[start:end], ascii_only) if light and self.header is not None else None
-                if stub is None:
-                    stub = _whole_line(view, data, start, end, lineno, report, torn=final and end == cut and not data.endswith(b"\n"))
+                whole = stub is None
+                if whole:
+                    torn = final and end == cut and not data.endswith(b"\n")
+                    stub = _whole_line(view, data, start, end, lineno, report, torn=torn)
                     if stub is None:
-                        pass  # blank, unreadable (reported) or torn
+                        if torn and report.problems and report.problems[-1].kind == "torn_tail":
+                            self.tail_start = base + start
                     elif self.header is None:
                         self.header, stub = stub, None
                         _check_header(self.path, self.header, lineno)
@@ -337,12 +439,12 @@ class _Reader:
                             lineno += 1
                             start = end + 1
                             break
-                    else:
+                    elif not self.timed:
                         stub = self._stub(stub)
                 if stub is not None:
                     stubs.append(stub)
                     lines.append(lineno)
-                    starts.append(base + start)
+                    starts.append(-1 if whole and self.timed else base + start)
                     lengths.append(end - start)
             lineno += 1
             start = end + 1
@@ -362,11 +464,15 @@ class _Reader:
     def _index(self, stubs: list[RawEntry], lines: list[int], starts: list[int], lengths: list[int]) -> None:
         index = self.index
         before = len(index.order)
-        index.extend(stubs, lines, self.report)
+        if self.timed:
+            index.extend(stubs, lines, self.report, offsets=starts, lengths=lengths)
+        else:
+            index.extend(stubs, lines, self.report)
         if len(index.order) - before != len(stubs):
             # a stub was not indexed (a second header, no id): keep offsets aligned with the index
             raise NeedsFullRead("lines without an id or a repeated header")
-        self.lines.add_lines(before, starts, lengths)
+        if not self.timed:
+            self.lines.add_lines(before, starts, lengths)
 
 
 _NEWLINE = ord("\n")
@@ -449,4 +555,4 @@ def _plain_header(header: RawEntry) -> bool:
     return all(type(header.get(key, "")) is str for key in _HEADER_STRINGS)
 
 
-__all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "scan"]
+__all__ = ["CycleError", "NeedsFullRead", "ScannedSession", "SessionFileRead", "read_for_session", "scan"]

@@ -157,6 +157,9 @@ class Session(SessionMoves):
             raise FileNotFoundError(f"no session file at {p} (use create=True to start one there)")
         if os.path.isdir(p):
             raise SessionFileError(p, "is a folder, not a session file")
+        session = cls._open_by_runs(p, readonly=readonly, durability=durability)
+        if session is not None:
+            return session
         for attempt in range(_MIGRATION_ATTEMPTS):
             fd, data = open_regular(p)
             try:
@@ -171,6 +174,49 @@ class Session(SessionMoves):
                 if attempt == _MIGRATION_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @classmethod
+    def _open_by_runs(cls, path: str, *, readonly: bool, durability: Durability) -> Session | None:
+        """The usual file (the current version, no repeated id) read a run of lines at a time (see :mod:`.scan`).
+
+        ``None`` for the others, which are read whole as before. The message lines stay on
+        disk as stubs and the current branch is read back at once, as a whole read leaves them.
+        """
+        from .scan import NeedsFullRead, read_for_session
+
+        try:
+            with paused_gc():
+                read = read_for_session(path)
+        except NeedsFullRead:
+            return None
+        try:
+            index, report = read.entry_index, read.report
+            check_pi1_entries(index, report)
+            report.problems.sort(key=lambda problem: problem.line)
+            session = cls(
+                read.header,
+                index,
+                path=path,
+                report=report,
+                durability=durability,
+                readonly=readonly,
+                end=read.size,
+                next_line=read.next_line,
+                needs_newline=not read.ends_with_newline,
+            )
+            session._tail_start = read.tail_start
+            if not index.stubs:
+                os.close(read.fd)
+                return session
+            index.attach(FileLines(path, read.fd, read.size))
+        except BaseException:
+            os.close(read.fd)
+            raise
+        try:  # the current branch is what is asked for first
+            index.materialize(index.path_positions(index.leaf))
+        except CycleError:
+            pass  # in the load report; walking it raises when it is asked for
+        return session
 
     @classmethod
     def _from_bytes(cls, path: str, data: bytes, *, readonly: bool, durability: Durability, fd: int | None = None) -> Session:
