@@ -17,7 +17,7 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import NoReturn
 
@@ -123,9 +123,9 @@ def main(argv: Sequence[str] | None = None, *, exit_when_done: bool = False) -> 
         release()
 
 
-def _run(run: object, args: argparse.Namespace) -> int:
+def _run(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return int(run(args))  # type: ignore[operator]
+        return int(run(args))
     except CliError as exc:
         return fail(str(exc), exc.code)
     except BrokenPipeError:

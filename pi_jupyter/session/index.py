@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import operator
-import threading
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .index_runs import RunIndexing
+from .index_stubs import StubLines
 from .jsonl import paused_gc
 from .kinds import (
     CELL_TYPE,
@@ -61,7 +61,7 @@ from .line_numbers import LineNumbers
 from .report import SAMPLE_PER_KIND, CycleError, EntryNotFoundError, LoadReport, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .lazy import LineSource
+    pass
 
 _MISSING: Any = object()
 _SINGLE_READS = 32  # stubs read back one line at a time; more are read in one span of the file
@@ -83,7 +83,7 @@ def _parent_key(entry: RawEntry) -> str | None:
     return parent if type(parent) is str and parent else None
 
 
-class EntryIndex:
+class EntryIndex(RunIndexing, StubLines):
     """Entries of one session file in file order, indexed for tree queries.
 
     Entries may be *stubs* (see :mod:`.stubs`): the line's id, parent, time and message role,
@@ -91,109 +91,11 @@ class EntryIndex:
     first (:meth:`materialize`); :attr:`order` and :attr:`by_id` may hold stubs.
     """
 
-    def __init__(self, *, defer_positions: bool = False) -> None:
-        """``defer_positions``: runs of lines (:meth:`extend_run`) may leave their ids out of the
-        dict of positions until something needs it (reading a file once, for its context)."""
-        self._by_id: dict[str, RawEntry] = {}
-        self._unlisted: list[tuple[list[str], list[RawEntry]]] = []  # runs indexed by extend_run, not yet in _by_id
-        self.order: list[RawEntry] = []
-        self.labels: dict[str, tuple[str, str]] = {}
-        self.leaf: str | None = None
-        self.name: str | None = None
-        self._posd: dict[str, int] = {}  # id -> position in order of the line that stands for it (see _pos)
-        # runs extend_run indexed without adding their ids to _posd yet: (first position, ids); while there are
-        # any, _seen holds every id (a repeated id shows in its size) and _misses the lines whose parent is
-        # not the line before, as (position, parent id), their parent positions still to be found
-        self._pending: list[tuple[int, list[str]]] = []
-        self._seen: set[str] | None = None
-        self._misses: list[tuple[int, str]] = []
-        self._lazy = defer_positions  # extend_run may leave runs pending (until something needs every position)
-        self._parent = array("q")  # per line: position of its parent, -1 for none
-        self._kind = bytearray()  # per line: a K_* code
-        self._lines = LineNumbers()  # per line: its 1-based line number in the file (0: not from a file)
-        self._children: dict[str | None, list[str]] | None = None  # built on first use
-        self._cells: dict[str, list[int]] = {}  # notebook cell id -> positions of its run records, in file order
-        # per line: byte offset of a line read as a stub, -1 for a whole entry, and its length; kept only as
-        # far as the last line given with offsets (the lines after it are whole)
-        self._stub_off = array("q")
-        self._stub_len = array("q")
-        self._stubs = 0  # how many lines are stubs
-        self._source: LineSource | None = None
-        self._fill_lock = threading.Lock()
-        self._irregular = False  # a repeated id or a parent not seen before: check_structure must look
-        self._stale = False  # _parent must be resolved again (a later line replaced an id, or a forward parent)
-
-    @property
-    def kinds(self) -> bytearray:
-        """Per line in file order, the entry's kind code (``K_*``); read it, do not modify it."""
-        return self._kind
-
-    @property
-    def by_id(self) -> dict[str, RawEntry]:
-        """Entry id -> the entry that stands for it (the later line of a repeated id); do not modify it.
-
-        Built on first use for the runs :meth:`extend_run` indexed: finding a branch and its
-        context needs only the positions.
-        """
-        if self._unlisted:
-            for ids, entries in self._unlisted:
-                self._by_id.update(zip(ids, entries, strict=True))
-            self._unlisted.clear()
-        return self._by_id
-
     def __len__(self) -> int:
         return len(self._seen) if self._seen is not None else len(self._posd)
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in (self._seen if self._seen is not None else self._posd)
-
-    @property
-    def _pos(self) -> dict[str, int]:
-        """Id -> position of the line that stands for it, every pending run added first."""
-        if self._seen is not None:
-            posd = self._posd
-            for first, ids in self._pending:
-                posd.update(zip(ids, range(first, first + len(ids)), strict=True))
-            self._pending.clear()
-            self._seen = None
-            self._lazy = False  # from now on every run is added as it comes
-        if self._misses:
-            self._settle()
-        return self._posd
-
-    def _position(self, entry_id: str) -> int:
-        """The position of ``entry_id`` (-1: not in the file); a pending run is searched rather than listed whole."""
-        if self._seen is None:
-            return self._pos.get(entry_id, -1)
-        if entry_id not in self._seen:
-            return -1
-        p = self._posd.get(entry_id)
-        if p is not None:
-            return p
-        for first, ids in reversed(self._pending):  # the usual leaf: near the end
-            if entry_id in ids:
-                return first + ids.index(entry_id)
-        return -1  # (not reached: every id in _seen is in one of them)
-
-    def _settle(self) -> None:
-        """Find the parents of the lines :meth:`extend_run` left pending: one pass over the pending ids."""
-        if not self._misses:
-            return
-        misses, self._misses = self._misses, []
-        wanted = {parent for _, parent in misses}
-        posd = self._posd
-        found = {eid: posd[eid] for eid in wanted if eid in posd}
-        for first, ids in self._pending:
-            for k in itertools.compress(range(len(ids)), map(wanted.__contains__, ids)):
-                found[ids[k]] = first + k
-        parents = self._parent
-        for p, parent in misses:
-            q = found.get(parent, -1)
-            parents[p] = q
-            if q < 0 or q >= p:
-                # a parent missing, the line itself or later in the file: check_structure must look, and
-                # the parent positions must be resolved again, as extend decides line by line
-                self._irregular = self._stale = True
 
     @property
     def has_assistant(self) -> bool:
@@ -356,187 +258,6 @@ class EntryIndex:
             return parent
         return eid
 
-    def extend_run(
-        self,
-        entries: list[RawEntry],
-        ids: list[str],
-        parents: list[str | None],
-        others: list[int],
-        first_line: int,
-        report: LoadReport,
-        *,
-        offsets: array | None = None,
-        lengths: array | None = None,
-    ) -> None:
-        """Index the entries of consecutive lines from ``first_line`` in a few native passes (see :mod:`.bulk`).
-
-        ``ids`` and ``parents`` are the entries' string ids and ``parentId`` (``None`` where
-        absent); ``others`` the positions (in ``entries``) of those that are not ``message``
-        entries with a message; no entry is a session header. Gives the index and the reports
-        :meth:`extend` gives, and hands the run to it when the run holds an id seen before or the
-        children lists are built already. ``offsets`` and ``lengths`` place the lines of stubs in
-        the file, as for :meth:`extend`.
-        """
-        count = len(ids)
-        lines = range(first_line, first_line + count)
-        first = len(self.order)
-        if self._children is not None:
-            self.extend(entries, lines, report, offsets=offsets, lengths=lengths)
-            return
-        # the ids go into a set now and into the dict of positions when something needs it: for a
-        # context, finding the branch needs the positions of a few parents, not of 100k ids
-        lazy = self._lazy and not self._posd
-        if lazy:
-            seen = self._seen if self._seen is not None else set()
-            self._seen = seen
-            known = len(seen)
-            seen.update(ids)
-            clash = len(seen) != known + count or ("" in seen and "" in parents)
-        else:
-            known = len(self._posd)
-            self._posd.update(zip(ids, range(first, first + count), strict=True))
-            clash = len(self._posd) != known + count or ("" in self._posd and "" in parents)
-        if clash:
-            # an id seen before, or the id "" with children (which extend reads as roots): line by line,
-            # which reports them; the positions as they were before this run
-            if lazy:
-                seen.difference_update(ids)
-            else:
-                self._posd.clear()
-                self._posd.update((entry["id"], i) for i, entry in enumerate(self.order))
-            self.extend(entries, lines, report, offsets=offsets, lengths=lengths)
-            return
-        if lazy:
-            self._pending.append((first, ids))
-        pos = self._posd
-        order = self.order
-        # most lines follow their parent: the line before (a string comparison, where a lookup in a
-        # dict of 100k ids misses the processor's caches)
-        before = [order[-1]["id"] if order else None]
-        before += ids[:-1]
-        parent_pos = array("q", range(first - 1, first + count - 1))
-        for j in itertools.compress(range(count), map(operator.ne, parents, before)):
-            parent = parents[j]
-            if parent is None:
-                parent_pos[j] = -1
-            elif lazy:
-                self._misses.append((first + j, parent))  # found by _settle
-            else:
-                found = parent_pos[j] = pos.get(parent, -1)
-                # a parent not indexed before its child (later in the file, missing, the entry itself): check_structure
-                # must look, and the parent positions must be resolved again, as extend decides line by line
-                if found >= first + j or found < 0:
-                    self._irregular = self._stale = True
-        self._unlisted.append((ids, entries))
-        order.extend(entries)
-        self._parent.extend(parent_pos)
-        self._lines.add_run(first_line, count)
-        if offsets is not None and lengths is not None:
-            self._place(first, offsets, lengths, count - len(others))
-        kinds = self._kind
-        kinds.extend(bytes((K_MESSAGE,)) * count)
-        leaf: str | None = ids[-1] if count else None
-        for j in others:
-            entry, kind = entries[j], KINDS.get(entries[j]["type"], K_OTHER)
-            kinds[first + j] = kind
-            leaf = self._note(entry, ids[j], parents[j], kind, first_line + j, first + j, report)
-        if count:
-            self.leaf = leaf if others and others[-1] == count - 1 else ids[-1]
-
-    # -- entries read as stubs -----------------------------------------------------------
-
-    def attach(self, source: LineSource) -> None:
-        """Read the lines of stubs back from ``source`` when their entries are needed."""
-        self._source = source
-        if not self._stubs:
-            source.done()
-
-    @property
-    def stubs(self) -> int:
-        """How many entries are still stubs (0: every entry is whole)."""
-        return self._stubs
-
-    def get(self, entry_id: str) -> RawEntry | None:
-        """The whole entry ``entry_id`` (``None`` when it is not in the file)."""
-        p = self._pos.get(entry_id)
-        if p is None:
-            return None
-        if self._stubs and self._is_stub(p):
-            self.materialize((p,))
-        return self.by_id.get(entry_id)
-
-    def materialize(self, positions: Iterable[int], data: bytes | None = None) -> None:
-        """Read back whole the entries at ``positions`` that are stubs (from ``data``, the file's bytes, when given)."""
-        if not self._stubs:
-            return
-        offs = self._stub_off
-        stub = self._is_stub
-        wanted = [p for p in positions if stub(p)]
-        if not wanted:
-            return
-        source = self._need_source()
-        lens = self._stub_len
-        with self._fill_lock, paused_gc():
-            wanted = [p for p in wanted if stub(p)]
-            if data is None and len(wanted) <= _SINGLE_READS:
-                for p in wanted:
-                    self._fill(p, source.read(offs[p], lens[p]), source)
-                return
-            first = 0
-            if data is None:  # a long branch: one read of the bytes that hold it, rather than a read per line
-                first = min(offs[p] for p in wanted)
-                data = source.read(first, max(offs[p] + lens[p] for p in wanted) - first)
-            view = memoryview(data)
-            for p in wanted:
-                start = offs[p] - first
-                self._fill(p, view[start : start + lens[p]], source)
-
-    def materialize_all(self) -> None:
-        """Read back every stub (one read of the file), before handing out every entry."""
-        if not self._stubs:
-            return
-        source = self._need_source()
-        with self._fill_lock, paused_gc():
-            if not self._stubs:
-                return
-            view = memoryview(source.whole())
-            lens = self._stub_len
-            for p, off in enumerate(self._stub_off):
-                if off >= 0:
-                    self._fill(p, view[off : off + lens[p]], source)
-
-    def _place(self, first: int, offsets: array, lengths: array, stubs: int) -> None:
-        """The file places of the lines from position ``first`` on (offset -1: a whole entry)."""
-        stub_off, stub_len = self._stub_off, self._stub_len
-        if len(stub_off) < first:
-            stub_off.frombytes(b"\xff" * (8 * (first - len(stub_off))))  # the lines before: whole
-            stub_len.frombytes(bytes(8 * (first - len(stub_len))))
-        stub_off.extend(offsets)
-        stub_len.extend(lengths)
-        self._stubs += stubs
-
-    def _is_stub(self, p: int) -> bool:
-        offs = self._stub_off
-        return p < len(offs) and offs[p] >= 0
-
-    def _need_source(self) -> LineSource:
-        if self._source is None:
-            raise SessionError("entries were read as stubs but there is no file to read them back from")
-        return self._source
-
-    def _fill(self, p: int, raw: bytes | memoryview, source: LineSource) -> None:
-        stub = self.order[p]
-        eid = stub["id"]
-        entry = source.parse(raw, eid)
-        self.order[p] = entry
-        if self.by_id.get(eid) is stub:
-            self.by_id[eid] = entry
-        self._stub_off[p] = -1
-        self._stubs -= 1
-        if not self._stubs:
-            source.done()
-            self._source = None
-
     def _child_key(self, entry: RawEntry) -> str | None:
         parent = _parent_key(entry)
         return None if parent == entry.get("id") else parent
@@ -668,6 +389,15 @@ class EntryIndex:
 
     # -- queries -------------------------------------------------------------------------
 
+    def get(self, entry_id: str) -> RawEntry | None:
+        """The whole entry ``entry_id`` (``None`` when it is not in the file)."""
+        p = self._pos.get(entry_id)
+        if p is None:
+            return None
+        if self._stubs and self._is_stub(p):
+            self.materialize((p,))
+        return self.by_id.get(entry_id)
+
     def resolve(self, ref: str, path: str | None = None) -> str:
         """An entry id, a unique id prefix (4+ characters) or a label -> the entry id (``path`` names the file in errors)."""
         if not isinstance(ref, str) or not ref:
@@ -745,13 +475,6 @@ class EntryIndex:
             eid = order[i]["id"]
             if pos[eid] == i:  # not an earlier line of a repeated id
                 out.append(eid)
-
-    def whole_positions(self) -> Iterable[int]:
-        """Positions of the entries read whole (not stubs), in file order."""
-        if not self._stubs:
-            return range(len(self.order))
-        offs = self._stub_off
-        return itertools.chain((p for p in range(len(offs)) if offs[p] < 0), range(len(offs), len(self.order)))
 
     def tree(self) -> list[TreeNode]:
         """The whole tree as pi's ``getTree`` builds it: roots in file order, children by time."""
