@@ -10,6 +10,10 @@ when it is printed. The same :class:`~.index.EntryIndex` and load report as the 
 built from the stubs, so the answers are the same; files the stubs cannot stand for (an old
 version to migrate, repeated ids, odd header fields) raise :class:`NeedsFullRead` and the
 caller opens them with :meth:`Session.open`.
+
+:func:`read_for_session` reads a file the same way for :meth:`Session.open`, which keeps the
+session: its stubs also keep their time and model, every other entry is kept whole, and the
+index knows where each stub's line is, to read it back.
 """
 
 from __future__ import annotations
