@@ -169,5 +169,8 @@ def test_records_of_a_custom_type_are_found_without_reading_the_message_lines(tm
     # what a notebook's first cell asks (which notebooks this session belongs to) needs no message line
     assert s.custom_entries("pi_jupyter.notebook") == expected
     assert s.custom_entries("no.such.type") == []
+    both = [e for e in Session.open(path, readonly=True).raw_entries() if e.get("type") == "custom"]
+    assert s.custom_entries() == both and [e["customType"] for e in both] == ["pi_jupyter.notebook", "other.tool", "pi_jupyter.notebook"]
+    assert s.custom_entries("other.tool", "pi_jupyter.notebook") == both  # several types: still in file order
     with pytest.raises(SessionChangedError):
         s.raw_entries()  # every entry: the message lines are read, and the change is seen

@@ -457,13 +457,12 @@ def _recordings(session: Session, template: str) -> dict[tuple[Any, int], tuple[
     from .records import END_TYPE
 
     ends: dict[str, tuple[str, str]] = {}
-    for e in session.raw_entries():
-        if e.get("type") == "custom" and e.get("customType") == END_TYPE:
-            data = e.get("data") or {}
-            ends[f"{data.get('experiment')}:{data.get('index')}"] = (e.get("parentId") or "", str(data.get("state")))
+    for e in session.custom_entries(END_TYPE):
+        data = e.get("data") or {}
+        ends[f"{data.get('experiment')}:{data.get('index')}"] = (e.get("parentId") or "", str(data.get("state")))
     out: dict[tuple[Any, int], tuple[str | None, str]] = {}
-    for e in session.raw_entries():
-        data = e.get("data") if e.get("type") == "custom" and e.get("customType") == VARIANT_TYPE else None
+    for e in session.custom_entries(VARIANT_TYPE):
+        data = e.get("data")
         if not isinstance(data, dict) or (data.get("grid") or {}).get("prompt") != template:
             continue
         end = ends.get(f"{data.get('experiment')}:{data.get('index')}")

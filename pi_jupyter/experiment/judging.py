@@ -143,8 +143,8 @@ def record_judgement(session: Session, experiment_id: str, pair: Pair, choice: s
 def read_judgements(session: Session, experiment_id: str) -> list[Judgement]:
     """Every judgement of the experiment in the file, oldest first (a judgement's two entries read as one)."""
     sides: dict[str, dict[str, dict[str, Any]]] = {}
-    for e in session.raw_entries():
-        data = e.get("data") if e.get("type") == "custom" and e.get("customType") == SCORE_TYPE else None
+    for e in session.custom_entries(SCORE_TYPE):
+        data = e.get("data")
         if not isinstance(data, dict) or data.get("kind") != KIND or data.get("experiment") != experiment_id:
             continue
         sides.setdefault(str(data.get("judgement")), {})[str(data.get("shown"))] = data

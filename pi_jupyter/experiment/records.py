@@ -105,11 +105,11 @@ def experiment_data(grid: Grid) -> dict[str, Any]:
 def experiment_ids(session: Session) -> list[str]:
     """Ids of the experiments recorded in ``session``, oldest first."""
     seen: dict[str, None] = {}
-    for e in session.raw_entries():
-        if e.get("type") == "custom" and e.get("customType") in (VARIANT_TYPE, EXPERIMENT_TYPE):
-            exp = (e.get("data") or {}).get("experiment")
-            if isinstance(exp, str):
-                seen.setdefault(exp, None)
+    for e in session.custom_entries(VARIANT_TYPE, EXPERIMENT_TYPE):
+        data = e.get("data")
+        exp = data.get("experiment") if isinstance(data, dict) else None
+        if isinstance(exp, str):
+            seen.setdefault(exp, None)
     return list(seen)
 
 
@@ -211,9 +211,7 @@ def read_experiment(session: Session, experiment_id: str) -> tuple[Grid, list[Ro
     scores: dict[str, dict[str, Any]] = {}
     errors: dict[str, dict[str, str]] = {}
     variants: list[dict[str, Any]] = []
-    for e in session.raw_entries():
-        if e.get("type") != "custom":
-            continue
+    for e in session.custom_entries():  # the message lines of a large session stay on disk
         data = e.get("data")
         if not isinstance(data, dict) or data.get("experiment") != experiment_id:
             continue

@@ -133,8 +133,8 @@ class SessionReading:
         self._index.materialize_all()
         return list(self._index.order)
 
-    def custom_entries(self, custom_type: str) -> list[RawEntry]:
-        """The ``custom`` entries of ``custom_type`` as dicts, in file order.
+    def custom_entries(self, *custom_types: str) -> list[RawEntry]:
+        """The ``custom`` entries of these ``customType`` s (of any, when none is given) as dicts, in file order.
 
         Found by the index's kind codes, so a 100k-entry session is not read whole for a
         handful of records (its message lines stay on disk).
@@ -143,7 +143,10 @@ class SessionReading:
         positions = index.positions_of(K_CUSTOM)
         index.materialize(positions)
         order = index.order
-        return [entry for entry in (order[p] for p in positions) if entry.get("customType") == custom_type]
+        entries = (order[p] for p in positions)
+        if not custom_types:
+            return list(entries)
+        return [entry for entry in entries if entry.get("customType") in custom_types]
 
     def cell_records(self, cell_id: str | None = None) -> list[RawEntry]:
         """The ``pi_jupyter.cell`` records of notebook cell ``cell_id`` (of every cell with ``None``), in file order.
