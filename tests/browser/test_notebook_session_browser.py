@@ -70,8 +70,13 @@ def save_untitled_as(lab, name: str) -> None:
 
 
 def open_existing(lab, path: str) -> None:
-    lab.page.evaluate("(p) => window.jupyterapp.commands.execute('docmanager:open', {path: p})", path)
-    lab.page.wait_for_function("(p) => window.jupyterapp.shell.currentWidget.context.path === p", arg=path)
+    """File > Open of ``path``; waits until its panel is the current one."""
+    lab.page.evaluate("async (p) => { await window.jupyterapp.commands.execute('docmanager:open', {path: p}); }", path)
+    lab.page.wait_for_function(
+        "(p) => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && w.context.path === p; }",
+        arg=path,
+        timeout=90_000,  # as for a new notebook: opening a panel can take a while on a loaded 2-core machine (CI)
+    )
     lab.path = path
     lab.wait_for_kernel()
 
