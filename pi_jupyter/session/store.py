@@ -208,17 +208,10 @@ class Session(SessionMoves):
                 needs_newline=not read.ends_with_newline,
             )
             session._tail_start = read.tail_start
-            if not index.stubs:
-                os.close(read.fd)
-                return session
-            index.attach(FileLines(path, read.fd, read.size))
         except BaseException:
             os.close(read.fd)
             raise
-        try:  # the current branch is what is asked for first
-            index.materialize(index.path_positions(index.leaf))
-        except CycleError:
-            pass  # in the load report; walking it raises when it is asked for
+        _read_back_through(index, FileLines(path, read.fd, read.size))
         return session
 
     @classmethod
@@ -231,15 +224,7 @@ class Session(SessionMoves):
                 os.close(fd)
             raise
         if fd is not None:
-            index = session._index
-            if index.stubs:
-                index.attach(FileLines(path, fd, len(data)))
-                try:  # the current branch is what is asked for first: read it from the bytes at hand
-                    index.materialize(index.path_positions(index.leaf), data)
-                except CycleError:
-                    pass  # in the load report; walking it raises when it is asked for
-            else:
-                os.close(fd)
+            _read_back_through(session._index, FileLines(path, fd, len(data)), data)
         return session
 
     @classmethod
@@ -503,6 +488,20 @@ class Session(SessionMoves):
         folder = Path(dir) if dir is not None else Path(self.session_dir or default_session_dir(self.cwd))
         target_path = os.path.abspath(path or folder / session_file_name(stamp, sid))
         return Session._write_new(target_path, header, [*kept, *labels], self._durability)
+
+
+def _read_back_through(index: EntryIndex, source: FileLines, data: bytes | None = None) -> None:
+    """Stubs are read back from ``source`` (which owns the file's descriptor), the current branch at once.
+
+    ``data``: the file's bytes at hand, to read the branch from. Without stubs the source is closed.
+    """
+    index.attach(source)  # (closed at once when there is no stub)
+    if not index.stubs:
+        return
+    try:  # the current branch is what is asked for first
+        index.materialize(index.path_positions(index.leaf), data)
+    except CycleError:
+        pass  # in the load report; walking it raises when it is asked for
 
 
 def _current_header(body: bytes) -> bool:
