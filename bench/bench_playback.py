@@ -35,7 +35,7 @@ from pi_jupyter.providers import LlmRequest, ReplayProvider, StreamOptions
 from pi_jupyter.providers.replay_records import load_recording
 from pi_jupyter.session import Session
 
-FIXTURES = Path("/work/shared/fixtures/pi")
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pi"
 FILES = ("large-session.jsonl", "before-compaction.jsonl")
 FRAME = 1 / 60
 

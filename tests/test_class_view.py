@@ -18,7 +18,7 @@ from classroom import COURSE, student
 from pi_jupyter.cli.main import main
 from pi_jupyter.views.class_view import class_view
 
-FIXTURES = Path("/work/shared/fixtures/pi")
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi"
 
 
 @pytest.fixture

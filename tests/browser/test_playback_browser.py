@@ -25,7 +25,7 @@ from offline_page import offline_page  # noqa: E402
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
-FIXTURES = Path("/work/shared/fixtures/pi")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 T0 = 1_765_233_665_000
 FINAL = "The rate times the batch is 0.8: too large."
 ANSWER = "The loss diverges because the learning rate is too large for the batch size. Let me check the numbers."
