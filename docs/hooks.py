@@ -97,7 +97,7 @@ def _cli_reference() -> str:
     from pi_jupyter.cli.main import COMMANDS
 
     columns = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal; the page has one width
+    os.environ["COLUMNS"] = "80"  # argparse wraps to the terminal; the page has one width
     try:
         parts = ["```text\n$ pi-jupyter --help\n" + _help(["--help"]) + "\n```"]
         for name in COMMANDS:

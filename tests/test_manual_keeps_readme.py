@@ -74,8 +74,8 @@ def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-# a sentence ends at . ! ? (or : before a capital) followed by a space and what starts a sentence
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(*\[\"'])")
+# a sentence ends at . ! ? (or at the end of the bold lead sentence it is) followed by a space and what starts a sentence
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]\*)|(?<=[.!?]\*\*))\s+(?=[A-Z`(*\[\"'])")
 
 
 def statements(markdown: str) -> list[tuple[int, str]]:
@@ -135,12 +135,20 @@ def site_text() -> str:
     return "\n".join(normalise(page) for page in pages)
 
 
+@cache
+def site_headings() -> str:
+    """The headings of every page, one a line, normalised."""
+    pages = [(ROOT / "README.md").read_text(encoding="utf-8"), *(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))]
+    return "\n".join("# " + normalise(line.lstrip("#")) for page in pages for line in page.splitlines() if line.startswith("#"))
+
+
 def test_every_statement_of_the_long_readme_is_on_a_page_of_the_manual():
     text = site_text()
+    headings = set(re.findall(r"(?:^|\n)#+ ([^\n]+)", site_headings()))
     lost = []
     for number, statement in statements(FROZEN.read_text(encoding="utf-8")):
         key = normalise(statement)
-        if key in text:
+        if key in text or key.rstrip(".:") in headings:  # a lead sentence ("**Exporting and sharing.**") may be a heading now
             continue
         now, _why = REVISED.get(key, (key, ""))
         if key in REVISED and (now is None or normalise(now) in text):
@@ -164,12 +172,13 @@ def test_every_revision_replaces_a_statement_of_the_long_readme():
 def test_the_statements_are_what_a_reader_reads():
     # the splitter's own contract, on a small text: a lost word anywhere is a lost statement
     sample = (
-        "# Title\n\nOne sentence here. Another one, with a [link](x.md) and **bold**.\n\n"
+        "# Title\n\n**Lead.** One sentence here. Another one, with a [link](x.md) and **bold**.\n\n"
         "- an item. Its second sentence\n  goes on.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\ncode  line\n```\n"
     )
     got = [normalise(s) for _, s in statements(sample)]
     assert got == [
         "Title",
+        "Lead.",
         "One sentence here.",
         "Another one, with a link and bold.",
         "an item.",
