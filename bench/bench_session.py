@@ -20,7 +20,7 @@ runs. For each file it prints, measured in fresh child processes:
   peak memory, under 0.3x its time).
 
 Run ``python bench/bench_session.py`` (``--quick``: only 1k and 10k; ``--no-pi``; ``--cache DIR``).
-The last lines are a Markdown table for the README.
+The last lines are a Markdown table for the manual's Speed page (docs/speed.md).
 """
 
 from __future__ import annotations

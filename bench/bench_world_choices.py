@@ -1,4 +1,4 @@
-"""The measurements behind the world's design choices (see README, "A branch carries its world").
+"""The measurements behind the world's design choices (see docs/world.md, "How, and why this way").
 
 Serializers (pickle, cloudpickle, dill when installed) on a 100 MB frame, a 100 MB array and a
 dict of 100,000 small items; hashing and compressing the frame's 100 MB; and the copy-on-write

@@ -1,4 +1,4 @@
-"""The README's promise: reopening a notebook continues its session in a fresh kernel, without ``%pi open``.
+"""The manual's promise (docs/notebook.md): reopening a notebook continues its session in a fresh kernel, without ``%pi open``.
 
 Jupyter Server tells a notebook's kernel which file it belongs to (``JPY_SESSION_NAME``);
 the kernel is started here with that variable, as the server starts it, and the notebook is

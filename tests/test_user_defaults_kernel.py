@@ -4,7 +4,7 @@ Most notebook tests pin ``offline/echo``, ``thinking=off`` and a session folder.
 none of them: ``%load_ext pi_jupyter`` and a ``%%pi`` cell. This drives a real kernel that way
 (the default model, thinking level, session folder, tools and grid concurrency) through a tool
 call, a re-run, a checkout back and a grid, and checks what the user ends up with: the file where
-the README says it goes, the levels it records, and the variables the next cell sees.
+the manual (docs/notebook.md, Settings) says it goes, the levels it records, and the variables the next cell sees.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_nothing_configured_a_tool_call_a_rerun_a_checkout_and_a_grid(tmp_path):
         first = k.run(cell.format(value="A"), "plan")
         assert first.status == "ok", first.error
         assert _value(k, "plan") == "A"
-        folder = tmp_path / "pi-sessions"  # the README's default session folder, beside the notebook
+        folder = tmp_path / "pi-sessions"  # the default session folder (docs/notebook.md, Settings), beside the notebook
         s = _session(folder)
         levels = [e["thinkingLevel"] for e in s.raw_branch() if e["type"] == "thinking_level_change"]
         models = [(e["provider"], e["modelId"]) for e in s.raw_branch() if e["type"] == "model_change"]

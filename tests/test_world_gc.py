@@ -1,6 +1,6 @@
 """``pi-jupyter gc`` and ``%pi world gc`` as a user meets them: never an object a session still refers to, safe beside writers.
 
-The rule (README, *Where it is kept*): a store serves the session files of its own folder. gc
+The rule (docs/world.md, *Reclaiming space*): a store serves the session files of its own folder. gc
 keeps every object any of them refers to (a damaged line's refs too), every object saved or
 used again in the last ``--min-age`` seconds, and removes nothing when a session file of the
 folder cannot be read. A session copied to another folder uses the store beside it there;

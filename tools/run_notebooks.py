@@ -3,7 +3,7 @@
     python tools/run_notebooks.py            # re-run every notebook in notebooks/ and save it with its outputs
     python tools/run_notebooks.py --check    # run them, save nothing, fail on an error or a traceback
     python tools/run_notebooks.py quickstart # only the notebooks whose name contains "quickstart"
-    python tools/run_notebooks.py --pictures # also retake the README's pictures (docs/images/) in JupyterLab
+    python tools/run_notebooks.py --pictures # also retake the pictures of the README and the manual (docs/images/) in JupyterLab
 
 Each notebook runs in a fresh kernel with no API key in the environment (every ``*_API_KEY``
 variable is removed), in a scratch copy of the ``notebooks/`` folder alone (its ``data/`` included), so
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pattern", nargs="?", default="", help="only notebooks whose file name contains this")
     parser.add_argument("--check", action="store_true", help="execute without saving; exit 1 on any problem")
-    parser.add_argument("--pictures", action="store_true", help="also retake the README's pictures in JupyterLab (headless Chromium)")
+    parser.add_argument("--pictures", action="store_true", help="also retake the pictures of the README and the manual (headless Chromium)")
     args = parser.parse_args(argv)
     paths = notebook_paths(args.pattern)
     if not paths:

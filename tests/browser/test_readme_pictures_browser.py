@@ -1,10 +1,10 @@
-"""The README's pictures, taken from the shipped notebooks run in JupyterLab (light theme, fixed size).
+"""The pictures of the README and the manual, taken from the shipped notebooks run in JupyterLab (light theme, fixed size).
 
 The quickstart runs top to bottom in a real JupyterLab (its cells carry ids, so the re-run in it
 forks by cell id, as pressing Shift+Enter does); then the AgentView of the tool call, the
 TreeView with the ``east`` branch selected and the comparison are photographed, and the
 experiment notebook's table. The PNGs go to ``artifacts/``, or to ``docs/images/`` (committed,
-shown by the README) when ``PI_JUPYTER_PICTURES`` names that folder:
+shown by the README and the manual) when ``PI_JUPYTER_PICTURES`` names that folder:
 ``python tools/run_notebooks.py --pictures`` does that.
 """
 

@@ -195,7 +195,7 @@ def test_requests_for_system_messages_and_edits_match_pi_ai(pi16, written, tmp_p
 def test_what_pi_0_73_1_makes_of_pi16_files(run_node, written, tmp_path):
     """pi 0.73.1 opens pi 1.6 files without error but ignores what it does not know: context edits do
     not apply (a forgotten secret is sent again), system messages are dropped by its convertToLlm (its
-    own prompt and tools are used), the compaction snapshot is ignored. The README says so."""
+    own prompt and tools are used), the compaction snapshot is ignored. The manual says so (docs/session-file.md, pi versions)."""
     path, names = written
     jobs = [{"op": "context", "file": str(path), "leaf": names["u2"]}, {"op": "context", "file": str(path), "leaf": names["tip"]}]
     job_file = tmp_path / "jobs.json"

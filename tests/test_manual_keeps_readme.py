@@ -1,0 +1,191 @@
+"""Nothing the long README said is lost: every statement of it is on a page of the docs site.
+
+The README of 1,576 lines became a short README over a manual (``docs/*.md``, built by mkdocs).
+The README as it was is kept, unchanged, in ``tests/fixtures/readme_before_manual.md``. Each of
+its statements (every heading; every sentence of a paragraph, a list item or a quote; every row
+of a table; every line of a code block) must be found on some page of the site (the README
+itself included: it is the site's front page), as the site shows the page: with the ``%pi``
+command list, the ``%%pi`` options and the CLI's help filled in from the code. Statements are
+compared modulo whitespace, emphasis (``*``) and link targets (a link counts as its text), so a
+sentence may move to another page, gain a link or lose its bold, but not lose a word.
+
+A statement changed on purpose (it became false, or it pointed at the README) is listed in
+:data:`REVISED` with the text that says it now, which must then be on a page; one dropped on
+purpose is listed with ``None`` and the reason. When a fix to the manual makes this test fail,
+add the old statement there, with what replaced it; never edit the frozen copy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
+
+# old statement (as the frozen README writes it, after the normalisation below) -> what says it now
+# (which must be on a page), or None and why it is gone
+REVISED: dict[str, tuple[str | None, str]] = {
+    "Or run the notebooks on mybinder.org: `binder/` holds what it installs, and "
+    "`https://mybinder.org/v2/gh/OWNER/REPO/HEAD?urlpath=lab/tree/notebooks/quickstart.ipynb` opens the quickstart "
+    "of the repository `OWNER/REPO` (this README carries no badge until the repository's public address is settled); "
+    "or read the notebooks on GitHub with their outputs.": (
+        "opens the quickstart of the repository `OWNER/REPO` (the README carries no badge until the repository's "
+        "public address is settled); or read the notebooks on GitHub with their outputs.",
+        "the sentence moved from the README to Install, run, test",
+    ),
+    "What it looks like": (
+        None,
+        "the README shows one picture; the others are on the pages of what they show (notebook, tree, experiments)",
+    ),
+    "pi: stop · 2 new entries · 1,498 tokens · $0.0000 · 0.1s · offline/echo": (
+        "pi: stop · 3 new entries · 1,508 tokens · $0.0000 · 0.0s · offline/echo",
+        "what the quickstart's first cell shows today (the recorded system prompt is one entry more)",
+    ),
+    "compare A B [C ...] compare branches (ids, labels or cell ids)": (
+        "compare A B [C ...] compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)",
+        "the %pi command list is now taken from the code, which says more",
+    ),
+    "Why this way (`python bench/bench_world.py`, the files lines below).": (
+        "Why this way (`python bench/bench_world.py`, the files lines of Speed).",
+        "the figures moved to the Speed page",
+    ),
+}
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
+
+
+def normalise(text: str) -> str:
+    """Text as compared: links as their text, no emphasis marks, table cells and whitespace evened out."""
+    text = _LINK.sub(r"\1", text)
+    text = text.replace("*", "")
+    text = re.sub(r"\s*\|\s*", "|", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+# a sentence ends at . ! ? (or at the end of the bold lead sentence it is) followed by a space and what starts a sentence
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?]\*)|(?<=[.!?]\*\*))\s+(?=[A-Z`(*\[\"'])")
+
+
+def statements(markdown: str) -> list[tuple[int, str]]:
+    """(line number, statement) of a Markdown text: headings, sentences, table rows, code lines."""
+    found: list[tuple[int, str]] = []
+    lines = markdown.splitlines()
+    fence: str | None = None
+    block: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        if block:
+            text = " ".join(line for _, line in block)
+            text = re.sub(r"^(?:[-*]|\d+\.)\s+", "", text.strip())  # a list item's marker
+            for sentence in _SENTENCE_END.split(text):
+                if normalise(sentence):
+                    found.append((block[0][0], sentence))
+            block.clear()
+
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence) and set(stripped) <= {fence[0]}:
+                fence = None
+            elif stripped:
+                found.append((number, stripped))
+            continue
+        opening = re.match(r"(`{3,}|~{3,})", stripped)
+        if opening:
+            flush()
+            fence = opening.group(1)
+            continue
+        if not stripped:
+            flush()
+        elif stripped.startswith("#"):
+            flush()
+            found.append((number, stripped.lstrip("#").strip()))
+        elif stripped.startswith("|"):
+            flush()
+            if not re.fullmatch(r"[|:\-\s]+", stripped):  # not the row under a table's header
+                found.append((number, stripped))
+        elif re.match(r"(?:[-*]|\d+\.)\s", stripped):
+            flush()  # a new list item
+            block.append((number, stripped))
+        else:
+            block.append((number, stripped))
+    flush()
+    return found
+
+
+@cache
+def site_text() -> str:
+    """Every page of the site, as the build's hooks make it, normalised into one text."""
+    hooks = _hooks()
+    pages = [hooks.readme_for_site("")]
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        pages.append(hooks.page_for_site(page.read_text(encoding="utf-8"), ""))
+    return "\n".join(normalise(page) for page in pages)
+
+
+@cache
+def site_headings() -> str:
+    """The headings of every page, one a line, normalised."""
+    pages = [(ROOT / "README.md").read_text(encoding="utf-8"), *(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))]
+    return "\n".join("# " + normalise(line.lstrip("#")) for page in pages for line in page.splitlines() if line.startswith("#"))
+
+
+def test_every_statement_of_the_long_readme_is_on_a_page_of_the_manual():
+    text = site_text()
+    headings = set(re.findall(r"(?:^|\n)#+ ([^\n]+)", site_headings()))
+    lost = []
+    for number, statement in statements(FROZEN.read_text(encoding="utf-8")):
+        key = normalise(statement)
+        if key in text or key.rstrip(".:") in headings:  # a lead sentence ("**Exporting and sharing.**") may be a heading now
+            continue
+        now, _why = REVISED.get(key, (key, ""))
+        if key in REVISED and (now is None or normalise(now) in text):
+            continue
+        lost.append(f"{FROZEN.name}:{number}: {statement}")
+    assert not lost, (
+        f"{len(lost)} statement(s) of the README before the manual are on no page of docs/ or the README "
+        "(say them on a page, or list them in REVISED with what replaced them):\n" + "\n".join(lost)
+    )
+
+
+def test_every_revision_replaces_a_statement_of_the_long_readme():
+    keys = {normalise(s) for _, s in statements(FROZEN.read_text(encoding="utf-8"))}
+    stale = [old for old in REVISED if old not in keys]
+    assert not stale, f"REVISED lists statements the README never made: {stale}"
+    text = site_text()
+    missing = [now for now, _ in REVISED.values() if now is not None and normalise(now) not in text]
+    assert not missing, f"REVISED names replacements that no page says: {missing}"
+
+
+def test_the_statements_are_what_a_reader_reads():
+    # the splitter's own contract, on a small text: a lost word anywhere is a lost statement
+    sample = (
+        "# Title\n\n**Lead.** One sentence here. Another one, with a [link](x.md) and **bold**.\n\n"
+        "- an item. Its second sentence\n  goes on.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\ncode  line\n```\n"
+    )
+    got = [normalise(s) for _, s in statements(sample)]
+    assert got == [
+        "Title",
+        "Lead.",
+        "One sentence here.",
+        "Another one, with a link and bold.",
+        "an item.",
+        "Its second sentence goes on.",
+        "|a|b|",
+        "|1|2|",
+        "code line",
+    ]
+    assert normalise("Another one, with a link and bold.") in normalise("Another one, with a [link](y.md) and *bold*.")
+    assert normalise("Another one, with a link and bold.") not in normalise("Another one, with a link and more bold.")
