@@ -108,7 +108,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
 
         title = f"experiment · {exp.grid.size} branches · {state.header(session)}"
         view = ExperimentView(title=title)
-        view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
+        view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort), any_thread=True)
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
     produced: list[str] = []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
@@ -158,7 +158,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     future = state.runner.submit(go())
     if args.background:  # as a --background cell: a handle at once; a plain cell on this session waits for it
         label = f"grid [{count}]" if count else "background grid"
-        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped)
+        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped, runner=state.runner)
         state.background[session.path or f"memory:{session.id}"] = bg
         if args.name:
             magics.shell.user_ns[args.name] = bg

@@ -239,10 +239,10 @@ class PiMagics(LineCommands, Magics, PiConfig):
         future = state.runner.submit(run())
         if args.background:
             key = agent.session.path or f"memory:{agent.session.id}"
-            bg = BackgroundRun(future, agent.abort, label=f"cell [{count}]" if count else "background run")
+            bg = BackgroundRun(future, agent.abort, label=f"cell [{count}]" if count else "background run", runner=state.runner)
             state.background[key] = bg
             if view is not None:
-                view.on_stop(agent.abort)
+                view.on_stop(agent.abort, any_thread=True)
             if args.name:
                 self._user_ns()[args.name] = bg
             return bg
@@ -304,7 +304,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if self._model_note:  # --model changed the session's model: say so where the user looks
             view.set_status(note=self._model_note)
             self._model_note = ""
-        view.on_stop(agent.abort)
+        view.on_stop(agent.abort, any_thread=True)
         return view
 
     # ---------------------------------------------------------------- %pi
