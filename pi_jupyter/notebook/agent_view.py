@@ -195,6 +195,13 @@ class AgentView(StepControl, StopButton, ViewActions, Transport, anywidget.AnyWi
             self._status_dirty = True
             self._after_event()
 
+    def notice(self, text: str, tone: Literal["info", "warn", "error"] = "info") -> None:
+        """Add a line to the conversation (live, and in the static rendering where it happened), e.g. what a prompt filled in."""
+        with self._lock:
+            self._add({"kind": "notice", "tone": tone, "text": str(text)})
+            self._snapshot_dirty = True
+            self._after_event()
+
     def flush(self) -> None:
         """Send everything pending now, snapshot included (the rate limits are skipped once)."""
         with self._lock:

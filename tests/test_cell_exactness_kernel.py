@@ -1,11 +1,15 @@
-"""The agent's python code runs where the user's cells run: the kernel's main thread, in a real kernel.
+"""What a cell does is exactly what it says, in a real kernel: ``{name}`` filling and where the agent's code runs.
 
 Driven as JupyterLab drives the kernel (execute requests with ``cellId``, the widget's Stop as
 the comm message the browser sends, the toolbar's interrupt), with the default settings (the
-live widget on). What the user checks: an object the agent made is usable in the next cell, the
-agent's settings are the user's, Stop / the timeout / the interrupt stop code that sleeps there
-and keep what it printed, a background run waits for a running cell and says so, a grid's
-branches take turns there.
+live widget on). What the user checks:
+
+- ``{name}`` is filled in the prose only: an f-string in a code block reaches the agent as
+  written (in a grid's branches too), and the cell says what it filled in;
+- the agent's python code runs on the kernel's main thread: an object it made is usable in the
+  next cell, its settings are the user's, Stop / the timeout / the interrupt stop code that
+  sleeps there and keep what it printed, a background run waits for a running cell and says so,
+  a grid's branches take turns there.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pytest
 from kernel_client import Kernel
 
 from pi_jupyter import Session
+from pi_jupyter.messages import text_of
 
 pytestmark = pytest.mark.kernel
 
@@ -216,3 +221,32 @@ log.append(("end", threading.current_thread().name))
     assert ran.status == "ok", ran.error
     log = kernel.run("import sys\nprint(sys.grid_log)", cell_id="log")
     assert log.stdout.strip() == str([("start", "MainThread"), ("end", "MainThread")] * 3)
+
+
+FSTRING = """%%pi --tools python
+With counter at {counter}, use python:
+```python
+counter = globals().get("counter", 0) + 1
+print(f"branch {counter}")
+```"""
+
+
+def test_an_f_string_in_a_code_block_reaches_the_agent_as_written(kernel):
+    kernel.run("counter = 100", cell_id="counter")
+    ran = kernel.run(FSTRING, cell_id="fstring")
+    assert ran.status == "ok", ran.error
+    saved = ran.data("text/html")[-1]  # the output the notebook keeps says what was filled in
+    assert "Filled in {counter} = 100; braces in code sent as written" in saved
+    assert r"Filled in \{counter\} = 100" in ran.data("text/markdown")[-1]  # as Markdown shows braces
+    s = Session.open(session_path(kernel), readonly=True)
+    prompt = next(text_of(m.content, "") for m in s.context().messages if m.role == "user")
+    assert prompt.startswith("With counter at 100, use python:") and 'print(f"branch {counter}")' in prompt
+    assert tool_results(kernel) == ["branch 101"]  # the code's own f-string, run by the agent
+
+    # a grid takes the same rule in every branch: {tone} is filled in the prose, the code is each branch's as written
+    grid = kernel.run(FSTRING.replace("--tools python", "--tools python --vary tone=terse,warm").replace("With", "In a {tone} way, with"))
+    assert grid.status == "ok", grid.error
+    assert "pi: Filled in {tone} per branch (terse, warm), {counter} = 101; braces in code sent as written" in grid.stdout
+    assert tool_results(kernel)[1:] == ["branch 102", "branch 102"]  # each branch from the world of the start (counter 101)
+    refused = kernel.run("%%pi --vary n=1,2\nuse python\n```python\nprint({n})\n```", cell_id="refused")
+    assert refused.status == "error" and "--vary n: the prompt has no {n} outside code" in refused.error["evalue"]
