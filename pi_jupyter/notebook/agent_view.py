@@ -246,7 +246,7 @@ class AgentView(StepControl, StopButton, ViewActions, Transport, anywidget.AnyWi
         items = self.static_items()
         return render_html(
             items, status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0],
-            entry_ids=self._static_entry_ids(items), forgotten=self.forgotten, actions=self._actions,
+            entry_ids=self._static_entry_ids(items), forgotten=self.forgotten, actions=self._actions, turn=True,
         )  # fmt: skip
 
     def text(self) -> str:
