@@ -185,6 +185,19 @@ def test_a_background_run_waits_for_the_running_cell_and_says_so(kernel):
     assert result.startswith("agent on MainThread\n[Waited "), (result, path, busy.stdout, started.stdout)
     assert result.endswith(" s for the kernel's main thread (a cell was running there) before the code ran.]")
     # a cell that waits for a background run lends it the main thread: no deadlock, with .result() and with await
+    # stopped while it waits for its turn: it says it never ran
+    calls = open(path).read().count("toolCall")
+    kernel.run(
+        "%%pi --background --name bg3 --tools python --model offline/slow\nuse python\n```python\nprint('never')\n```", cell_id="bg3"
+    )
+    stopped = kernel.run(
+        f"import time\nwhile open({path!r}).read().count('toolCall') <= {calls}:\n    time.sleep(0.05)\n"
+        "time.sleep(1.2)\nbg3.abort()\nwhile not bg3.done:  # this cell keeps the main thread: the call cannot start\n"
+        "    time.sleep(0.05)\nprint(bg3.result(30).stop_reason)",
+        cell_id="abort-waiting",
+    )
+    assert stopped.stdout == "aborted\n", stopped.error
+    assert tool_results(kernel)[-1] == "[Aborted before the code ran: it was waiting for the kernel's main thread.]"
     for how in ("bg2.result(60)", "await bg2"):
         kernel.run(
             "%%pi --background --name bg2 --tools python --model offline/echo\nuse python\n```python\nprint('lent')\n```", cell_id="bg2"

@@ -287,10 +287,10 @@ class PythonTool(BuiltinTool[PythonParams]):
                 delta = recording.finish()
             except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
                 delta = _unrecorded(exc)
-        return self._finish(state, output, status, timeout, still_running, filename, _MainOutcome(status, still_running, delta))
+        return self._finish(state, output, status, timeout, still_running, filename, _CallEnd(status, still_running, delta))
 
     def _finish(
-        self, state: _Run, output: OutputAccumulator, status: str, timeout: float | None, still: bool, filename: str, how: _MainOutcome
+        self, state: _Run, output: OutputAccumulator, status: str, timeout: float | None, still: bool, filename: str, how: _CallEnd
     ) -> ToolResult:
         text_out = state.drain()
         if still:
@@ -299,8 +299,8 @@ class PythonTool(BuiltinTool[PythonParams]):
         if text_out:
             output.append_text(text_out)
         output.finish()
-        result = self._result(state, output, status, timeout, still, filename, how.on_main)
-        if how.waited >= _WAIT_NOTE_S:
+        result = self._result(state, output, status, timeout, still, filename, how.on_main, how.never_ran)
+        if how.waited >= _WAIT_NOTE_S and not how.never_ran:
             result.details = {**(result.details or {}), "waitedS": round(how.waited, 1)}
             why = f" ({how.waited_for} was running there)" if how.waited_for else ""
             note = f"[Waited {how.waited:.1f} s for the kernel's main thread{why} before the code ran.]"
@@ -358,6 +358,7 @@ class PythonTool(BuiltinTool[PythonParams]):
         still_running: bool,
         filename: str,
         on_main: bool = False,
+        never_ran: bool = False,
     ) -> ToolResult:
         parts: list[str] = []
         details: dict[str, Any] = {"status": status}
@@ -414,6 +415,8 @@ class PythonTool(BuiltinTool[PythonParams]):
                     " until its current blocking call returns and is interrupted then. Its further output is discarded, and the"
                     " python tool refuses new calls until it has ended.]"
                 )
+            elif never_ran:
+                parts.append(f"[{what} before the code ran: it was waiting for the kernel's main thread.]")
             else:
                 parts.append(f"[{what}: the code was interrupted and has stopped.]")
         text = "\n".join(parts) if parts else "(no output)"
@@ -421,7 +424,7 @@ class PythonTool(BuiltinTool[PythonParams]):
         return ToolResult(content=content, details=details, is_error=is_error)
 
 
-class _MainOutcome:
+class _CallEnd:
     """How a call ended: its status, whether the code still runs, what it changed, how long it waited for its turn."""
 
     def __init__(
@@ -433,6 +436,7 @@ class _MainOutcome:
         self.on_main = on_main
         self.waited = waited
         self.waited_for = waited_for
+        self.never_ran = False  # stopped while it waited for its turn
 
 
 class _OnMain:
@@ -446,7 +450,7 @@ class _OnMain:
 
     async def run(
         self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any, code: str, timeout: float | None
-    ) -> _MainOutcome | None:
+    ) -> _CallEnd | None:
         """Run the code there and wait for it; ``None`` when the main thread cannot take it (the caller runs it elsewhere)."""
         ctx = self.ctx
 
@@ -503,7 +507,9 @@ class _OnMain:
                 ctx.signal.abort("interrupted")  # no cell waits to hear it: the interrupt stops this run
         delta = self.delta if not still else _unrecorded_still()
         waited = (job.started_at if job.started_at is not None else time.monotonic()) - job.queued_at
-        return _MainOutcome(status, still, delta, on_main=True, waited=waited, waited_for=waited_for)
+        outcome = _CallEnd(status, still, delta, on_main=True, waited=waited, waited_for=waited_for)
+        outcome.never_ran = job.started_at is None
+        return outcome
 
 
 def _start_recording(ctx: ToolContext, ns: dict[str, Any], code: str) -> Any:
