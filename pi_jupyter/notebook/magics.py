@@ -231,7 +231,14 @@ class PiMagics(LineCommands, Magics, PiConfig):
                 try:
                     record_run(
                         agent.session,
-                        CellRun(cell_id=cell_id, started_from=start, produced=produced, end=agent.session.leaf_id, execution_count=count),
+                        CellRun(
+                            cell_id=cell_id,
+                            started_from=start,
+                            produced=produced,
+                            end=agent.session.leaf_id,
+                            execution_count=count,
+                            filled=note,
+                        ),
                     )
                 except SessionError:
                     pass

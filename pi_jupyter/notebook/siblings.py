@@ -44,7 +44,7 @@ def turn_of(session: Any, run: CellRun) -> tuple[list[Any], list[dict[str, Any]]
     The recorded system prompt reads as the cell's notice does; a compaction as its notice. An
     entry gone from a damaged file is left out.
     """
-    items: list[Any] = []
+    items: list[Any] = [Notice(text=run.filled)] if run.filled else []  # what its prompt had filled in, as the cell said
     raws: list[dict[str, Any]] = []
     for eid in run.produced:
         try:

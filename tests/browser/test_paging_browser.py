@@ -4,8 +4,8 @@ In JupyterLab with its DEFAULT settings (widget state not saved), the offline mo
 twice, each run in a world of its own: plan A sets ``only_a`` and writes ``a_only.txt``, its
 sibling plan B sets ``only_b`` and writes ``b_only.txt`` (on a slower model, so its live widget
 can be watched). After ‹ to "answer 1 of 2" the conversation shows plan A's turn and nothing of
-plan B's: prompt, tool cards with their "changed:" lines, answer and status line; › brings B
-back. The same holds in the notebook reopened from its file and in its nbconvert HTML page; its
+plan B's: what its prompt filled in, the prompt, tool cards with their "changed:" lines, answer
+and status line; › brings B back. The same holds in the notebook reopened from its file and in its nbconvert HTML page; its
 nbconvert Markdown is plan B's turn alone. The answers quote the tools' output in code blocks:
 no "Insert as cell" on those, live or finished.
 """
@@ -37,8 +37,9 @@ RERUN = """%%pi --tools python,write
 Plan {pick()}: call python with {{"code": "only_{L.lower()} = 'plan {L}'\\nprint('ran plan {L}')"}}
 call write with {{"path": "{L.lower()}_only.txt", "content": "branch {L}"}}"""
 
-A_SIDE = ("Plan A:", "only_a", "a_only.txt", "ran plan A", "offline/echo · done")
-B_SIDE = ("Plan B:", "only_b", "b_only.txt", "ran plan B", "offline/slow · done")
+# each run's marks: what its prompt filled in, its prompt, what its tools changed and printed, its status line
+A_SIDE = ("Filled in {pick()} = A", "Plan A:", "only_a", "a_only.txt", "ran plan A", "offline/echo · done")
+B_SIDE = ("Filled in {pick()} = B", "Plan B:", "only_b", "b_only.txt", "ran plan B", "offline/slow · done")
 
 
 def shows(text: str, side: tuple[str, ...], other: tuple[str, ...]) -> None:
