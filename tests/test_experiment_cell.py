@@ -26,7 +26,8 @@ def forget_settings(ip):  # noqa: F811
         ip.config.PiMagics.pop(name, None)
 
 
-PYTHON_GRID = "use python\n```python\nprint('total', sales['amount'].sum() * {n})\n```"
+# {n} is filled in the prose only (code is sent as written): the call's JSON carries it
+PYTHON_GRID = "call python with {{\"code\": \"print('total', sales['amount'].sum() * {n})\"}}"
 
 
 def session_of(tmp_path) -> Session:
@@ -70,7 +71,7 @@ def test_grid_branches_follow_the_confirm_policy(ip, tmp_path):  # noqa: F811
 
 def test_grid_branches_follow_the_tool_timeout(ip, tmp_path):  # noqa: F811
     ip.run_line_magic("config", "PiMagics.tool_timeout = 1")
-    code = "use python\n```python\nimport time\nfor _ in range(50): time.sleep(0.1)\nprint('slept', {n})\n```"
+    code = 'call python with {{"code": "import time\\nfor _ in range(50): time.sleep(0.1)\\nprint(\'slept\', {n})"}}'
     result = ip.run_cell_magic("pi", "--vary n=1,2", code)
     outputs = tool_outputs(session_of(tmp_path), result)
     assert all("Timed out after 1 second" in o and "slept" not in o for o in outputs), outputs

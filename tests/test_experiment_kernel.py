@@ -196,7 +196,7 @@ def test_grid_branches_run_python_in_the_notebook_namespace(tmp_path):
     try:
         setup = SETUP.format(dir=str(tmp_path / "sessions")) + "\nimport pandas as pd\nsales = pd.DataFrame({'amount': [1, 2, 3]})"
         assert k.run(setup).status == "ok"
-        cell = "%%pi --vary n=1,2\nuse python\n```python\nprint('total', sales['amount'].sum() * {n})\n```"
+        cell = "%%pi --vary n=1,2\ncall python with {{\"code\": \"print('total', sales['amount'].sum() * {n})\"}}"
         run = k.run(cell, cell_id="grid")
         assert run.status == "ok", run.error
         s = Session.open(next((tmp_path / "sessions").glob("*.jsonl")), readonly=True)

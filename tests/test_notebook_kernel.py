@@ -49,15 +49,17 @@ def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
 
     second = kernel.run("x = 6 * 7\n", cell_id="c2")
     assert second.status == "ok"
-    third = kernel.run("%%pi --name r\nuse python\n```python\nprint(x + {x})\n```", cell_id="c3")
+    # {x} is filled in the prose; the code block is sent as written, braces and all
+    third = kernel.run('%%pi --name r\nx is {x}; use python\n```python\nprint(x * 2, "{x}")\n```', cell_id="c3")
     assert third.status == "ok", third.error
     check = kernel.run("print(r.text)\nprint(_.stop_reason, len(r.entry_ids))", cell_id="c4")
-    assert "84" in check.stdout and "stop 4" in check.stdout
+    assert "84 {x}" in check.stdout and "stop 4" in check.stdout
 
     s = session_of(tmp_path)
     roles = [m.role for m in s.context().messages]
     assert roles == ["system", "user", "assistant", "user", "assistant", "toolResult", "assistant"]  # prompt recorded first
-    assert s.context().messages[3].content[0].text.endswith("print(x + 42)\n```")
+    sent = s.context().messages[3].content[0].text
+    assert sent.startswith("x is 42; use python") and sent.endswith('print(x * 2, "{x}")\n```')
     assert s.name is None  # the kernel was not told its notebook (no JPY_SESSION_NAME): a session of its own, unnamed
     # each cell record carries the In [n] the notebook shows for that cell
     counts = {e["data"]["cellId"]: e["data"]["executionCount"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.cell"}

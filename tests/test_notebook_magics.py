@@ -15,7 +15,7 @@ from IPython.testing.globalipapp import start_ipython
 
 from pi_jupyter import Session
 from pi_jupyter.notebook.config import file_settings
-from pi_jupyter.notebook.prompt_text import PromptFormatError, fill_prompt
+from pi_jupyter.notebook.prompt_text import PromptFormatError, fill_prompt, fill_prompt_parts, filled_note
 from pi_jupyter.notebook.result import CellResult
 
 
@@ -81,6 +81,36 @@ def test_bad_fields_are_refused_with_the_reason(text, says):
     with pytest.raises(PromptFormatError) as info:
         fill_prompt(text, {})
     assert says in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "sent"),
+    [
+        ('Count {n}:\n```python\nprint(f"branch {n}\\n", {{1: 2}})\n```', 'Count 3:\n```python\nprint(f"branch {n}\\n", {{1: 2}})\n```'),
+        ("Count {n}:\n~~~~\n{n}\n~~~\n~~~~\nthen {n}", "Count 3:\n~~~~\n{n}\n~~~\n~~~~\nthen 3"),  # a fence closes on a run as long
+        ("  1. step:\n     ```\n     x = {n}\n     ```\n{n}", "  1. step:\n     ```\n     x = {n}\n     ```\n3"),  # in a list
+        ("Run `f'{n}'` or ``{n} ` {n}`` on {n}", "Run `f'{n}'` or ``{n} ` {n}`` on 3"),  # inline code, a longer run
+        ("An unclosed ` tick and {n}", "An unclosed ` tick and 3"),
+        ("Fenced to the end:\n```\n{n} {", "Fenced to the end:\n```\n{n} {"),  # an unclosed fence is code to the end
+        ("{{literal}} {n}", "{literal} 3"),
+    ],
+)
+def test_code_blocks_and_inline_code_are_sent_as_written(text, sent):
+    filled = fill_prompt_parts(text, {"n": 3})
+    assert filled.text == sent
+    assert filled.fields == [("{n}", "3")] * sent.count("3")
+
+
+def test_the_note_says_what_was_filled_in_and_never_shows_a_secret(monkeypatch):
+    monkeypatch.setenv("NOTE_API_KEY", "QZ7XW9FG3HJ5LM8PU2WQZ")
+    ns = {"counter": 100, "shape": (3, 4), "key": "QZ7XW9FG3HJ5LM8PU2WQZ", "long": "x" * 200}
+    filled = fill_prompt_parts("{counter} rows, shape {shape}, key {key}, {long}\n```\n{counter}\n```", ns)
+    note = filled_note(filled.fields, code_kept=filled.code_kept)
+    assert note.startswith("Filled in {counter} = 100, {shape} = (3, 4), {key} = [REDACTED:NOTE_API_KEY], {long} = xxx")
+    assert note.endswith("…; braces in code sent as written") and "QZ7X" not in note
+    assert filled_note([]) == ""
+    grid = fill_prompt_parts("In a {tone} way, {counter}", {"tone": "warm", "counter": 1})
+    assert filled_note(grid.fields, per_branch={"tone": ["terse", "warm"]}) == "Filled in {tone} per branch (terse, warm), {counter} = 1"
 
 
 # ------------------------------------------------------------------ %%pi

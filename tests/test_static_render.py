@@ -118,3 +118,48 @@ def test_sibling_answers_fold_everywhere_and_page_where_scripts_run():
     assert "%pi checkout aaaa1111" in text and "Third try." not in text  # the current answer is the conversation above
     md = render_siblings_markdown(sibs)
     assert md == "*answer 3 of 3* · continue from another answer with 1: `%pi checkout aaaa1111`, 2: `%pi checkout bbbb2222`"
+
+
+def test_insert_as_cell_is_marked_on_the_agents_code_not_on_quoted_tool_output():
+    call = AssistantMessage(content=[ToolCall(id="c1", name="python", arguments={"code": "print(sum(range(5)))"})], stop_reason="toolUse")
+    result = ToolResultMessage(tool_call_id="c1", tool_name="python", content=[TextContent(text="10\nOut: None")])
+    answer = AssistantMessage(
+        content=[
+            TextContent(
+                text="It printed:\n```\n10\nOut: None\n```\nTo keep it:\n```python\ntotal = sum(range(5))\n```\n"
+                "Or in a shell:\n```bash\necho 10\n```\nUnlabelled:\n```\nx = 1\n```"
+            )
+        ]
+    )
+    html = render_html([UserMessage.text("Sum it, in code:\n```python\nsum(range(5))\n```"), call, result, answer])
+    marked = re.findall(r'<pre [^>]*data-pi-insert="1"[^>]*><code>(.*?)</code>', html, re.S)
+    plain = [re.sub("<[^>]+>", "", m).strip() for m in marked]
+    assert plain == ["total = sum(range(5))", "x = 1"]  # not the quoted output, not bash, not the user's own prompt
+    assert html.count("<pre") == 6  # every block is still there (Copy is offered on each)
+
+
+def test_a_sibling_is_its_whole_turn_with_its_status_line():
+    from pi_jupyter.views.static_html import Sibling, render_siblings_html
+
+    turn_a = [
+        Notice(text="Filled in {x} = 1"),
+        UserMessage.text("plan A"),
+        AssistantMessage(content=[ToolCall(id="a1", name="write", arguments={"path": "a_only.txt"})], stop_reason="toolUse"),
+        ToolResultMessage(
+            tool_call_id="a1",
+            tool_name="write",
+            content=[TextContent(text="wrote")],
+            details={"world": [{"files": {"written": ["a_only.txt"]}}]},
+        ),
+        AssistantMessage(content=[TextContent(text="Done with A.")]),
+    ]
+    sibs = [
+        Sibling(end_id="aaaa1111", answer=turn_a[-1], items=turn_a, status=RunStatus(model="offline/echo", state="done", seconds=1.5)),
+        Sibling(end_id="bbbb2222", answer=AssistantMessage(content=[TextContent(text="Done with B.")]), current=True),
+    ]
+    html = render_siblings_html(sibs)
+    folded = html.split('data-n="1"')[1]
+    assert '<div class="pi-turn">' in folded
+    for seen in ("Filled in {x} = 1", "plan A", "write", "Done with A.", "offline/echo · done · 1.5 s", "%pi checkout aaaa1111"):
+        assert seen in folded, seen
+    assert "Done with B." not in html  # the current run is the turn above, not repeated here

@@ -293,6 +293,8 @@ class _Outcome:
     args: Any = None
     task: asyncio.Task[None] | None = None
     finished: bool = False
+    partial: ToolResult | None = None
+    """The last partial result the tool reported (kept when the call is cancelled)."""
 
 
 async def _run_tools(
@@ -375,6 +377,7 @@ async def _execute(
 
     def update(partial: ToolResult) -> None:
         if not outcome.finished:
+            outcome.partial = partial
             emit(
                 ToolExecutionUpdateEvent(
                     tool_call_id=call.id, tool_name=call.name, args=call.arguments, partial_result=_result_dict(partial)
@@ -417,11 +420,17 @@ async def _await_tools(outcomes: list[_Outcome], emit: Callable[[Event], None], 
         if outcome.finished or task is None:
             continue
         if task.cancelled():
-            outcome.result = ToolResult.error(ABORTED_TOOL_TEXT)
+            outcome.result = _aborted(outcome.partial)
         elif task.exception() is not None:
             exc = task.exception()
             outcome.result = ToolResult.error(f"{type(exc).__name__}: {exc}")
         _finish(outcome, emit)
+
+
+def _aborted(partial: ToolResult | None) -> ToolResult:
+    """The result of a call cancelled after an abort: what it had reported so far (as Stop leaves it), then the notice."""
+    shown = partial.text_content.rstrip("\n") if partial is not None else ""
+    return ToolResult.error(f"{shown}\n\n{ABORTED_TOOL_TEXT}" if shown.strip() else ABORTED_TOOL_TEXT)
 
 
 def _result_dict(result: ToolResult) -> dict[str, Any]:

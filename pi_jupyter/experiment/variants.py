@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..agent.prompt_code import code_and_prose
 from ..messages import THINKING_LEVELS
 
 AGENT_KEYS = ("model", "thinking", "tools")
@@ -98,17 +99,23 @@ def parse_vary(items: Sequence[str]) -> dict[str, list[str]]:
 
 
 def prompt_fields(template: str) -> list[str]:
-    """The ``{name}`` fields of a prompt template (``{{`` and ``}}`` are literal braces)."""
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise GridError(f"prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
-    return [name for _, name, _, _ in parsed if name is not None]
+    """The ``{name}`` fields of a prompt template's prose (``{{`` and ``}}`` are literal braces; code is never a field)."""
+    names: list[str] = []
+    for code, piece in code_and_prose(template):
+        if code:
+            continue
+        try:
+            parsed = list(string.Formatter().parse(piece))
+        except ValueError as exc:
+            raise GridError(f"prompt: {exc} (write {{{{ and }}}} for literal braces)") from None
+        names += [name for _, name, _, _ in parsed if name is not None]
+    return names
 
 
 def fill(template: str, bindings: Mapping[str, str]) -> str:
-    """The prompt of one branch: ``{name}`` replaced by its bound value."""
-    return template.format_map(dict(bindings))
+    """The prompt of one branch: ``{name}`` in its prose replaced by its bound value; code blocks and inline code as written."""
+    values = dict(bindings)
+    return "".join(piece if code else piece.format_map(values) for code, piece in code_and_prose(template))
 
 
 def tool_names(value: str) -> list[str]:

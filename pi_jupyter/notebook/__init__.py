@@ -30,6 +30,7 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.magics_manager.magics["cell"].pop("pi", None)
         shell.magics_manager.magics["line"].pop("pi", None)
         shell._pi_magics = None
+        magics.state.main_thread.close()
         from .async_cell import uninstall
 
         uninstall(shell)

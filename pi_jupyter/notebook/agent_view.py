@@ -69,6 +69,7 @@ from ..views.transcript import clip_middle, transcript_text
 from .agent_view_actions import ViewActions
 from .agent_view_blocks import MAX_LIVE_OUTPUT, MAX_OUTPUT, block_item, field, note_changed, output_text, pretty_args, usage_dict
 from .agent_view_step import StepControl
+from .agent_view_stop import RUNNING_STATES, StopButton
 from .agent_view_transport import Transport
 
 _STATIC = Path(__file__).parent / "static"
@@ -86,10 +87,10 @@ ViewState = Literal["idle", "running", "streaming", "tool", "compacting", "retry
 _STATES: frozenset[str] = frozenset(get_args(ViewState))
 PROMPT_KEPT = 4000
 """Characters of a prompt the Markdown and plain-text outputs keep (head and tail); the HTML output keeps it whole, folded."""
-_RUNNING = frozenset({"running", "streaming", "tool", "compacting", "retrying", "stopping"})
+_RUNNING = RUNNING_STATES
 
 
-class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
+class AgentView(StepControl, StopButton, ViewActions, Transport, anywidget.AnyWidget):
     """A live view of an agent run: streamed Markdown, thinking, tool cards, notices, status, Stop.
 
     Feed it every event of the agent (``agent.subscribe(view.handle)``); ``handle`` may be
@@ -146,7 +147,6 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         self._pending: list[dict[str, Any]] = []
         self._notices: dict[str, dict[str, Any]] = {}  # "compaction" / "retry" -> the live notice
         self._tool_started: dict[str, float] = {}
-        self._stop_callbacks: list[Callable[[], Any]] = []
         self._last_flush = 0.0
         self._last_snapshot = 0.0
         self._scheduled_due: float | None = None
@@ -161,12 +161,12 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         self._elapsed_done = 0.0
         self._run_started: float | None = None
         self._last_stop_reason: str | None = None
-        self._stop_requested = False
         self._force = False
         self._init_actions()
         self._init_step()
         super().__init__(title=str(title), status=self._status_dict(), **kwargs)
         self.on_msg(self._on_frontend_msg)
+        self._init_stop()  # after the comm exists: Stop is heard on the thread that reads it
 
     # ------------------------------------------------------------------ public API
 
@@ -180,21 +180,6 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
             if method is not None:
                 method(self, event)
             self._after_event()
-
-    def on_stop(self, callback: Callable[[], Any]) -> Callable[[], Any]:
-        """Register ``callback()`` for the Stop button; returns it (usable as a decorator).
-
-        The callback runs on the kernel's main thread when the click arrives, which is only
-        while no cell is executing (a blocking run is stopped with the kernel's interrupt);
-        hand work for the agent's loop over with ``loop.call_soon_threadsafe``. Registering
-        the same callback twice keeps one.
-        """
-        if not callable(callback):
-            raise TypeError(f"AgentView.on_stop: expected a callable, got {type(callback).__name__}")
-        with self._lock:
-            if callback not in self._stop_callbacks:
-                self._stop_callbacks.append(callback)
-        return callback
 
     def set_status(self, state: ViewState | None = None, *, model: str | None = None, note: str | None = None) -> None:
         """Change the status line: ``state`` (e.g. ``"done"``), the ``model`` shown, a short ``note``."""
@@ -210,6 +195,13 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
             self._status_dirty = True
             self._after_event()
 
+    def notice(self, text: str, tone: Literal["info", "warn", "error"] = "info") -> None:
+        """Add a line to the conversation (live, and in the static rendering where it happened), e.g. what a prompt filled in."""
+        with self._lock:
+            self._add({"kind": "notice", "tone": tone, "text": str(text)})
+            self._snapshot_dirty = True
+            self._after_event()
+
     def flush(self) -> None:
         """Send everything pending now, snapshot included (the rate limits are skipped once)."""
         with self._lock:
@@ -220,11 +212,6 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         """The final messages seen so far (``message_end``), in order."""
         with self._lock:
             return list(self._messages)
-
-    @property
-    def stop_requested(self) -> bool:
-        """True once Stop was pressed during the current run."""
-        return self._stop_requested
 
     @property
     def state(self) -> str:
@@ -259,7 +246,7 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         items = self.static_items()
         return render_html(
             items, status=self.run_status(), title=self.title, scale=self.scale, footer=self._footer[0],
-            entry_ids=self._static_entry_ids(items), forgotten=self.forgotten, actions=self._actions,
+            entry_ids=self._static_entry_ids(items), forgotten=self.forgotten, actions=self._actions, turn=True,
         )  # fmt: skip
 
     def text(self) -> str:
@@ -599,27 +586,7 @@ class AgentView(StepControl, ViewActions, Transport, anywidget.AnyWidget):
         elif kind == "forget":
             self._on_forget_msg(content)
         elif kind == "stop":
-            with self._lock:
-                callbacks = list(self._stop_callbacks)
-                if not callbacks:
-                    self._add(
-                        {"kind": "notice", "tone": "warn", "text": "Stop is not connected to this run; interrupt the kernel instead."}
-                    )
-                    self._snapshot_dirty = True
-                    self._after_event()
-                    return
-                if self._state in _RUNNING:
-                    self._stop_requested = True
-                    self._set_state("stopping")
-                    self._after_event()
-            for cb in callbacks:
-                try:
-                    cb()
-                except Exception as exc:  # noqa: BLE001 - shown in the view instead of lost in the kernel log
-                    with self._lock:
-                        self._add({"kind": "notice", "tone": "error", "text": f"Stop handler failed: {type(exc).__name__}: {exc}"})
-                        self._snapshot_dirty = True
-                        self._after_event()
+            self._on_stop_msg()
 
 
 __all__ = ["AgentView", "ViewState"]

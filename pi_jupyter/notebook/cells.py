@@ -32,16 +32,21 @@ class CellRun(BaseModel):
     execution_count: int | None = None
     entry_id: str | None = None
     """The id of the record entry itself."""
+    filled: str = ""
+    """What the prompt had filled in from the notebook, as the cell said it (``""``: nothing)."""
 
     def to_data(self) -> dict[str, Any]:
         """The ``data`` of the ``custom`` entry (camelCase, as pi's own fields)."""
-        return {
+        data: dict[str, Any] = {
             "cellId": self.cell_id,
             "startedFrom": self.started_from,
             "produced": self.produced,
             "end": self.end,
             "executionCount": self.execution_count,
         }
+        if self.filled:
+            data["filled"] = self.filled
+        return data
 
     @classmethod
     def from_entry(cls, entry: dict[str, Any]) -> CellRun | None:
@@ -57,6 +62,7 @@ class CellRun(BaseModel):
             end=data.get("end") if isinstance(data.get("end"), str) else None,
             execution_count=data.get("executionCount") if isinstance(data.get("executionCount"), int) else None,
             entry_id=entry.get("id"),
+            filled=data["filled"] if isinstance(data.get("filled"), str) else "",
         )
 
 

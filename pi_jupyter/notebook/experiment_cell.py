@@ -30,7 +30,7 @@ from IPython.display import display
 
 from . import world_cells
 from .cells import CellRun, record_run, start_for
-from .prompt_text import fill_prompt
+from .prompt_text import fill_prompt_parts, filled_note
 from .runner import BackgroundRun, PendingRun, RunStopped
 
 if TYPE_CHECKING:  # pragma: no cover - a plain %%pi cell does not import the experiment package
@@ -53,6 +53,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     if args.continue_:
         raise UsageError("%%pi: --continue does not apply to a grid (--vary/--repeat): its branches are siblings from the cell's start")
     from ..experiment import Experiment, parse_vary
+    from ..experiment.variants import AGENT_KEYS
 
     vary = parse_vary(args.vary or [])
     state = magics.state
@@ -70,8 +71,15 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     if moved:
         print(f"pi: {moved}")
 
+    filled: list[tuple[str, str]] = []
+    code_kept = False
+
     def render(variant: Any) -> str:
-        return fill_prompt(text, ChainMap(variant.bindings, namespace))
+        nonlocal code_kept
+        parts = fill_prompt_parts(text, ChainMap(variant.bindings, namespace))  # prose only, as every %%pi cell
+        filled.extend(parts.fields)
+        code_kept = code_kept or parts.code_kept
+        return parts.text
 
     tools = args.tools.replace(",", " ").split() if args.tools is not None else list(magics.tools)
     # each branch's tools are built as the plain cell's agent builds them: the notebook's namespace,
@@ -100,6 +108,9 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         compare=args.compare,
         rate_limit=args.rate_limit,
     )
+    _check_bound(vary, filled)
+    if note := filled_note(filled, per_branch={k: v for k, v in vary.items() if k not in AGENT_KEYS}, code_kept=code_kept):
+        print(f"pi: {note}")
     # checked before anything is shown or written: a scheduler that does not answer, a worker without the folder
     runner = exp.prepare(args.executor or magics.executor or "local")
     view = None
@@ -108,7 +119,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
 
         title = f"experiment · {exp.grid.size} branches · {state.header(session)}"
         view = ExperimentView(title=title)
-        view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
+        view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort), any_thread=True)
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
     produced: list[str] = []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
@@ -158,7 +169,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     future = state.runner.submit(go())
     if args.background:  # as a --background cell: a handle at once; a plain cell on this session waits for it
         label = f"grid [{count}]" if count else "background grid"
-        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped)
+        bg = BackgroundRun(future, exp.abort, label=label, stopped=lambda: exp.stopped, runner=state.runner)
         state.background[session.path or f"memory:{session.id}"] = bg
         if args.name:
             magics.shell.user_ns[args.name] = bg
@@ -173,6 +184,19 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     # Stop or the interrupt ends the cell in RunStopped (Run All stops), the table stays in the session
     pending = PendingRun(state.runner, future, exp.abort, finish, stopped=lambda: exp.stopped, stopped_error=stopped_error)
     return pending if getattr(magics, "_awaited", False) else pending.wait()
+
+
+def _check_bound(vary: dict[str, list[str]], filled: list[tuple[str, str]]) -> None:
+    """A varied name the prompt's prose never uses would give every branch the same prompt: refused, saying why."""
+    from ..experiment.variants import AGENT_KEYS
+
+    used = {shown[1:].split("}")[0].split("!")[0].split(":")[0].strip() for shown, _ in filled}
+    for key in vary:
+        if key not in AGENT_KEYS and key not in used:
+            raise UsageError(
+                f"%%pi: --vary {key}: the prompt has no {{{key}}} outside code, so every branch would get the same prompt "
+                f"({{{key}}} in a code block or `inline code` is sent as written); write it in the prose, e.g. 'use {key} = {{{key}}}'"
+            )
 
 
 def stopped_summary(exp: Experiment, name: str | None = None) -> str:

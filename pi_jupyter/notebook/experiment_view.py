@@ -21,6 +21,7 @@ import anywidget
 import traitlets
 
 from ..experiment.core import progress_line
+from .early_stop import hear_stop_early
 
 _STATIC = pathlib.Path(__file__).parent / "static"
 RATE = 10.0
@@ -57,20 +58,31 @@ class ExperimentView(anywidget.AnyWidget):
         super().__init__(title=title, **kwargs)
         self._sent: dict[int, dict[str, Any]] = {}
         self._progress: dict[str, Any] = {}
-        self._stop: list[Callable[[], Any]] = []
+        self._stop: list[tuple[Callable[[], Any], bool]] = []
+        self._heard_early = False
         self._lock = threading.Lock()
         self.messages_sent = 0
         """Messages sent to the browser (custom messages and trait updates), for the benchmark."""
         self.on_msg(self._on_frontend_msg)
+        hear_stop_early(self, self._on_early_stop)
 
-    def on_stop(self, callback: Callable[[], Any]) -> None:
-        """Call ``callback()`` when Stop is pressed."""
-        self._stop.append(callback)
+    def on_stop(self, callback: Callable[[], Any], *, any_thread: bool = False) -> None:
+        """Call ``callback()`` when Stop is pressed (``any_thread``: safe from any thread, so called as soon as the click arrives)."""
+        self._stop.append((callback, any_thread))
+
+    def _on_early_stop(self) -> None:
+        # on the kernel's shell channel thread, while the main thread may run a branch's python code (see .early_stop)
+        early = [fn for fn, any_thread in self._stop if any_thread]
+        self._heard_early = bool(early)
+        for fn in early:
+            fn()
 
     def _on_frontend_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "stop":
-            for fn in list(self._stop):
-                fn()
+            heard, self._heard_early = self._heard_early, False
+            for fn, any_thread in list(self._stop):
+                if not (heard and any_thread):
+                    fn()
         elif isinstance(content, dict) and content.get("type") == "sync":
             self.send({"type": "rows", "rows": list(self._sent.values()), "progress": self._progress})
 

@@ -27,7 +27,7 @@ from .failure import CellFailed, CompactionAdvice, cell_failure
 from .freshness import fresh_agent
 from .line_commands import SUBCOMMANDS, LineCommands
 from .prompt_secrets import guard_prompt
-from .prompt_text import PromptFormatError, fill_prompt
+from .prompt_text import PromptFormatError, fill_prompt_parts, filled_note
 from .replay_cell import cell_replay, no_pace_for_grids
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
@@ -128,8 +128,10 @@ class PiMagics(LineCommands, Magics, PiConfig):
 
         ``{expr}`` in the text is replaced by its value in the notebook's namespace
         (``{df.shape}``, ``{len(xs)}``, ``{x:.2f}``), as in IPython's ``!`` commands; write
-        ``{{`` and ``}}`` for literal braces. An unknown name is an error, never sent. The
-        options expand ``{expr}`` as any IPython magic's do (``%%pi --model {MODEL}``).
+        ``{{`` and ``}}`` for literal braces. Code blocks and ``inline code`` are sent as
+        written (an f-string there keeps its braces), and the cell says what it filled in. An
+        unknown name is an error, never sent. The options expand ``{expr}`` as any IPython
+        magic's do (``%%pi --model {MODEL}``).
 
         Each cell is a node of the session tree: re-running a cell forks from where it
         started, so the new answer is a sibling of the old one (``--continue`` appends after
@@ -170,7 +172,8 @@ class PiMagics(LineCommands, Magics, PiConfig):
         text = cell.strip()
         if not text:
             raise UsageError("%%pi: the cell is empty; write the prompt below %%pi")
-        prompt, warning = guard_prompt(fill_prompt(text, self._user_ns()), text)
+        filled = fill_prompt_parts(text, self._user_ns())  # prose only: code blocks and inline code are sent as written
+        prompt, warning = guard_prompt(filled.text, text)
         if warning:
             print(warning, file=sys.stderr)
         state = self.state
@@ -199,9 +202,14 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if replay is not None:
             replay.attach(view)
         binding = state.binding(agent.session)  # the notebook's saved outputs say which conversation it continues
+        note = filled_note(filled.fields, code_kept=filled.code_kept)  # the widget shows the prompt as sent, this line why
+        if view is not None and note:
+            view.notice(note)
         handle = display(view, display_id=True, metadata=binding) if view is not None else None
         if view is None:
             print(f"[{state.header(agent.session)}]")
+            if note:
+                print(f"pi: {note}")
         finish_actions = page_bridge.connect_view(view, agent, state.runner, handle) if view is not None else (lambda: None)
         count = _execution_count(self.shell)
         advice = CompactionAdvice()
@@ -223,7 +231,14 @@ class PiMagics(LineCommands, Magics, PiConfig):
                 try:
                     record_run(
                         agent.session,
-                        CellRun(cell_id=cell_id, started_from=start, produced=produced, end=agent.session.leaf_id, execution_count=count),
+                        CellRun(
+                            cell_id=cell_id,
+                            started_from=start,
+                            produced=produced,
+                            end=agent.session.leaf_id,
+                            execution_count=count,
+                            filled=note,
+                        ),
                     )
                 except SessionError:
                     pass
@@ -239,10 +254,10 @@ class PiMagics(LineCommands, Magics, PiConfig):
         future = state.runner.submit(run())
         if args.background:
             key = agent.session.path or f"memory:{agent.session.id}"
-            bg = BackgroundRun(future, agent.abort, label=f"cell [{count}]" if count else "background run")
+            bg = BackgroundRun(future, agent.abort, label=f"cell [{count}]" if count else "background run", runner=state.runner)
             state.background[key] = bg
             if view is not None:
-                view.on_stop(agent.abort)
+                view.on_stop(agent.abort, any_thread=True)
             if args.name:
                 self._user_ns()[args.name] = bg
             return bg
@@ -304,7 +319,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if self._model_note:  # --model changed the session's model: say so where the user looks
             view.set_status(note=self._model_note)
             self._model_note = ""
-        view.on_stop(agent.abort)
+        view.on_stop(agent.abort, any_thread=True)
         return view
 
     # ---------------------------------------------------------------- %pi

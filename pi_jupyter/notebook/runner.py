@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import queue
 import threading
-from collections.abc import Callable, Coroutine
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -72,6 +74,9 @@ class KernelRunner:
         self._lock = threading.Lock()
         self._main_calls: queue.Queue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = queue.Queue()
         self._waiting = 0
+        self._wake = threading.Event()  # set when a call for the main thread is queued, or a waited run ends
+        self._async_wakers: set[Callable[..., None]] = set()  # the same, for waiters on the kernel's loop
+        self._servers: list[Callable[[], None]] = []  # more work a waiting main thread does (python-tool jobs)
 
     @property
     def blocking(self) -> bool:
@@ -85,9 +90,73 @@ class KernelRunner:
         """
         if not self.blocking:
             raise RuntimeError("no cell is waiting to answer (a background run cannot ask the user)")
+        return await asyncio.wrap_future(self.post_main(fn))
+
+    def post_main(self, fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+        """From any thread: have ``fn`` run by the main thread while it waits for a run (:meth:`wait`, :meth:`wait_async`)."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._main_calls.put((fn, future))
-        return await asyncio.wrap_future(future)
+        self.wake()
+        return future
+
+    def add_server(self, serve: Callable[[], None]) -> None:
+        """Have a waiting main thread call ``serve()`` each time it is woken (:meth:`wake`), in the waiting cell's context."""
+        if serve not in self._servers:
+            self._servers.append(serve)
+
+    def wake(self) -> None:
+        """From any thread: wake the main thread if it waits for a run, so it serves what was queued for it."""
+        self._wake.set()
+        for poke in list(self._async_wakers):
+            poke()
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Count the calling (main) thread as waiting for agent work while the block runs: it serves :meth:`post_main`."""
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+
+    def block_on(self, future: concurrent.futures.Future[T], timeout: float | None = None) -> T:
+        """Wait for ``future`` on the main thread, serving what is queued for it meanwhile (e.g. ``BackgroundRun.result()``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        future.add_done_callback(lambda _f: self._wake.set())
+        with self.waiting():
+            while not future.done():
+                left = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+                if left <= 0:
+                    raise concurrent.futures.TimeoutError()
+                self._wake.wait(left)  # woken at once by work for the main thread, or by the end of the run
+                self._wake.clear()
+                self._serve_main_calls()
+        return future.result()
+
+    async def serve_until(self, future: concurrent.futures.Future[Any]) -> None:
+        """On the kernel's loop: wait until ``future`` is done, serving what is queued for the main thread meanwhile."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+
+        def poke(*_args: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the kernel's loop is closed: nobody waits any more
+                pass
+
+        future.add_done_callback(poke)
+        self._async_wakers.add(poke)
+        try:
+            with self.waiting():
+                while not future.done():
+                    try:
+                        await asyncio.wait_for(wake.wait(), _POLL_S)
+                    except asyncio.TimeoutError:
+                        pass
+                    wake.clear()
+                    self._serve_main_calls()
+        finally:
+            self._async_wakers.discard(poke)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -136,18 +205,11 @@ class KernelRunner:
 
         ``stopped_error(result, reason)`` makes that error from the wound-down run's result.
         """
-        self._waiting += 1
         try:
-            while True:
-                try:
-                    return future.result(timeout=_POLL_S)
-                except concurrent.futures.TimeoutError:
-                    self._serve_main_calls()
+            return self.block_on(future)
         except KeyboardInterrupt:
             on_interrupt()
             raise stopped_error(_settle(future, grace_s), "interrupted") from None
-        finally:
-            self._waiting -= 1
 
     async def wait_async(
         self,
@@ -161,31 +223,16 @@ class KernelRunner:
         The kernel turns an interrupt of an awaiting cell into cancellation; either way the
         run is aborted and :class:`RunStopped` raised.
         """
-        loop = asyncio.get_running_loop()
-        done = asyncio.Event()
-
-        def wake(_f: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(done.set)
-            except RuntimeError:  # the kernel's loop is closed: nobody waits any more
-                pass
-
-        future.add_done_callback(wake)
-        self._waiting += 1
         try:
-            while not done.is_set():
-                try:
-                    await asyncio.wait_for(done.wait(), _POLL_S)
-                except asyncio.TimeoutError:
-                    self._serve_main_calls()
+            await self.serve_until(future)
         except (asyncio.CancelledError, KeyboardInterrupt):
             on_interrupt()
             raise stopped_error(_settle(future, grace_s), "interrupted") from None
-        finally:
-            self._waiting -= 1
         return future.result()
 
     def _serve_main_calls(self) -> None:
+        for serve in list(self._servers):
+            serve()
         while True:
             try:
                 fn, answer = self._main_calls.get_nowait()
@@ -241,12 +288,18 @@ class BackgroundRun:
     """A run started with ``--background``: ``await run``, ``run.result()``, ``run.abort()``, ``run.done``."""
 
     def __init__(
-        self, future: concurrent.futures.Future[Any], abort: Callable[[], None], label: str, stopped: Callable[[], bool] | None = None
+        self,
+        future: concurrent.futures.Future[Any],
+        abort: Callable[[], None],
+        label: str,
+        stopped: Callable[[], bool] | None = None,
+        runner: KernelRunner | None = None,
     ) -> None:
         self._future = future
         self._abort = abort
         self.label = label
         self._was_stopped = stopped  # for a run whose result does not say (a grid's result has no stop reason)
+        self._runner = runner  # a cell that waits for the run lends the main thread to its python calls
 
     @property
     def done(self) -> bool:
@@ -258,11 +311,22 @@ class BackgroundRun:
         self._abort()
 
     def result(self, timeout: float | None = None) -> Any:
-        """Wait for the run (``timeout`` seconds at most) and return its result."""
+        """Wait for the run (``timeout`` seconds at most) and return its result.
+
+        On the kernel's main thread the wait runs the agent's python calls meanwhile (they run
+        there, where the user's cells run), so waiting for a run never blocks the run.
+        """
+        if self._runner is not None and threading.current_thread() is threading.main_thread():
+            return self._runner.block_on(self._future, timeout)
         return self._future.result(timeout=timeout)
 
     def __await__(self) -> Any:
-        return asyncio.wrap_future(self._future).__await__()
+        return self._wait().__await__()
+
+    async def _wait(self) -> Any:
+        if self._runner is not None and threading.current_thread() is threading.main_thread():
+            await self._runner.serve_until(self._future)  # the awaiting cell lends the main thread to the run's python calls
+        return await asyncio.wrap_future(self._future)
 
     def add_done_callback(self, fn: Callable[[BackgroundRun], None]) -> None:
         """Call ``fn(self)`` when the run finishes."""

@@ -15,6 +15,7 @@ from ..session import Session, SessionError
 from .binding import Binder, origin, session_label, short_id
 from .display_capture import display_capture
 from .live_settings import apply_settings
+from .main_thread import KernelMainThread
 from .notebook_file import Binding, is_cell_id, new_notebook_id, notebook_path, read_notebook
 from .runner import BackgroundRun, KernelRunner
 from .world_cells import Tracker, attach
@@ -36,6 +37,8 @@ class NotebookState:
         self.config = config
         self.namespace = namespace
         self.runner = KernelRunner()
+        self.main_thread = KernelMainThread(self.runner, getattr(config, "shell", None))
+        """Where the agents' python code runs: the kernel's main thread (see :mod:`.main_thread`)."""
         self.agents: dict[str, Agent] = {}
         self.current: str | None = None
         self.background: dict[str, BackgroundRun] = {}
@@ -191,7 +194,12 @@ class NotebookState:
             tools=[],  # given by apply_settings, with the policy and the timeout
             base_url=cfg.base_url or None,
             cwd=os.getcwd(),
-            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout, "display_capture": display_capture},
+            tool_extra={
+                "namespace": self.namespace,
+                "timeout": cfg.tool_timeout,
+                "display_capture": display_capture,
+                "main_thread": self.main_thread,
+            },
             policy=policy,
         )
         agent.extensions.load_entry_points()

@@ -8,7 +8,10 @@ JupyterLab's sanitizer keeps (GitHub drops them and still shows the code).
 
 from __future__ import annotations
 
+import contextvars
 import html
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -24,8 +27,11 @@ _FORMATTER = HtmlFormatter(noclasses=True, nowrap=True, style="default")
 _MAX_HIGHLIGHT = 20_000  # longer code is shown plain: highlighting it would slow a render for little
 
 
-def highlight_code(code: str, language: str = "") -> str:
-    """``code`` as a ``<pre><code>`` block, coloured when ``language`` is one Pygments knows."""
+def highlight_code(code: str, language: str = "", *, insertable: bool = False) -> str:
+    """``code`` as a ``<pre><code>`` block, coloured when ``language`` is one Pygments knows.
+
+    ``insertable`` marks the block (``data-pi-insert``) as code a reader may put in a new cell.
+    """
     lang = (language or "").strip().split()[0] if language and language.strip() else ""
     body = None
     if lang and len(code) <= _MAX_HIGHLIGHT:
@@ -38,11 +44,26 @@ def highlight_code(code: str, language: str = "") -> str:
     if body is None:
         body = html.escape(code)
     attr = f' data-lang="{html.escape(lang)}"' if lang else ""
+    if insertable:
+        attr += ' data-pi-insert="1"'
     return f'<pre style="{PRE_STYLE}"{attr}><code>{body}</code></pre>\n'
 
 
+_INSERTABLE: contextvars.ContextVar[Callable[[str, str], bool] | None] = contextvars.ContextVar("pi_insertable", default=None)
+
+
 def _fence_highlight(code: str, lang: str, _attrs: str) -> str:
-    return highlight_code(code, lang)
+    rule = _INSERTABLE.get()
+    return highlight_code(code, lang, insertable=bool(rule is not None and rule(code, lang)))
+
+
+@contextmanager
+def _marking(rule: Callable[[str, str], bool] | None) -> Iterator[None]:
+    token = _INSERTABLE.set(rule)
+    try:
+        yield
+    finally:
+        _INSERTABLE.reset(token)
 
 
 @lru_cache(maxsize=1)
@@ -52,9 +73,14 @@ def _parser() -> MarkdownIt:
     return md
 
 
-def markdown_html(text: str) -> str:
-    """Markdown ``text`` (a model's answer) as HTML with raw HTML escaped and code highlighted."""
-    return _parser().render(text or "")
+def markdown_html(text: str, *, insertable: Callable[[str, str], bool] | None = None) -> str:
+    """Markdown ``text`` (a model's answer) as HTML with raw HTML escaped and code highlighted.
+
+    ``insertable(code, language)`` says which fenced code blocks to mark ``data-pi-insert``
+    ("Insert as cell" is offered on those where the output's buttons run).
+    """
+    with _marking(insertable):
+        return _parser().render(text or "")
 
 
 __all__ = ["PRE_STYLE", "highlight_code", "markdown_html"]

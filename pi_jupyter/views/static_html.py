@@ -162,9 +162,11 @@ def _assistant_html(
     gone: frozenset[str] = frozenset(),
 ) -> str:
     parts = ['<div class="pi-assistant">']
+    outputs = [blocks_text(r.content) for r in results.values()]  # what an answer may quote: not code for a new cell
     for block in m.content:
         if isinstance(block, TextContent) and block.text.strip():
-            parts.append(f'<div class="pi-text">{markdown_html(block.text)}</div>')
+            text_html = markdown_html(block.text, insertable=lambda code, lang: insertable_code(code, lang, outputs))
+            parts.append(f'<div class="pi-text">{text_html}</div>')
         elif isinstance(block, ThinkingContent) and block.thinking.strip():
             thought = clip_middle(block.thinking, _THINKING_LIMIT)
             body = "<p><em>(redacted by the provider)</em></p>" if block.redacted else markdown_html(thought)
@@ -179,6 +181,21 @@ def _assistant_html(
         parts.append(f"<p><strong>Error:</strong> {_esc(m.error_message or 'unknown error')}</p>")
     parts.append("</div>")
     return "".join(parts)
+
+
+_INSERT_LANGS = frozenset({"", "python", "py", "python3", "py3", "ipython", "ipython3"})
+
+
+def insertable_code(code: str, language: str, outputs: Iterable[str]) -> bool:
+    """Whether a code block of an answer is offered as a new cell: code the agent wrote for the user.
+
+    A block fenced as Python (or not labelled) that does not quote a tool's output (``outputs``:
+    the tool results of the same conversation). The live widget follows the same rule
+    (``insertableCode`` in ``agent_view_markdown.js``).
+    """
+    lang = (language or "").strip().split()[0].lower() if (language or "").strip() else ""
+    body = code.strip()
+    return lang in _INSERT_LANGS and bool(body) and not any(body in out for out in outputs)
 
 
 def _quote_html(label: str, text: str) -> str:
@@ -234,6 +251,7 @@ def render_html(
     entry_ids: Sequence[str | None] | None = None,
     forgotten: Iterable[str] = (),
     actions: Actions | None = None,
+    turn: bool = False,
 ) -> str:
     """The conversation (messages and :class:`Notice` items, in order) as one sanitizer-safe HTML fragment.
 
@@ -247,7 +265,32 @@ def render_html(
     small script (removed by sanitizers, nothing else lost) adds "forget this" to each message
     and "continue from this one" to sibling answers, acting through the page bridge of
     :mod:`pi_jupyter.notebook.page_bridge` while the kernel lives, else copying the command.
+    ``turn``: the messages and the status line are one cell run's turn, in a ``pi-turn``
+    block that paging through sibling answers swaps whole (see :func:`render_siblings_html`).
     """
+    size = f";font-size:{scale:g}em" if scale != 1.0 else ""
+    data = f' data-pi-session="{_esc(actions.session_id)}" data-pi-bridge="{_esc(actions.token)}"' if actions else ""
+    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}"{data}>']
+    if title:
+        parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
+    body = render_turn_html(items, status=status, max_output=max_output, entry_ids=entry_ids, forgotten=forgotten)
+    parts.append(f'<div class="pi-turn">{body}</div>' if turn else body)
+    parts.append(footer)
+    if actions:
+        parts.append(f"<script>{_ACTIONS_JS}</script>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def render_turn_html(
+    items: Iterable[Any],
+    *,
+    status: RunStatus | None = None,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    entry_ids: Sequence[str | None] | None = None,
+    forgotten: Iterable[str] = (),
+) -> str:
+    """The messages and notices of a conversation, then its status line, as HTML (the inside of :func:`render_html`)."""
     seq = _items(items)
     ids = list(entry_ids or [])
     ids += [None] * (len(seq) - len(ids))
@@ -255,11 +298,7 @@ def render_html(
     results = {m.tool_call_id: m for m in seq if isinstance(m, ToolResultMessage)}
     result_entries = {m.tool_call_id: e for m, e in zip(seq, ids, strict=False) if isinstance(m, ToolResultMessage) and e}
     shown: set[str] = set()
-    size = f";font-size:{scale:g}em" if scale != 1.0 else ""
-    data = f' data-pi-session="{_esc(actions.session_id)}" data-pi-bridge="{_esc(actions.token)}"' if actions else ""
-    parts = [f'<div class="pi-static" style="{_ROOT_STYLE}{size}"{data}>']
-    if title:
-        parts.append(f'<p style="{_DIM}"><strong>{_esc(title)}</strong></p>')
+    parts = []
     for m, entry in zip(seq, ids, strict=False):
         html_ = render_item(m, results, shown, max_output, result_entries, gone)
         if entry and isinstance(m, (UserMessage, AssistantMessage)) and html_:
@@ -270,10 +309,6 @@ def render_html(
         parts.append(html_)
     if status is not None:
         parts.append(f'<p class="pi-status" style="{_DIM};font-size:.9em"><em>{_esc(status.line())}</em></p>')
-    parts.append(footer)
-    if actions:
-        parts.append(f"<script>{_ACTIONS_JS}</script>")
-    parts.append("</div>")
     return "".join(parts)
 
 
@@ -315,12 +350,16 @@ def render_markdown(
 
 
 class Sibling(BaseModel):
-    """One run of a re-run cell: where it ended and its final answer."""
+    """One run of a re-run cell: where it ended, its final answer, and its whole turn."""
 
     end_id: str | None = None
     answer: Any = None
     """The run's last assistant message (``None`` when it produced none)."""
     current: bool = False
+    items: list[Any] = []
+    """The run's turn as the cell showed it: its messages (prompt, answers, tool results) and notices, in order."""
+    status: RunStatus | None = None
+    """The run's status line (model, how it ended, tokens, cost, seconds)."""
 
 
 def _sibling_title(n: int, total: int, sib: Sibling) -> str:
@@ -335,10 +374,12 @@ def _continue_html(end_id: str) -> str:
 
 
 def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
-    """The line "answer k of N" and the other answers of a re-run cell, folded, each with the command that continues from it.
+    """The line "answer k of N" and the other runs of a re-run cell, folded, each with the command that continues from it.
 
-    Every viewer shows the folded answers; where scripts run (a trusted notebook, an nbconvert
-    page) a small script adds ‹ › to page through them (sanitizers remove it, nothing else).
+    Every viewer shows the other runs folded, each whole (prompt, thinking, tool cards with
+    what they changed, answer, status line). Where scripts run (a trusted notebook, an nbconvert
+    page) a small script adds ‹ › that swap the whole turn shown above for another run's
+    (sanitizers remove it, nothing else).
     """
     total = len(siblings)
     current = next((i for i, s in enumerate(siblings, 1) if s.current), total)
@@ -349,8 +390,11 @@ def render_siblings_html(siblings: Sequence[Sibling], limit: int = 8) -> str:
         parts.append(f'<p class="pi-sib-cur">{_continue_html(this.end_id)}</p>')
     shown = [(i, s) for i, s in enumerate(siblings, 1) if not s.current][-limit:]
     for i, sib in shown:
-        body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
-        cont = f"<p>{_continue_html(sib.end_id)}</p>" if sib.end_id else ""
+        if sib.items:
+            body = f'<div class="pi-turn">{render_turn_html(sib.items, status=sib.status)}</div>'
+        else:  # a run whose entries are gone from a damaged file: its answer alone, if that is left
+            body = _assistant_html(sib.answer, {}, set(), DEFAULT_MAX_OUTPUT) if sib.answer is not None else ""
+        cont = f'<p class="pi-sib-cont">{_continue_html(sib.end_id)}</p>' if sib.end_id else ""
         parts.append(f'<details class="pi-sib" data-n="{i}"><summary>{_esc(_sibling_title(i, total, sib))}</summary>{body}{cont}</details>')
     parts.append(f"<script>{_PAGER_JS}</script></div>")
     return "".join(parts)
@@ -386,4 +430,6 @@ __all__ = [
     "render_markdown",
     "render_siblings_html",
     "render_siblings_markdown",
+    "render_turn_html",
+    "insertable_code",
 ]

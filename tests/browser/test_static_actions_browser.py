@@ -61,7 +61,7 @@ def test_continue_from_an_earlier_answer_and_forget_a_prompt_from_the_static_out
         lab.wait_for_static(1, f"remember the number {n}", timeout=90)
     lab.wait_for_static(1, "answer 3 of 3")
     out = lab.cell(1).locator(".jp-OutputArea")
-    this_answer = out.locator(".pi-static > .pi-entry", has=lab.page.locator(".pi-assistant")).last
+    this_answer = out.locator(".pi-static > .pi-turn > .pi-entry", has=lab.page.locator(".pi-assistant")).last
     assert "remember the number 3" in this_answer.inner_text()
     for _ in range(2):
         out.locator("button.pi-sib-nav", has_text="‹").click()

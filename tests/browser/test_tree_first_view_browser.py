@@ -18,7 +18,7 @@ QUICKSTART = [
     "%%pi\nHello! My name is Ada and I am looking at this year's sales figures.",
     'import pandas as pd\nsales = pd.DataFrame({"region": ["north", "east"], "revenue": [120.5, 143.2]})\nregion = "north"',
     "%%pi --name answer\nThe table `sales` has {len(sales)} rows. What did {region!r} earn? use python:\n"
-    '```python\nsales.loc[sales.region == {region!r}, "revenue"].sum()\n```',
+    '```python\nsales.loc[sales.region == region, "revenue"].sum()\n```',
     'north = answer\nregion = "east"\nip, again = get_ipython(), _i\n'
     "await ip.run_cell_async(again, transformed_cell=ip.transform_cell(again), cell_id=answer.cell_id)\n"
     'east = answer\ns.label(north.entry_ids[-1], "north")\ns.label(east.entry_ids[-1], "east")\nprint("forked", east.forked)',

@@ -18,18 +18,26 @@ What the code changes. In a notebook, ``ctx.extra["world"]`` (a
 :class:`~pi_jupyter.world.Recorder`) records the variables each run set, changed or deleted in
 ``details["world"]`` (see :mod:`pi_jupyter.world`), so a checkout can bring them back.
 
-Threads and timeouts. Synchronous code runs in a worker thread so the event loop (the
-kernel's) keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot
-be killed: on timeout or abort the thread is asked to stop by raising
-:class:`PythonInterrupt` in it (``PyThreadState_SetAsyncExc``). Pure-Python code stops at
-its next bytecode; code blocked in C (``time.sleep``, I/O, a long numpy call) only stops
-when that call returns. While such a thread is still running, further output is discarded
-and new python calls are refused with a clear message, so two runs never share the
-namespace at once. Objects bound to the main thread (e.g. a ``sqlite3`` connection made in
-a cell) cannot be used from the worker: create the tool with ``in_thread=False`` to run on
-the caller's thread (no timeout then). Code using top-level ``await`` runs on the event loop
-itself, where the timeout cancels it (and output printed by other tasks meanwhile is captured
-with it). If the tool call itself is cancelled, the code is interrupted the same way.
+Where the code runs. In a notebook (``ctx.extra["main_thread"]``, given by the notebook
+layer) synchronous code runs on the kernel's main thread, where the user's cells run, so what it
+makes there (a ``sqlite3`` connection, numpy's error settings, a ``decimal`` context) is the
+user's in the next cell (see :mod:`.main_thread`). The calls of all agents, and of a grid's
+branches, take turns there, one at a time; a call that finds a cell running waits for it and
+says so. The timeout counts from the moment the code starts. Stop, the timeout and the kernel's
+interrupt stop the code with a ``SIGINT`` (a blocking call such as ``time.sleep`` is woken);
+the output so far is kept.
+
+Elsewhere (a plain script, a test), synchronous code runs in a worker thread so the event loop
+keeps serving, and a timeout (default 30 s) can be reported. Python threads cannot be killed:
+on timeout or abort the thread is asked to stop by raising :class:`PythonInterrupt` in it
+(``PyThreadState_SetAsyncExc``). Pure-Python code stops at its next bytecode; code blocked in C
+(``time.sleep``, I/O, a long numpy call) only stops when that call returns. While such a thread
+is still running, further output is discarded and new python calls are refused with a clear
+message, so two runs never share the namespace at once. Create the tool with
+``in_thread=False`` to run on the caller's thread (no timeout then). Code using top-level
+``await`` runs on the agent's event loop, where the timeout cancels it (and output printed by
+other tasks meanwhile is captured with it). If the tool call itself is cancelled, the code is
+interrupted the same way.
 """
 
 from __future__ import annotations
@@ -37,7 +45,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
-import ctypes
 import inspect
 import itertools
 import linecache
@@ -54,6 +61,7 @@ from ..redact import redact_value
 from ..tools import ToolContext, ToolResult
 from .base import BuiltinTool, ToolError, attach_world
 from .display import bundle_to_text, value_to_display
+from .main_thread import MainThreadJob, async_raise
 from .output import OutputAccumulator
 from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 
@@ -61,6 +69,8 @@ __all__ = ["PythonInterrupt", "PythonParams", "PythonTool"]
 
 DEFAULT_TIMEOUT = 30.0
 _STOP_GRACE = 1.0
+_ABORT_GRACE = 0.3  # the agent's loop gives an aborted tool 0.5 s before it cancels it
+_WAIT_NOTE_S = 1.0  # a call that waits this long for the main thread says so
 _POLL = 0.1
 _counter = itertools.count(1)
 
@@ -78,15 +88,6 @@ class PythonParams(BaseModel):
         " The value of a final expression is shown, as in a notebook cell."
     )
     timeout: float | None = Field(default=None, description="Timeout in seconds (default: 30)")
-
-
-def _async_raise(thread_id: int, exc: type[BaseException]) -> bool:
-    """Ask thread ``thread_id`` to raise ``exc`` at its next bytecode; True if the request was placed."""
-    n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
-    if n > 1:  # should never happen; undo rather than hit the wrong thread
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
-        return False
-    return n == 1
 
 
 class _Run:
@@ -201,16 +202,14 @@ class PythonTool(BuiltinTool[PythonParams]):
             return ToolResult.error(text, details={"status": "error", "error": {"type": "SyntaxError", "message": str(exc)}})
         linecache.cache[filename] = (len(args.code), None, args.code.splitlines(True), filename)
         ns = self.namespace_for(ctx)
-        recording = _start_recording(ctx, ns, args.code)  # what the code changes, for its branch
         timeout = args.timeout if args.timeout is not None else self.timeout
         if timeout is not None and timeout <= 0:
             timeout = None
         state = _Run()
         output = OutputAccumulator("pi-python")
         is_async = any(c is not None and c.co_flags & inspect.CO_COROUTINE for c in (body, expr))
-        status = "ok"
-        still_running = False
-        started = time.monotonic()
+        capture = ctx.extra.get("display_capture") if ctx.extra else None
+        main = ctx.extra.get("main_thread") if ctx.extra else None
 
         def stream() -> None:
             text = state.drain()
@@ -219,7 +218,14 @@ class PythonTool(BuiltinTool[PythonParams]):
                 snap = output.snapshot()
                 ctx.update(ToolResult.text(snap.content))
 
-        capture = ctx.extra.get("display_capture") if ctx.extra else None
+        if main is not None and not is_async:
+            on_main = await _OnMain(main, ctx, stream).run(body, expr, ns, state, capture, args.code, timeout)
+            if on_main is not None:
+                return self._finish(state, output, on_main.status, timeout, on_main.still_running, filename, on_main)
+        recording = _start_recording(ctx, ns, args.code)  # what the code changes, for its branch
+        status = "ok"
+        still_running = False
+        started = time.monotonic()
         mine = getattr(recording, "runs_here", None)  # the world keeps the files written from the code's own thread
         if is_async:
             if mine is not None:
@@ -263,30 +269,44 @@ class PythonTool(BuiltinTool[PythonParams]):
             except asyncio.CancelledError:
                 # The run itself was cancelled (e.g. the kernel was interrupted): stop the code too.
                 if thread.ident is not None and thread.is_alive():
-                    _async_raise(thread.ident, PythonInterrupt)
+                    async_raise(thread.ident, PythonInterrupt)
                     self._runaway = thread
+                stream()  # what it printed so far is the partial result the loop keeps
                 raise
             if status != "ok":
                 if thread.ident is not None:
-                    _async_raise(thread.ident, PythonInterrupt)
+                    async_raise(thread.ident, PythonInterrupt)
                 try:
-                    await asyncio.wait_for(asyncio.shield(finished), _STOP_GRACE)
+                    await asyncio.wait_for(asyncio.shield(finished), _ABORT_GRACE if status == "aborted" else _STOP_GRACE)
                 except asyncio.TimeoutError:
                     still_running = True
                     self._runaway = thread
+        delta: Any = None
+        if recording is not None:
+            try:
+                delta = recording.finish()
+            except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
+                delta = _unrecorded(exc)
+        return self._finish(state, output, status, timeout, still_running, filename, _CallEnd(status, still_running, delta))
+
+    def _finish(
+        self, state: _Run, output: OutputAccumulator, status: str, timeout: float | None, still: bool, filename: str, how: _CallEnd
+    ) -> ToolResult:
         text_out = state.drain()
-        if still_running:
+        if still:
             with state.lock:
                 state.discard = True
         if text_out:
             output.append_text(text_out)
         output.finish()
-        result = self._result(state, output, status, timeout, still_running, filename)
-        if recording is not None:
-            try:
-                attach_world(result, [recording.finish()])
-            except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
-                attach_world(result, [_unrecorded(exc)])
+        result = self._result(state, output, status, timeout, still, filename, how.on_main, how.never_ran)
+        if how.waited >= _WAIT_NOTE_S and not how.never_ran:
+            result.details = {**(result.details or {}), "waitedS": round(how.waited, 1)}
+            why = f" ({how.waited_for} was running there)" if how.waited_for else ""
+            note = f"[Waited {how.waited:.1f} s for the kernel's main thread{why} before the code ran.]"
+            result.content[0] = TextContent(text=result.content[0].text + "\n" + note)  # type: ignore[union-attr]
+        if how.delta is not None:
+            attach_world(result, [how.delta])
         return result
 
     async def _run_async(
@@ -330,7 +350,15 @@ class PythonTool(BuiltinTool[PythonParams]):
         return "aborted" if aborter is not None and aborter in done else "timeout"
 
     def _result(
-        self, state: _Run, output: OutputAccumulator, status: str, timeout: float | None, still_running: bool, filename: str
+        self,
+        state: _Run,
+        output: OutputAccumulator,
+        status: str,
+        timeout: float | None,
+        still_running: bool,
+        filename: str,
+        on_main: bool = False,
+        never_ran: bool = False,
     ) -> ToolResult:
         parts: list[str] = []
         details: dict[str, Any] = {"status": status}
@@ -370,20 +398,118 @@ class PythonTool(BuiltinTool[PythonParams]):
                 value_text += f"\n[{', '.join(shown)} shown to the user, not sent to the model]"
             parts.append(f"Out: {value_text}" if "\n" not in value_text else f"Out:\n{value_text}")
             details["result"] = bundle
-        if status in ("timeout", "aborted"):
-            what = f"Timed out after {_seconds(timeout)} seconds" if status == "timeout" else "Aborted"
+        if status in ("timeout", "aborted", "interrupted"):
+            what = {"timeout": f"Timed out after {_seconds(timeout)} seconds", "aborted": "Aborted"}.get(
+                status, "Interrupted by the kernel's interrupt"
+            )
             if still_running:
                 details["stillRunning"] = True
+            if still_running and on_main:
+                parts.append(
+                    f"[{what}. The code is still running on the kernel's main thread, inside a call that cannot be interrupted;"
+                    " it stops when that call returns. Its further output is discarded, and the next python call waits for it.]"
+                )
+            elif still_running:
                 parts.append(
                     f"[{what}. The code is still running in a background thread: Python threads cannot be killed, so it runs"
                     " until its current blocking call returns and is interrupted then. Its further output is discarded, and the"
                     " python tool refuses new calls until it has ended.]"
                 )
+            elif never_ran:
+                parts.append(f"[{what} before the code ran: it was waiting for the kernel's main thread.]")
             else:
                 parts.append(f"[{what}: the code was interrupted and has stopped.]")
         text = "\n".join(parts) if parts else "(no output)"
         content: list[TextContent | ImageContent] = [TextContent(text=text), *content_extra]
         return ToolResult(content=content, details=details, is_error=is_error)
+
+
+class _CallEnd:
+    """How a call ended: its status, whether the code still runs, what it changed, how long it waited for its turn."""
+
+    def __init__(
+        self, status: str, still_running: bool, delta: Any, *, on_main: bool = False, waited: float = 0.0, waited_for: str = ""
+    ) -> None:
+        self.status = status
+        self.still_running = still_running
+        self.delta = delta
+        self.on_main = on_main
+        self.waited = waited
+        self.waited_for = waited_for
+        self.never_ran = False  # stopped while it waited for its turn
+
+
+class _OnMain:
+    """One call's code as a job on the kernel's main thread (``ctx.extra["main_thread"]``), watched from the agent's loop."""
+
+    def __init__(self, main: Any, ctx: ToolContext, stream: Any) -> None:
+        self.main = main
+        self.ctx = ctx
+        self.stream = stream
+        self.delta: Any = None
+
+    async def run(
+        self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any, code: str, timeout: float | None
+    ) -> _CallEnd | None:
+        """Run the code there and wait for it; ``None`` when the main thread cannot take it (the caller runs it elsewhere)."""
+        ctx = self.ctx
+
+        def work(guard: Any) -> None:
+            # on the main thread: the world is read before and after the code there, so a cell run meanwhile is not the call's
+            recording = _start_recording(ctx, ns, code)
+            mine = getattr(recording, "runs_here", None)
+            if mine is not None:
+                mine()
+            _execute(body, expr, ns, state, capture, guard)
+            if recording is not None:
+                try:
+                    self.delta = recording.finish()
+                except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
+                    self.delta = _unrecorded(exc)
+
+        job = MainThreadJob(work, PythonInterrupt)
+        if not self.main.submit(job):
+            return None
+        done = asyncio.wrap_future(job.done)
+        status, waiting_said, waited_for = "ok", False, ""
+        try:
+            while not done.done():
+                now = time.monotonic()
+                if ctx.signal is not None and ctx.signal.aborted:
+                    status = "aborted"
+                    break
+                if job.started_at is not None and timeout is not None and now - job.started_at >= timeout:
+                    status = "timeout"
+                    break
+                if job.started_at is None and now - job.queued_at >= _WAIT_NOTE_S:
+                    waited_for = self.main.busy_with() or waited_for
+                    if not waiting_said:  # the card says why nothing happens yet
+                        waiting_said = True
+                        what = f"{waited_for} is running there" if waited_for else "it is busy"
+                        ctx.update(ToolResult.text(f"[waiting for the kernel's main thread: {what}; the code runs when it is free]"))
+                left = _POLL if job.started_at is None or timeout is None else max(0.0, min(_POLL, job.started_at + timeout - now))
+                await asyncio.wait({done}, timeout=left)
+                self.stream()
+        except asyncio.CancelledError:
+            job.stop("aborted")  # the run itself was cancelled: stop the code too
+            self.stream()  # what it printed so far is the partial result the loop keeps
+            raise
+        still = False
+        if status != "ok":
+            job.stop(status)
+            try:
+                await asyncio.wait_for(asyncio.shield(done), _ABORT_GRACE if status == "aborted" else _STOP_GRACE)
+            except asyncio.TimeoutError:
+                still = True  # inside a C call that no signal interrupts
+        if job.user_interrupted:
+            status = "interrupted"
+            if not job.passes_on and ctx.signal is not None:
+                ctx.signal.abort("interrupted")  # no cell waits to hear it: the interrupt stops this run
+        delta = self.delta if not still else _unrecorded_still()
+        waited = (job.started_at if job.started_at is not None else time.monotonic()) - job.queued_at
+        outcome = _CallEnd(status, still, delta, on_main=True, waited=waited, waited_for=waited_for)
+        outcome.never_ran = job.started_at is None
+        return outcome
 
 
 def _start_recording(ctx: ToolContext, ns: dict[str, Any], code: str) -> Any:
@@ -401,6 +527,12 @@ def _unrecorded(exc: BaseException) -> Any:
     from ...world import Delta
 
     return Delta(untracked=[f"python (not recorded: {type(exc).__name__})"])
+
+
+def _unrecorded_still() -> Any:
+    from ...world import Delta
+
+    return Delta(untracked=["python (still running when the call ended: not recorded)"])
 
 
 def _seconds(value: float | None) -> str:
@@ -425,17 +557,21 @@ def _displays(capture: Any, state: _Run) -> Any:
     return capture(state.on_display) if callable(capture) else contextlib.nullcontext()
 
 
-def _execute(body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any = None) -> None:
-    """Run the compiled pieces in the current thread, capturing its output (and displays) into ``state``."""
+def _execute(body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any = None, guard: Any = contextlib.nullcontext) -> None:
+    """Run the compiled pieces in the current thread, capturing its output (and displays) into ``state``.
+
+    ``guard()`` is entered around the code alone: where a stop request may interrupt it.
+    """
     from .capture import ThreadCapture
 
     with ThreadCapture(state.sink), _displays(capture, state):
         try:
-            if body is not None:
-                exec(body, ns)  # noqa: S102 - running the model's code is this tool's job
-            if expr is not None:
-                state.value = eval(expr, ns)  # noqa: S307
-                state.has_value = True
+            with guard():
+                if body is not None:
+                    exec(body, ns)  # noqa: S102 - running the model's code is this tool's job
+                if expr is not None:
+                    state.value = eval(expr, ns)  # noqa: S307
+                    state.has_value = True
         except BaseException as exc:  # noqa: BLE001 - reported to the model (PythonInterrupt included)
             state.exc = exc
 

@@ -331,6 +331,17 @@ class View {
     return btn;
   }
 
+  /** The outputs of the tool calls shown in this view (what an answer may quote). */
+  toolOutputs() {
+    const out = [];
+    for (const item of this.store.items) {
+      for (const block of item.blocks || []) {
+        if (block && block.x && typeof block.x.output === "string") out.push(block.x.output);
+      }
+    }
+    return out;
+  }
+
   details(key, defaultOpen, cls) {
     const det = el(this.doc, "details", cls);
     const initial = this.ui.has(key) ? this.ui.get(key) : defaultOpen;
@@ -346,7 +357,8 @@ class View {
     const d = this.doc;
     if (!block) return el(d, "span");
     if (block.type === "text") {
-      const node = renderMarkdown(d, block.text);
+      // "Insert as cell" on the code the agent wrote for the user, not on what it quotes of a tool's output
+      const node = renderMarkdown(d, block.text, { insert: (code, lang) => insertableCode(code, lang, this.toolOutputs()) });
       node.classList.add("piav-text");
       return node;
     }

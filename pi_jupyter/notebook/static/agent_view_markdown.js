@@ -374,11 +374,11 @@ function appendInline(doc, node, text) {
   return node;
 }
 
-function renderBlocks(doc, blocks, parent) {
+function renderBlocks(doc, blocks, parent, opts) {
   for (const b of blocks) {
     switch (b.type) {
       case "code": {
-        parent.appendChild(codeBlock(doc, b.text, b.lang));
+        parent.appendChild(codeBlock(doc, b.text, b.lang, !!(opts && opts.insert && opts.insert(b.text, b.lang))));
         break;
       }
       case "heading":
@@ -389,7 +389,7 @@ function renderBlocks(doc, blocks, parent) {
         break;
       case "quote": {
         const q = doc.createElement("blockquote");
-        renderBlocks(doc, b.children, q);
+        renderBlocks(doc, b.children, q, opts);
         parent.appendChild(q);
         break;
       }
@@ -400,7 +400,7 @@ function renderBlocks(doc, blocks, parent) {
           const li = doc.createElement("li");
           // A tight item (one paragraph) renders without a <p> margin.
           if (itemBlocks.length === 1 && itemBlocks[0].type === "para") appendInline(doc, li, itemBlocks[0].text);
-          else renderBlocks(doc, itemBlocks, li);
+          else renderBlocks(doc, itemBlocks, li, opts);
           list.appendChild(li);
         }
         parent.appendChild(list);
@@ -440,9 +440,26 @@ function renderBlocks(doc, blocks, parent) {
   return parent;
 }
 
-/** Markdown text as a <div class="piav-md"> (safe: no HTML is ever interpreted). */
-export function renderMarkdown(doc, text) {
-  return renderBlocks(doc, parseBlocks(text || ""), el(doc, "div", "piav-md"));
+/**
+ * Markdown text as a <div class="piav-md"> (safe: no HTML is ever interpreted). Every code block
+ * gets "Copy"; `opts.insert(code, lang)` says which also get "Insert as cell" (none by default).
+ */
+export function renderMarkdown(doc, text, opts) {
+  return renderBlocks(doc, parseBlocks(text || ""), el(doc, "div", "piav-md"), opts);
+}
+
+const INSERT_LANGS = new Set(["", "python", "py", "python3", "py3", "ipython", "ipython3"]);
+
+/**
+ * "Insert as cell" is for code the agent wrote for the user: a block fenced as Python (or not
+ * labelled) that does not quote a tool's output (`outputs`: the tool results shown in this view).
+ * The static rendering follows the same rule (pi_jupyter.views.static_html.insertable_code).
+ */
+export function insertableCode(code, lang, outputs) {
+  const l = String(lang || "").trim().split(/\s+/)[0].toLowerCase();
+  const body = String(code || "").trim();
+  if (!INSERT_LANGS.has(l) || !body) return false;
+  return !(outputs || []).some((o) => typeof o === "string" && o.includes(body));
 }
 
 // ------------------------------------------------------------------- code highlighting
@@ -497,8 +514,8 @@ export function highlightInto(doc, code, text, lang) {
   plain(text.slice(at));
 }
 
-/** A fenced code block: highlighted, with "Copy" and "Insert as cell" (the view handles the second: it knows the notebook). */
-function codeBlock(doc, text, lang) {
+/** A fenced code block: highlighted, with "Copy", and "Insert as cell" when `insertable` (the view handles it: it knows the notebook). */
+function codeBlock(doc, text, lang, insertable) {
   const wrap = el(doc, "div", "piav-codewrap");
   const pre = el(doc, "pre", "piav-code");
   const code = el(doc, "code", lang ? "language-" + lang : null);
@@ -515,11 +532,14 @@ function codeBlock(doc, text, lang) {
       setTimeout(() => (copy.textContent = "Copy"), 1200);
     });
   });
-  const insert = el(doc, "button", "piav-insert", "Insert as cell");
-  insert.type = "button";
-  insert.title = "Put this code in a new cell below this one";
-  insert._piavCode = text;
-  acts.append(copy, insert);
+  acts.append(copy);
+  if (insertable) {
+    const insert = el(doc, "button", "piav-insert", "Insert as cell");
+    insert.type = "button";
+    insert.title = "Put this code in a new cell below this one";
+    insert._piavCode = text;
+    acts.append(insert);
+  }
   wrap.append(acts, pre);
   return wrap;
 }

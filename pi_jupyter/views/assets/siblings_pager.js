@@ -1,7 +1,8 @@
-// Pages through the answers of a re-run cell with ‹ ›, in place: the other answer takes the place
-// of this run's answer in the conversation above, as a chat app swaps its answers. Runs where
-// output scripts run (a trusted notebook, an nbconvert page); sanitizers remove it and the other
-// answers stay readable, folded below the conversation.
+// Pages through the answers of a re-run cell with ‹ ›, in place: the other run's whole turn (its
+// prompt, thinking, tool cards with what they changed, answer and status line) takes the place of
+// this run's turn in the conversation above, as a chat app swaps its answers. Runs where output
+// scripts run (a trusted notebook, an nbconvert page); sanitizers remove it and the other runs
+// stay readable, each whole, folded below the conversation.
 (function () {
   var s = document.currentScript, box = s && s.parentElement;
   if (!box || box.dataset.paged) return;
@@ -12,11 +13,14 @@
   function has(n) {
     return n === cur || sibs.some(function (d) { return +d.dataset.n === n; });
   }
-  // this run's answer: the last assistant message of the conversation (outside this box)
+  // this run's turn: the block of the conversation outside this box (older outputs: its last answer)
   var root = box.closest(".pi-static") || box.parentElement;
-  var answers = [].filter.call(root.querySelectorAll(".pi-assistant"), function (a) { return !box.contains(a); });
-  var mine = answers.length ? answers[answers.length - 1] : null;
-  if (mine && mine.parentElement && /pi-entry/.test(mine.parentElement.className)) mine = mine.parentElement;
+  var mine = [].filter.call(root.querySelectorAll(".pi-turn"), function (t) { return !box.contains(t); })[0] || null;
+  if (!mine) {
+    var answers = [].filter.call(root.querySelectorAll(".pi-assistant"), function (a) { return !box.contains(a); });
+    mine = answers.length ? answers[answers.length - 1] : null;
+    if (mine && mine.parentElement && /pi-entry/.test(mine.parentElement.className)) mine = mine.parentElement;
+  }
   var slot = null, shown = null;
   if (mine) {
     slot = document.createElement("div");
@@ -27,7 +31,7 @@
     if (label.nextSibling && label.nextSibling.nodeType === 3) label.nextSibling.textContent = " ";
   }
   var here = box.querySelector(".pi-sib-cur");
-  // move an answer's body (not its summary) between its folded <details> and the swap slot
+  // move a run's body (not its summary) between its folded <details> and the swap slot
   function putBack() {
     if (!shown) return;
     while (slot.firstChild) shown.appendChild(slot.firstChild);

@@ -82,16 +82,17 @@
       ".pi-static .pi-forget-bar:focus-within,.pi-static pre:hover>.pi-code-acts,.pi-static .pi-code-acts:focus-within{opacity:.9}";
     document.head.appendChild(css);
   }
-  // "Copy" and "Insert as cell" on every code block of an answer
+  // "Copy" on every code block of an answer; "Insert as cell" on the code the agent wrote for the user
+  // (marked data-pi-insert by the rendering), not on what it quotes of a tool's output
   [].forEach.call(root.querySelectorAll(".pi-assistant .pi-text pre"), function (pre) {
     var code = pre.textContent;
     pre.style.position = "relative";
     var acts = document.createElement("span");
     acts.className = "pi-code-acts";
     var copyBtn = button("Copy", "copy the code");
-    var insertBtn = button("Insert as cell", "put this code in a new cell below this one");
     acts.appendChild(copyBtn);
-    acts.appendChild(insertBtn);
+    var insertBtn = pre.hasAttribute("data-pi-insert") ? button("Insert as cell", "put this code in a new cell below this one") : null;
+    if (insertBtn) acts.appendChild(insertBtn);
     pre.appendChild(acts);
     function say(btn, text, back) {
       btn.textContent = text;
@@ -103,7 +104,7 @@
       } catch (e) { say(btn, "copy it by hand", back); }
     }
     copyBtn.addEventListener("click", function () { copied(copyBtn, "Copy", "Copied"); });
-    insertBtn.addEventListener("click", function () {
+    if (insertBtn) insertBtn.addEventListener("click", function () {
       var b = bridge();
       if (b && b.insertCell && b.insertCell(root, code)) return say(insertBtn, "Inserted below", "Insert as cell");
       copied(insertBtn, "Insert as cell", "Copied: paste it in a new cell");
