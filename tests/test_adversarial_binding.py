@@ -125,7 +125,7 @@ def test_a_pipe_or_odd_ids_named_by_a_binding_neither_hang_nor_escape(tmp_path):
     for case in cases:
         nb = received(folder / "odd.ipynb", case)
         done: list = []
-        worker = threading.Thread(target=lambda: done.append(binder(folder).choose(str(nb), {"c1"})), daemon=True)
+        worker = threading.Thread(target=lambda nb=nb, done=done: done.append(binder(folder).choose(str(nb), {"c1"})), daemon=True)
         worker.start()
         worker.join(30)
         assert done, f"choosing hung on {case}"
