@@ -160,9 +160,29 @@ def read_notebook(path: str | None) -> NotebookFile | None:
     return found
 
 
+def strip_bindings(nb: Any) -> int:
+    """Remove every output's binding from the notebook ``nb`` (a dict, as nbformat reads it); returns how many.
+
+    For a notebook shipped without its sessions (the package's own, a course's handout): a
+    reader's first ``%%pi`` then starts a conversation of its own, and never reports one it
+    cannot have.
+    """
+    removed = 0
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
+            meta = output.get("metadata") if isinstance(output, dict) else None
+            pi = meta.get("pi_jupyter") if isinstance(meta, dict) else None
+            if isinstance(pi, dict) and BINDING_KEY in pi:
+                del pi[BINDING_KEY]
+                removed += 1
+                if not pi:
+                    del meta["pi_jupyter"]
+    return removed
+
+
 def is_cell_id(value: str | None) -> bool:
     """True for an nbformat cell id as JupyterLab sends it (not nbclient's text hash, not a VS Code URI)."""
     return bool(value) and isinstance(value, str) and not value.startswith("src:") and ":" not in value and "/" not in value
 
 
-__all__ = ["BINDING_KEY", "Binding", "NotebookFile", "is_cell_id", "new_notebook_id", "notebook_path", "read_notebook"]
+__all__ = ["BINDING_KEY", "Binding", "NotebookFile", "is_cell_id", "new_notebook_id", "notebook_path", "read_notebook", "strip_bindings"]
