@@ -21,7 +21,7 @@ from notebook_runs import bound_notebook
 from pi_jupyter import Session
 from pi_jupyter.notebook.binding import Binder, notebook_records
 from pi_jupyter.notebook.kernel_notebook import KernelNotebook
-from pi_jupyter.notebook.moves import follow, record_rename
+from pi_jupyter.notebook.moves import follow, history, record_rename
 from pi_jupyter.notebook.notebook_file import Binding, read_notebook
 
 
@@ -193,6 +193,23 @@ def test_a_restart_before_any_save_continues_by_the_very_file(tmp_path):
     path.unlink()
     path.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert b.choose(str(path), {"new-cell-3"}).session.id != first.session.id
+
+
+def test_a_rename_then_a_restart_before_any_save_continues_by_the_servers_log(tmp_path):
+    """Renamed in the file browser, then restarted, the notebook never saved: the logged rename leads back to its conversation."""
+    b = binder(tmp_path)
+    log = tmp_path / "runtime"
+    log.mkdir()
+    old, new = tmp_path / "Untitled.ipynb", tmp_path / "study.ipynb"
+    old.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    time.sleep(0.01)
+    first = b.choose(str(old), {"new-cell-1"})
+    time.sleep(0.01)
+    old.rename(new)  # a rename changes the file's change time
+    record_rename(log, str(old), str(new))
+    again = b.choose(str(new), {"new-cell-2"}, came_from=history(str(new), folders=[log]))
+    assert again.session.id == first.session.id and "was Untitled.ipynb" in said_with(again)
+    assert Session.open(first.session.path).name == "study"
 
 
 def test_a_deleted_conversation_is_said_and_not_guessed(tmp_path):

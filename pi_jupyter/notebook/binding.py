@@ -124,11 +124,14 @@ class Binder:
         self._open = open
         self._create = create
 
-    def choose(self, path: str | None, seen: set[str], found: Iterable[NotebookFile] = ()) -> Choice:
+    def choose(
+        self, path: str | None, seen: set[str], found: Iterable[NotebookFile] = (), came_from: Iterable[tuple[str, float]] = ()
+    ) -> Choice:
         """The session of the notebook at ``path``, given the cell ids this kernel ran.
 
         ``path`` is ``None`` when the front end did not say (then ``found``: the notebooks of the
-        working folder holding the ``%pi`` cells this kernel ran).
+        working folder holding the ``%pi`` cells this kernel ran). ``came_from``: where the file
+        was before the renames the server logged (:func:`.moves.history`).
         """
         if path is None:
             return self._headless(list(found))
@@ -144,7 +147,7 @@ class Binder:
         if by_cells is not None:
             session, notebook_id = by_cells
             return self._place(session, notebook_id or new_notebook_id(), path, nb)
-        by_file = self._by_file(path)
+        by_file = self._by_file(path, list(came_from))
         if by_file is not None:
             return self._place(by_file[0], by_file[1], path, nb)
         return self._new(_stem(path), path)
@@ -372,11 +375,12 @@ class Binder:
         last = next((r for r in reversed(notebook_records(found[0])) if not r.fork), None)
         return found[0], last.notebook if last else None
 
-    def _by_file(self, path: str) -> tuple[Session, str] | None:
-        """The session that recorded this very file at this path, the file unchanged since (a restart before any save).
+    def _by_file(self, path: str, came_from: list[tuple[str, float]]) -> tuple[Session, str] | None:
+        """The session that recorded this very file, here or where the server saw it renamed from, unchanged since.
 
-        A new notebook given the same name (and maybe the inode of a deleted one) was written
-        after the record, so it never matches.
+        A restart before any save. A new notebook given the same name (and maybe the inode of a
+        deleted one) was written after the record, so it never matches; a logged rename after
+        the record explains a later change time.
         """
         here = file_id(path)
         try:
@@ -385,15 +389,19 @@ class Binder:
             return None
         if here is None:
             return None
-        needle = here.encode()
-        for session in self._scan(needle, lambda data: True):
-            for rec in reversed(notebook_records(session)):
-                if rec.fork or not _same(rec.path, path):
+        places = [(path, None), *came_from]
+        for session in self._scan(here.encode(), lambda data: True):
+            records = [r for r in notebook_records(session) if not r.fork and r.path]
+            for place, renamed_at in places:
+                rec = next((r for r in reversed(records) if _same(r.path, place) or r.path == place), None)
+                ms = ms_from_iso(rec.at) if rec is not None else None
+                if rec is None or ms is None or rec.file_id != here:
                     continue
-                at = ms_from_iso(rec.at) if rec.at else None
-                if rec.file_id == here and at is not None and changed <= at / 1000 + 0.001:
+                at = ms / 1000
+                if renamed_at is None and changed <= at + 0.001:
                     return session, rec.notebook
-                break
+                if renamed_at is not None and at <= renamed_at and changed <= max(t for _, t in came_from) + 1:
+                    return session, rec.notebook
         return None
 
 

@@ -76,8 +76,8 @@ def record_rename(folder: Path, source: str, target: str, at: float | None = Non
             os.replace(tmp, log)
 
 
-def renames(folder: Path, since: float) -> list[tuple[str, str]]:
-    """The renames logged in ``folder`` at or after ``since``, oldest first (malformed lines skipped)."""
+def _read(folder: Path, since: float) -> list[tuple[float, str, str]]:
+    """The renames logged in ``folder`` at or after ``since`` as ``(when, from, to)``, oldest first (malformed lines skipped)."""
     log = folder / LOG_NAME
     try:
         if not log.is_file() or log.stat().st_size > MAX_LOG_BYTES:
@@ -97,7 +97,12 @@ def renames(folder: Path, since: float) -> list[tuple[str, str]]:
         if isinstance(source, str) and isinstance(target, str) and isinstance(at, (int, float)) and at >= since:
             out.append((float(at), source, target))
     out.sort(key=lambda item: item[0])
-    return [(source, target) for _, source, target in out]
+    return out
+
+
+def renames(folder: Path, since: float) -> list[tuple[str, str]]:
+    """The renames logged in ``folder`` at or after ``since``, oldest first."""
+    return [(source, target) for _, source, target in _read(folder, since)]
 
 
 def follow(path: str, since: float, folders: list[Path] | None = None) -> str:
@@ -109,6 +114,27 @@ def follow(path: str, since: float, folders: list[Path] | None = None) -> str:
             elif path.startswith(source.rstrip(os.sep) + os.sep):
                 path = target.rstrip(os.sep) + path[len(source.rstrip(os.sep)) :]
     return path
+
+
+def history(path: str, folders: list[Path] | None = None) -> list[tuple[str, float]]:
+    """Where the file at ``path`` was before the renames logged (the latest first): ``(old path, when it left it)``."""
+    out: list[tuple[str, float]] = []
+    for folder in runtime_folders() if folders is None else folders:
+        moves = _timed(folder)
+        for at, source, target in reversed(moves):
+            target = target.rstrip(os.sep)
+            if path == target:
+                path = source
+            elif path.startswith(target + os.sep):
+                path = source.rstrip(os.sep) + path[len(target) :]
+            else:
+                continue
+            out.append((path, at))
+    return out
+
+
+def _timed(folder: Path) -> list[tuple[float, str, str]]:
+    return [(at, source, target) for at, source, target in _read(folder, since=float("-inf"))]
 
 
 # ------------------------------------------------------------ the server side
@@ -136,4 +162,4 @@ def _absolute(root: str, api_path: str) -> str:
     return os.path.normpath(os.path.join(root, api_path.strip("/")))
 
 
-__all__ = ["LOG_NAME", "follow", "listen", "process_started", "record_rename", "renames", "runtime_folders"]
+__all__ = ["LOG_NAME", "follow", "history", "listen", "process_started", "record_rename", "renames", "runtime_folders"]

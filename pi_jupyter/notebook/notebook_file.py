@@ -172,7 +172,7 @@ def strip_bindings(nb: Any) -> int:
         for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
             meta = output.get("metadata") if isinstance(output, dict) else None
             pi = meta.get("pi_jupyter") if isinstance(meta, dict) else None
-            if isinstance(pi, dict) and BINDING_KEY in pi:
+            if isinstance(meta, dict) and isinstance(pi, dict) and BINDING_KEY in pi:
                 del pi[BINDING_KEY]
                 removed += 1
                 if not pi:

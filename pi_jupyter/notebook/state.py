@@ -16,6 +16,7 @@ from .binding import Binder, origin, session_label
 from .display_capture import display_capture
 from .kernel_notebook import KernelNotebook
 from .live_settings import apply_settings
+from .moves import history
 from .notebook_file import Binding, new_notebook_id, read_notebook
 from .runner import BackgroundRun, KernelRunner
 from .session_commands import describe
@@ -76,7 +77,7 @@ class NotebookState:
         told = self.notebook.path()
         path = self.notebook.renamed_to(told, self.seen_cells)
         found = self.notebook.candidates() if path is None else []
-        choice = self._binder().choose(path, self.seen_cells, found)
+        choice = self._binder().choose(path, self.seen_cells, found, history(path) if path else ())
         self.notebook_id = choice.notebook_id
         self._bound_path, self._told_path = path, told
         key = choice.session.path or f"memory:{choice.session.id}"
