@@ -20,10 +20,11 @@ kernel, whichever cell it is (an old one, or a new one typed after a restart):
    the record. When it is gone, the notebook was **moved or renamed**: the conversation goes
    on, said once, and the session's name follows the notebook's.
 4. **A session outside the notebook's session folder** (``session_dir``) is taken up only when
-   its own records vouch for this notebook: the same notebook id at this path, or at a path it
-   was moved from (the same file). A notebook from elsewhere naming a session the user has
-   (a received or downloaded notebook, a copy) never opens, creates or appends to it: a new
-   session starts and the cell says so in one line, with the command that opens the other.
+   its own records vouch for this notebook: the same notebook id at this path, at a path it was
+   moved from (the same file), or beside it (a Duplicate of a notebook that is still there). A
+   notebook from elsewhere naming a session the user has (a received or downloaded notebook, a
+   copy in another folder) never opens, creates or appends to it: a new session starts and the
+   cell says so in one line, with the command that opens the other.
 5. **Without a path** (``jupyter execute``, papermill, nbclient) the kernel finds its notebook
    among the notebooks of its working folder by the text of the ``%pi`` cells it ran. Such a run
    cannot tell the notebook from a copy of it (papermill's output is one), so it continues the
@@ -210,15 +211,22 @@ class Binder:
         return None, refused
 
     def _vouches(self, session: Session, notebook_id: str, path: str) -> bool:
-        """Do ``session``'s records say that the notebook at ``path`` is theirs (here, or moved here: the same file)?"""
+        """Do ``session``'s records say that the notebook at ``path`` is theirs?
+
+        Here; or moved here (the same file, gone from where it was recorded); or a copy beside
+        the recorded notebook, which is still there (JupyterLab's Duplicate: only someone who can
+        write into that folder puts a file there).
+        """
         mine = [r for r in notebook_records(session) if r.notebook == notebook_id and not r.fork and r.path]
         if not mine:
             return False
         last = mine[-1]
         if _same(last.path, path):
             return True
+        if self._still_there(last.path, notebook_id, None):
+            return os.path.dirname(os.path.abspath(last.path or "")) == os.path.dirname(os.path.abspath(path))
         here = file_id(path)
-        return here is not None and here == last.file_id and not self._still_there(last.path, notebook_id, None)
+        return here is not None and here == last.file_id
 
     def _not_taken(self, binding: Binding, refused: str | None) -> str:
         """The line said when the conversation a notebook's outputs name is not taken up."""
