@@ -248,6 +248,31 @@ def test_a_rename_while_the_kernel_runs_is_followed(tmp_path):
     assert follow(a, since=200.0, folders=[log]) == os.path.join(c, "study.ipynb")  # damaged lines are skipped
 
 
+def test_a_kernel_records_a_rename_once_and_its_outputs_name_the_new_place(tmp_path, monkeypatch):
+    """What the kernel does between cells when its notebook is renamed: one record per rename, the name and the binding follow."""
+    from types import SimpleNamespace
+
+    from pi_jupyter.notebook.state import NotebookState
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    old, new = tmp_path / "Untitled.ipynb", tmp_path / "study.ipynb"
+    old.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(old))
+    state = NotebookState(SimpleNamespace(session_dir=str(tmp_path / "pi-sessions"), durability="never"), {})
+    session = state._notebook_session()
+    assert session.name == "Untitled"
+    old.rename(new)
+    record_rename(runtime, str(old), str(new))
+    for _ in range(3):  # three cells after the rename
+        state._follow_notebook(session)
+    moves = [r for r in notebook_records(Session.open(session.path)) if r.moved_from]
+    assert [(r.moved_from, r.path) for r in moves] == [(str(old), str(new))]
+    assert Session.open(session.path).name == "study"
+    assert state.binding(session)["pi_jupyter"]["session"]["notebook"] == state.notebook_id
+
+
 def test_a_stale_path_now_holding_another_notebook_is_not_taken(tmp_path):
     """Renamed while its kernel ran, by a server that did not log it: the kernel goes with the notebook holding its cells."""
     b = binder(tmp_path)
