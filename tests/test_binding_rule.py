@@ -81,6 +81,7 @@ def test_a_folder_copied_whole_goes_on_with_its_own_session_file(tmp_path):
     """``cp -r proj proj2``: proj2's notebook continues proj2's copy of the file, and proj's file is not touched."""
     proj = tmp_path / "proj"
     proj.mkdir()
+    saved_notebook(proj / "study.ipynb", None)  # JupyterLab writes the notebook before its kernel runs
     first = binder(proj).choose(str(proj / "study.ipynb"), {"c1"})
     first.session.append_message({"role": "user", "content": "ZEBRA", "timestamp": 1})
     saved_notebook(proj / "study.ipynb", first.session, first.notebook_id)
@@ -91,6 +92,14 @@ def test_a_folder_copied_whole_goes_on_with_its_own_session_file(tmp_path):
     assert Path(again.session.path).parent == tmp_path / "proj2" / "pi-sessions"
     assert any(e.get("type") == "message" for e in again.session.raw_entries())  # the conversation came along
     assert Path(first.session.path).read_bytes() == before  # the old place is never written from the copy
+
+    # the notebook itself moved into a folder that holds a copy of its sessions: it goes on with the copy beside it
+    (tmp_path / "proj3").mkdir()
+    shutil.copytree(proj / "pi-sessions", tmp_path / "proj3" / "pi-sessions")
+    (proj / "study.ipynb").rename(tmp_path / "proj3" / "study.ipynb")
+    moved = binder(tmp_path / "proj3").choose(str(tmp_path / "proj3" / "study.ipynb"), {"c1"})
+    assert Path(moved.session.path).parent == tmp_path / "proj3" / "pi-sessions"
+    assert Path(first.session.path).read_bytes() == before
 
 
 def test_a_notebook_never_saved_continues_the_session_it_ran_on_last(tmp_path):
@@ -162,6 +171,8 @@ def test_a_notebook_moved_to_another_folder_keeps_its_conversation(tmp_path):
     again = binder(tmp_path / "project" / "done").choose(str(moved), {"c1"})
     assert again.session.id == first.session.id and "was ../study.ipynb" in said_with(again)
     assert not (tmp_path / "project" / "done" / "pi-sessions").exists()  # nothing new beside it
+    later = binder(tmp_path / "project" / "done").choose(str(moved), {"c1"})  # the next restart there
+    assert later.session.id == first.session.id and later.said is None  # said once, not at every restart
 
 
 def test_a_name_follows_its_notebook_and_a_given_name_stays(tmp_path):
@@ -271,6 +282,15 @@ def test_a_kernel_records_a_rename_once_and_its_outputs_name_the_new_place(tmp_p
     assert [(r.moved_from, r.path) for r in moves] == [(str(old), str(new))]
     assert Session.open(session.path).name == "study"
     assert state.binding(session)["pi_jupyter"]["session"]["notebook"] == state.notebook_id
+
+    # another kernel's notebook renamed before its first %pi: its session is named after the new name
+    other = tmp_path / "Untitled1.ipynb"
+    other.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(other))
+    fresh = NotebookState(SimpleNamespace(session_dir=str(tmp_path / "pi-sessions"), durability="never"), {})
+    other.rename(tmp_path / "results.ipynb")
+    record_rename(runtime, str(other), str(tmp_path / "results.ipynb"))
+    assert fresh._notebook_session().name == "results"
 
 
 def test_a_stale_path_now_holding_another_notebook_is_not_taken(tmp_path):
