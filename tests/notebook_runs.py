@@ -134,3 +134,17 @@ def bound_notebook(path: Path, session: Any, notebook_id: str, cell_ids: list[st
         nb.cells[-1].outputs = [out]
     nbformat.write(nb, path)
     return path
+
+
+def binder(folder: Path) -> Any:
+    """The rule of ``notebook/binding.py`` with ``folder/pi-sessions`` as the session folder, making sessions as a kernel does."""
+    from pi_jupyter import Session
+    from pi_jupyter.notebook.binding import Binder
+
+    def create(name: str | None) -> Session:
+        s = Session.create(folder / "pi-sessions")
+        if name:
+            s.set_name(name)
+        return s
+
+    return Binder(folder / "pi-sessions", lambda p: Session.open(p), create)

@@ -15,20 +15,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from notebook_runs import binder
 
-from pi_jupyter import Session
-from pi_jupyter.notebook.binding import Binder
 from pi_jupyter.notebook.notebook_file import Binding
-
-
-def binder(folder: Path) -> Binder:
-    def create(name):
-        s = Session.create(folder / "pi-sessions")
-        if name:
-            s.set_name(name)
-        return s
-
-    return Binder(folder / "pi-sessions", lambda p: Session.open(p), create)
 
 
 def received(path: Path, binding: dict | Binding, cell_ids=("c1",)) -> Path:

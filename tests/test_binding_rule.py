@@ -16,23 +16,13 @@ import shutil
 import time
 from pathlib import Path
 
-from notebook_runs import bound_notebook
+from notebook_runs import binder, bound_notebook
 
 from pi_jupyter import Session
-from pi_jupyter.notebook.binding import Binder, notebook_records
+from pi_jupyter.notebook.binding import notebook_records
 from pi_jupyter.notebook.kernel_notebook import KernelNotebook
 from pi_jupyter.notebook.moves import follow, history, record_rename
 from pi_jupyter.notebook.notebook_file import Binding, read_notebook
-
-
-def binder(folder: Path) -> Binder:
-    def create(name):
-        s = Session.create(folder / "pi-sessions")
-        if name:
-            s.set_name(name)
-        return s
-
-    return Binder(folder / "pi-sessions", lambda p: Session.open(p), create)
 
 
 def saved_notebook(path: Path, session: Session | None, notebook_id: str = "nb1", cell_ids=("c1", "c2")) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_runs import binder
 
 from pi_jupyter import Session
 from pi_jupyter.notebook.binding import Binder
@@ -22,16 +23,6 @@ from pi_jupyter.notebook.notebook_file import Binding, read_notebook, strip_bind
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "notebooks").glob("*.ipynb"))
-
-
-def binder(folder: Path) -> Binder:
-    def create(name):
-        s = Session.create(folder / "pi-sessions")
-        if name:
-            s.set_name(name)
-        return s
-
-    return Binder(folder / "pi-sessions", lambda p: Session.open(p), create)
 
 
 def test_there_are_shipped_notebooks():
