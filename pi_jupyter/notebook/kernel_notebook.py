@@ -23,6 +23,8 @@ from .notebook_file import NotebookFile, is_cell_id, notebook_path, read_noteboo
 MAX_CANDIDATES = 200
 """How many notebooks of the working folder a run without a path looks at."""
 MAX_SOURCES = 200
+MAX_TRIES = 3
+"""How many ``%%pi`` cells a run without a path looks for its notebook at (more cells make the match surer)."""
 
 
 def is_pi_cell(source: str) -> bool:
@@ -40,6 +42,7 @@ class KernelNotebook:
         self.pi_sources: list[str] = []
         """The text of the ``%pi`` cells this kernel ran, in order (how a run without a path finds its notebook)."""
         self._found: NotebookFile | None = None
+        self._tries = 0
         self._read: tuple[str, float, NotebookFile | None] | None = None
 
     @property
@@ -105,7 +108,8 @@ class KernelNotebook:
         if told is not None:
             nb = self._notebook_at(told)
         else:
-            if self._found is None:
+            if self._found is None and self._tries < MAX_TRIES:  # each try reads the folder's notebooks: a few, not every cell
+                self._tries += 1
                 found = self.candidates()
                 self._found = found[0] if len(found) == 1 else None
             nb = self._found
