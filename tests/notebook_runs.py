@@ -6,6 +6,7 @@ How the kernel is told about the notebook follows the front end being imitated:
 
 * ``frontend="lab"``: as Jupyter Server starts a notebook's kernel (``JPY_SESSION_NAME`` is the
   notebook's path) and as JupyterLab executes cells (each execute request carries ``cellId``);
+* ``frontend="vscode"``: as VS Code does (``__vsc_ipynb_file__`` in the namespace, its own cell URIs);
 * ``frontend="nbclient"``: as ``jupyter execute`` and papermill do (no path, no cell ids).
 
 The kernel's working folder is the notebook's folder, as with both.
@@ -18,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 
-def _with_cell_ids(client: Any) -> None:
-    """Make ``client`` send each cell's id with its execute request, as JupyterLab does."""
+def _with_cell_ids(client: Any, vscode: str | None = None) -> None:
+    """Make ``client`` send each cell's id with its execute request, as JupyterLab does (VS Code: a URI of its own)."""
     current: dict[str, Any] = {}
 
     def on_cell_execute(cell: Any, cell_index: int) -> None:
-        current["id"] = cell.get("id")
+        current["id"] = cell.get("id") if vscode is None else f"vscode-notebook-cell:{vscode}#W{cell_index}sZmlsZQ%3D%3D"
 
     client.on_cell_execute = on_cell_execute
     session = client.kc.session
@@ -45,12 +46,19 @@ def run(
     save: bool = True,
     env: dict[str, str] | None = None,
     allow_errors: bool = False,
+    new: list[str] | None = None,
 ) -> Any:
-    """Run the code cells at ``cells`` (default: all) of the notebook at ``path`` in a fresh kernel; returns the notebook."""
+    """Run the code cells at ``cells`` (default: all; ``[]``: none) of the notebook at ``path`` in a fresh kernel; returns the notebook.
+
+    ``new``: then cells typed at the end of the notebook and run before any save (fresh ids the
+    saved file does not hold, as after a restart); they are saved with the rest when ``save``.
+    """
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
+    first_new = len(nb.cells)
+    nb.cells += [nbformat.v4.new_code_cell(src) for src in new or []]
     client = NotebookClient(
         nb, timeout=180, kernel_name="python3", allow_errors=allow_errors, resources={"metadata": {"path": str(path.parent)}}
     )
@@ -61,7 +69,12 @@ def run(
     with client.setup_kernel(env=kernel_env):
         if frontend == "lab":
             _with_cell_ids(client)
-        for index in cells if cells is not None else range(len(nb.cells)):
+        elif frontend == "vscode":  # VS Code sets the path in the namespace, silently, before the first cell
+            from nbclient.util import run_sync
+
+            run_sync(client.kc.execute_interactive)(f"__vsc_ipynb_file__ = {str(path)!r}", silent=True, timeout=60)
+            _with_cell_ids(client, vscode=str(path))
+        for index in [*(cells if cells is not None else range(first_new)), *range(first_new, len(nb.cells))]:
             client.execute_cell(nb.cells[index], index)
     if save:
         nbformat.write(nb, path)
@@ -121,3 +134,17 @@ def bound_notebook(path: Path, session: Any, notebook_id: str, cell_ids: list[st
         nb.cells[-1].outputs = [out]
     nbformat.write(nb, path)
     return path
+
+
+def binder(folder: Path) -> Any:
+    """The rule of ``notebook/binding.py`` with ``folder/pi-sessions`` as the session folder, making sessions as a kernel does."""
+    from pi_jupyter import Session
+    from pi_jupyter.notebook.binding import Binder
+
+    def create(name: str | None) -> Session:
+        s = Session.create(folder / "pi-sessions")
+        if name:
+            s.set_name(name)
+        return s
+
+    return Binder(folder / "pi-sessions", lambda p: Session.open(p), create)

@@ -125,13 +125,16 @@ def problems(nb: Any) -> list[str]:
 
 def for_readers(nb: Any) -> Any:
     """``nb`` as a reader opens it without a kernel, maybe untrusted (a downloaded notebook is):
-    pi widgets saved as their static pictures and text, as JupyterLab's save hook keeps them, and
-    every SVG as an image (an untrusted JupyterLab draws neither ``image/svg+xml`` nor inline SVG)."""
+    pi widgets saved as their static pictures and text, as JupyterLab's save hook keeps them,
+    every SVG as an image (an untrusted JupyterLab draws neither ``image/svg+xml`` nor inline SVG),
+    and no output naming a session (the scratch run's sessions are not shipped)."""
     from pi_jupyter.notebook.durable_outputs import make_durable
     from pi_jupyter.notebook.durable_pictures import pictures_for_every_viewer
+    from pi_jupyter.notebook.notebook_file import strip_bindings
 
     make_durable(nb, keep_saved_widgets=False)
     pictures_for_every_viewer(nb)
+    strip_bindings(nb)  # the sessions they ran on are not shipped: a reader's first %%pi starts its own
     return nb
 
 

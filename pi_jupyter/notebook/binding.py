@@ -1,27 +1,38 @@
-"""Which conversation a notebook continues: the notebook decides, never its file name (DESIGN decision 14).
+"""Which conversation a notebook continues: the notebook decides, never its file name nor the order its cells run in.
 
-The rule, as the README states it: *a notebook continues the conversation its own saved
-``%%pi`` outputs name; a new notebook, whatever its name, starts a new one.* In detail, at the
-first ``%%pi`` (or ``%pi`` command) of a kernel:
+The rule (DESIGN decision 14), as the README states it. At the first ``%%pi`` or ``%pi`` of a
+kernel, whichever cell it is (an old one, or a new one typed after a restart):
 
-1. The kernel reads its notebook file (:mod:`.notebook_file`). Unless the file holds one of the
-   cells this kernel ran (the path Jupyter gave the kernel may be stale after a rename), it is
-   not trusted and the notebook counts as new.
-2. The latest binding of its outputs names the session (by id; the file is looked for beside the
-   notebook, at its absolute path, then by id in the session folder). A notebook whose outputs
-   were never saved (a restart before the first save) is found by its cell ids in the sessions'
-   cell records, never by its name.
-3. The session keeps records (``custom`` entries of type ``pi_jupyter.notebook``: notebook id and
-   path) of the notebooks that continue it. The same notebook id at the same path continues. At
-   another path: when the recorded notebook is still there, this one is a **copy** (JupyterLab's
-   Duplicate, a ``cp``): its conversation goes on in a fork, said once in the cell, and later runs
-   of the copy find that fork through the record. When it is gone, the notebook was **moved or
-   renamed**: the conversation goes on, and the new path is recorded.
-4. Otherwise a new session starts, named after the notebook (names repeat; the header and
-   ``%pi sessions`` show the short id that tells them apart).
+1. **The notebook's path** is the one Jupyter gave the kernel (``JPY_SESSION_NAME``), followed
+   through the renames and moves the server logged since the kernel started (:mod:`.moves`),
+   or VS Code's ``__vsc_ipynb_file__``. ``jupyter execute``, papermill and nbclient give none:
+   see 5.
+2. **Its saved outputs** name the session: the newest binding (:mod:`.notebook_file`) by id,
+   its file looked for beside the notebook, at its recorded path, then by id in the session
+   folder. Outputs never saved (a restart before the first save) are found by the notebook's
+   cell ids in the sessions' cell records, then by the session records that name this very
+   file (same path, same file, unchanged since): never by its name alone.
+3. **The session's records** (``custom`` entries of type ``pi_jupyter.notebook``: notebook id,
+   path, file id) tell the notebook from a copy: the same notebook id at the same path
+   continues. At another path, when the recorded notebook is still there (whatever inode the
+   file system gave the new one), this one is a **copy** (JupyterLab's Duplicate, a ``cp``): its
+   conversation goes on in a fork, said once, and later runs of the copy find that fork through
+   the record. When it is gone, the notebook was **moved or renamed**: the conversation goes
+   on, said once, and the session's name follows the notebook's.
+4. **A session outside the notebook's session folder** (``session_dir``) is taken up only when
+   its own records vouch for this notebook: the same notebook id at this path, at a path it was
+   moved from (the same file), or beside it (a Duplicate of a notebook that is still there). A
+   notebook from elsewhere naming a session the user has (a received or downloaded notebook, a
+   copy in another folder) never opens, creates or appends to it: a new session starts and the
+   cell says so in one line, with the command that opens the other.
+5. **Without a path** (``jupyter execute``, papermill, nbclient) the kernel finds its notebook
+   among the notebooks of its working folder by the text of the ``%pi`` cells it ran. Such a run
+   cannot tell the notebook from a copy of it (papermill's output is one), so it continues the
+   notebook's conversation in a **fork**, said once, and the notebook's own session is left as it
+   was; ``JPY_SESSION_NAME=path/to/notebook.ipynb`` makes it continue in place.
+6. Otherwise a new session starts, named after the notebook; when the conversation named is not
+   found (its file deleted), the cell says so in one line and names the way back.
 
-``jupyter execute`` and papermill do not tell the kernel which notebook it runs, so each of their
-runs starts a new session (set ``JPY_SESSION_NAME`` to the notebook's path to continue one).
 The records are dead-end ``custom`` entries: the context, here and in pi, does not change.
 """
 
@@ -29,20 +40,18 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
-
+from ..agent.typed_text import scrub
+from ..messages.text import ms_from_iso
 from ..session import Session, SessionError
 from ..session.files import read_regular
-from ..session.kinds import NOTEBOOK_TYPE
-from ..session.listing import session_info
+from .binding_records import NotebookRecord, file_id, notebook_records, origin, record, session_label, short_id
 from .cells import CellRun, cell_runs, record_run
-from .notebook_file import NotebookFile, is_cell_id, new_notebook_id, read_notebook
+from .notebook_file import Binding, NotebookFile, is_cell_id, new_notebook_id, read_notebook
 
 _CELL_ID_RE = re.compile(rb'"cellId"\s*:\s*"([^"\\]{1,200})"')
 RECENT_SESSIONS = 64
@@ -50,7 +59,7 @@ RECENT_SESSIONS = 64
 
 
 def _recent(folder: Path, limit: int) -> list[Path]:
-    """The ``limit`` most recently modified session files of ``folder`` (a restart before the first save is recent)."""
+    """The ``limit`` most recently modified session files of ``folder``, newest first (a restart before the first save is recent)."""
     stamped = []
     for file in folder.glob("*.jsonl"):
         try:
@@ -61,87 +70,20 @@ def _recent(folder: Path, limit: int) -> list[Path]:
     return [file for _, file in stamped[:limit]]
 
 
-def short_id(session_id: str) -> str:
-    """The 8 characters that tell sessions apart (the random end of the id: its start is a timestamp)."""
-    return session_id.replace("-", "")[-8:]
-
-
-def session_label(name: str | None, session_id: str) -> str:
-    """``name · 1a2b3c4d`` (``session 1a2b3c4d`` without a name)."""
-    return f"{name} · {short_id(session_id)}" if name else f"session {short_id(session_id)}"
-
-
-class NotebookRecord(BaseModel):
-    """That a notebook continues a session (or, with ``fork``, that a copy of it continues a fork)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-    notebook: str
-    path: str | None = None
-    file_id: str | None = None
-    """``device:inode`` of the notebook file: a rename keeps it (and Jupyter saves in place), a copy gets a new one."""
-    opened: bool = False
-    """The notebook took up a session it did not start (``%pi open``, ``--session``)."""
-    moved_from: str | None = None
-    copy_of: str | None = None
-    fork: str | None = None
-    """The id of the fork a copy of the notebook (at ``path``) continues in."""
-    fork_file: str | None = None
-    fork_notebook: str | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        """The ``data`` of the ``custom`` entry (camelCase, unset fields left out)."""
-        return {"notebook": self.notebook} | self.model_dump(exclude_none=True, exclude_defaults=True, by_alias=True)
-
-
-def notebook_records(session: Session) -> list[NotebookRecord]:
-    """The notebook records of ``session`` in file order (malformed ones skipped)."""
-    out: list[NotebookRecord] = []
-    for entry in session.custom_entries(NOTEBOOK_TYPE):
-        if not isinstance(entry.get("data"), dict):
-            continue
-        try:
-            out.append(NotebookRecord.model_validate(entry["data"]))
-        except ValueError:
-            continue
-    return out
-
-
-def record(session: Session, rec: NotebookRecord) -> None:
-    """Append a notebook record (a dead-end entry: the leaf does not move); a read-only session gets none."""
-    if session.readonly:
-        return
-    if rec.file_id is None and rec.fork is None:
-        rec = rec.model_copy(update={"file_id": file_id(rec.path)})
+def _first_line(file: Path) -> str:
+    """The start of a file's first line (a session's header), never blocking on a FIFO."""
     try:
-        session.append_custom(NOTEBOOK_TYPE, rec.to_data())
-    except SessionError:
-        pass  # the binding still holds for this kernel; the next run looks again
-
-
-def origin(session: Session, notebook_id: str | None) -> str | None:
-    """Where the conversation of ``session`` started, when not in this notebook (for the header), else ``None``."""
-    parent = session.header.parent_session
-    if parent:
-        info = session_info(parent) if os.path.isfile(parent) else None
-        return f"forked from {session_label(info.name, info.id)}" if info else f"forked from {os.path.basename(parent)}"
-    first = next((r for r in notebook_records(session) if not r.fork), None)
-    if first is None:
-        return None
-    if first.notebook != notebook_id:
-        return f"started in {os.path.basename(first.path)}" if first.path else "started in another notebook"
-    return "started outside this notebook" if first.opened else None
-
-
-def file_id(path: str | None) -> str | None:
-    """``device:inode`` of the file at ``path`` (``None`` when there is none)."""
-    if not path:
-        return None
-    try:
-        st = os.stat(path)
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        return None
-    return f"{st.st_dev}:{st.st_ino}"
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, 4096).split(b"\n", 1)[0].decode(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
 
 
 def _same(a: str | None, b: str | None) -> bool:
@@ -162,6 +104,10 @@ def _where(old: str, new: str) -> str:
     return os.path.relpath(old, os.path.dirname(new))
 
 
+def _stem(path: str | None) -> str | None:
+    return scrub(Path(path).stem).strip() or None if path else None
+
+
 @dataclass
 class Choice:
     """The session a notebook continues, its notebook id, and a line to say once (or ``None``)."""
@@ -179,28 +125,33 @@ class Binder:
         self._open = open
         self._create = create
 
-    def choose(self, path: str | None, seen: set[str]) -> Choice:
-        """The session of the notebook at ``path`` (``None``: not known), given the cell ids this kernel ran."""
+    def choose(
+        self, path: str | None, seen: set[str], found: Iterable[NotebookFile] = (), came_from: Iterable[tuple[str, float]] = ()
+    ) -> Choice:
+        """The session of the notebook at ``path``, given the cell ids this kernel ran.
+
+        ``path`` is ``None`` when the front end did not say (then ``found``: the notebooks of the
+        working folder holding the ``%pi`` cells this kernel ran). ``came_from``: where the file
+        was before the renames the server logged (:func:`.moves.history`).
+        """
+        if path is None:
+            return self._headless(list(found))
         ran = {c for c in seen if is_cell_id(c)}
         nb = read_notebook(path)
-        if nb is not None and ran and not ran & nb.cell_ids:
-            nb = None  # not the notebook this kernel runs (a path gone stale after a rename): trust nothing in it
-        stem = Path(path).stem if path else None
         binding = nb.latest() if nb is not None else None
         if nb is not None and binding is not None:
-            found = self._locate(binding.session, *nb.session_files(binding))
-            if found is None:
-                said = (
-                    f"the conversation this notebook continued (session {short_id(binding.session)}) is not in "
-                    f"{self.session_dir}: a new one starts; %pi open FILE goes on with the old one"
-                )
-                return self._new(stem, path, said)
-            return self._place(found, binding.notebook, path, nb)
+            session, refused = self._locate(binding.session, binding.notebook, nb.session_files(binding), path)
+            if session is not None:
+                return self._place(session, binding.notebook, path, nb)
+            return self._new(_stem(path), path, self._not_taken(binding, refused))
         by_cells = self._by_cells(ran | (nb.cell_ids if nb is not None else set()), path)
         if by_cells is not None:
             session, notebook_id = by_cells
             return self._place(session, notebook_id or new_notebook_id(), path, nb)
-        return self._new(stem, path)
+        by_file = self._by_file(path, list(came_from))
+        if by_file is not None:
+            return self._place(by_file[0], by_file[1], path, nb)
+        return self._new(_stem(path), path)
 
     def adopt(self, session: Session, notebook_id: str, path: str | None) -> None:
         """Record that this notebook now continues ``session`` (chosen with ``%pi open``, ``new``, ``fork`` or ``--session``)."""
@@ -209,33 +160,92 @@ class Binder:
             return
         record(session, NotebookRecord(notebook=notebook_id, path=path, opened=bool(records) or len(session) > 2))
 
+    def follow(self, session: Session, notebook_id: str, old: str, new: str) -> None:
+        """The notebook was renamed or moved from ``old`` to ``new`` while its kernel ran: record it, and its name follows."""
+        record(session, NotebookRecord(notebook=notebook_id, path=new, moved_from=old))
+        self._rename(session, old, new)
+
     # ------------------------------------------------------------ the steps
 
-    def _new(self, stem: str | None, path: str | None, said: str | None = None) -> Choice:
+    def _new(self, stem: str | None, path: str | None, said: str | None = None, ran: str | None = None) -> Choice:
         session = self._create(stem)
         notebook_id = new_notebook_id()
-        record(session, NotebookRecord(notebook=notebook_id, path=path))
+        record(session, NotebookRecord(notebook=notebook_id, path=path, ran=ran))
         return Choice(session, notebook_id, said)
 
-    def _locate(self, session_id: str, *files: str | None) -> Session | None:
-        for file in files:
-            if file and os.path.isabs(file) and os.path.isfile(file):
-                try:
-                    session = self._open(file)
-                except (SessionError, OSError):
-                    continue
-                if session.id == session_id:
-                    return session
-        for info in Session.list(self.session_dir):
-            if info.id == session_id:
-                return self._open(info.path)
-        return None
+    def inside(self, file: str | None) -> bool:
+        """Is ``file`` in this notebook's session folder (the kernel's ``session_dir``)?"""
+        if not file:
+            return False
+        try:  # the file itself resolved: a link in the folder that points out of it is outside
+            return os.path.dirname(os.path.realpath(file)) == os.path.realpath(self.session_dir)
+        except (OSError, ValueError):
+            return False
 
-    def _place(self, session: Session, notebook_id: str, path: str | None, nb: NotebookFile | None, depth: int = 0) -> Choice:
+    def _candidates(self, session_id: str, files: list[str]) -> list[str]:
+        """Where a session may be: ``files`` in order, then its file in the session folder (named ``…_ID.jsonl``)."""
+        out = [f for f in files if f and os.path.isabs(f)]
+        if self.session_dir.is_dir() and re.fullmatch(r"[0-9A-Za-z-]{1,100}", session_id):
+            named = sorted(self.session_dir.glob(f"*_{session_id}.jsonl"))
+            out += [str(p) for p in named or [p for p in sorted(self.session_dir.glob("*.jsonl")) if session_id in _first_line(p)]]
+        return list(dict.fromkeys(out))
+
+    def _locate(self, session_id: str, notebook_id: str, files: list[str], path: str | None) -> tuple[Session | None, str | None]:
+        """The session ``session_id`` (looked for at ``files``, then in the session folder) if it may be taken up here.
+
+        Else ``(None, where it was found outside the session folder, if it was)``.
+        """
+        refused = None
+        for file in self._candidates(session_id, files):
+            if not os.path.isfile(file):
+                continue
+            try:
+                session = self._open(file)
+            except (SessionError, OSError):
+                continue
+            if session.id != session_id:
+                continue
+            if self.inside(session.path) or (path is not None and self._vouches(session, notebook_id, path)):
+                return session, None
+            refused = refused or file
+        return None, refused
+
+    def _vouches(self, session: Session, notebook_id: str, path: str) -> bool:
+        """Do ``session``'s records say that the notebook at ``path`` is theirs?
+
+        Here; or moved here (the same file, gone from where it was recorded); or a copy beside
+        the recorded notebook, which is still there (JupyterLab's Duplicate: only someone who can
+        write into that folder puts a file there).
+        """
+        mine = [r for r in notebook_records(session) if r.notebook == notebook_id and not r.fork and r.path]
+        if not mine:
+            return False
+        last = mine[-1]
+        if _same(last.path, path):
+            return True
+        if self._still_there(last.path, notebook_id, None):
+            return os.path.dirname(os.path.abspath(last.path or "")) == os.path.dirname(os.path.abspath(path))
+        here = file_id(path)
+        return here is not None and here == last.file_id
+
+    def _not_taken(self, binding: Binding, refused: str | None) -> str:
+        """The line said when the conversation a notebook's outputs name is not taken up."""
+        short = short_id(binding.session)
+        if refused:
+            return (
+                f"this notebook's outputs name a conversation (session {short}) in {refused}, outside this notebook's session "
+                f"folder {self.session_dir}: it was left alone and a new one starts here; %pi open {refused} continues it"
+            )
+        return (
+            f"the conversation this notebook continued (session {short}) is not in {self.session_dir} "
+            f"(its file was deleted or moved): a new one starts here; %pi open FILE continues it if you have it"
+        )
+
+    def _place(self, session: Session, notebook_id: str, path: str, nb: NotebookFile | None, depth: int = 0) -> Choice:
         records = notebook_records(session)
         for rec in reversed(records):  # a copy of this notebook that has its fork already
             if rec.fork and rec.notebook == notebook_id and _same(rec.path, path) and depth < 8:
-                fork = self._locate(rec.fork, rec.fork_file)
+                fork, _ = self._locate(rec.fork, rec.fork_notebook or notebook_id, [rec.fork_file or ""], path)
                 if fork is not None:
                     return self._place(fork, rec.fork_notebook or notebook_id, path, nb, depth + 1)
         mine = [r for r in records if r.notebook == notebook_id and not r.fork]
@@ -243,22 +253,27 @@ class Binder:
             record(session, NotebookRecord(notebook=notebook_id, path=path))
             return Choice(session, notebook_id)
         last = next((r for r in reversed(mine) if r.path), None)
-        if last is None or path is None or _same(last.path, path):
-            if path is not None and (last is None or (last.file_id is None and file_id(path))):
+        if last is None or _same(last.path, path):
+            if last is None or (last.file_id is None and file_id(path)):
                 record(session, NotebookRecord(notebook=notebook_id, path=path))  # the path, or the file id it lacked
             return Choice(session, notebook_id)
-        here = file_id(path)
-        moved = here is not None and here == last.file_id  # the very file, renamed or moved
-        if not moved:
-            original = last.path if self._still_there(last.path, notebook_id, nb) else self._twin(path, last.file_id, notebook_id)
-            if original:
-                return self._fork_for_copy(session, notebook_id, path, str(original))
+        # another path: a copy while the recorded notebook is still there, whatever inode this file got
+        original = last.path if self._still_there(last.path, notebook_id, nb) else self._twin(path, last.file_id, notebook_id)
+        if original:
+            return self._fork_for_copy(session, notebook_id, path, str(original))
         record(session, NotebookRecord(notebook=notebook_id, path=path, moved_from=last.path))
-        if last.path and session.name == Path(last.path).stem and not session.readonly:
-            session.set_name(Path(path).stem)  # the name it got from the notebook follows the notebook
+        self._rename(session, last.path or "", path)
         label = session_label(session.name, session.id)
         said = f"this notebook was {_where(last.path or '', path)}: its conversation ({label}) goes on here"
         return Choice(session, notebook_id, said)
+
+    def _rename(self, session: Session, old: str, new: str) -> None:
+        """The name a session took from its notebook follows the notebook (a name the user gave stays)."""
+        if old and session.name == _stem(old) and not session.readonly and (stem := _stem(new)):
+            try:
+                session.set_name(stem)
+            except SessionError:
+                pass
 
     def _still_there(self, other_path: str | None, notebook_id: str, nb: NotebookFile | None) -> bool:
         """Is the notebook recorded at ``other_path`` still there (so the one running is a copy of it)?"""
@@ -281,16 +296,20 @@ class Binder:
                     return other
         return None
 
-    def _fork_for_copy(self, session: Session, notebook_id: str, path: str, original: str) -> Choice:
-        stem = Path(path).stem
+    def _fork(self, session: Session, stem: str | None) -> Session:
+        """A fork of ``session`` at its leaf in the session folder (its cells' runs kept, so re-running one forks where it started)."""
         if session.leaf_id is None:
-            fork = self._create(stem)
-        else:
-            fork = session.fork(session.leaf_id, dir=self.session_dir)
+            return self._create(stem)
+        fork = session.fork(session.leaf_id, dir=self.session_dir)
+        if stem:
             fork.set_name(stem)
-            for run in cell_runs(session):  # so re-running a copied cell forks from where it started, as in the original
-                if run.end in fork and (run.started_from is None or run.started_from in fork):
-                    record_run(fork, CellRun(**run.model_dump(exclude={"entry_id"})))
+        for run in cell_runs(session):
+            if run.end in fork and (run.started_from is None or run.started_from in fork):
+                record_run(fork, CellRun(**run.model_dump(exclude={"entry_id"})))
+        return fork
+
+    def _fork_for_copy(self, session: Session, notebook_id: str, path: str, original: str) -> Choice:
+        fork = self._fork(session, _stem(path))
         copy_id = new_notebook_id()
         record(fork, NotebookRecord(notebook=copy_id, path=path, copy_of=original))
         record(session, NotebookRecord(notebook=notebook_id, path=path, fork=fork.id, fork_file=fork.path, fork_notebook=copy_id))
@@ -301,33 +320,97 @@ class Binder:
         )
         return Choice(fork, copy_id, said)
 
-    def _by_cells(self, cell_ids: set[str], path: str | None) -> tuple[Session, str | None] | None:
-        """The session whose cell records hold one of ``cell_ids`` (real cell ids only: text hashes repeat across notebooks)."""
-        ids = {c for c in cell_ids if is_cell_id(c)}
-        if not ids or not self.session_dir.is_dir():
-            return None
-        found: list[tuple[float, Session]] = []
+    def _headless(self, found: list[NotebookFile]) -> Choice:
+        """A run that was not told its notebook's path (rule 5): ``found`` are the notebooks holding the cells it ran."""
+        bound = {b.session: nb for nb in found if (b := nb.latest()) is not None}
+        if not bound:
+            nb = found[0] if len(found) == 1 else None
+            return self._new(_stem(nb.path) if nb else None, None, ran=nb.path if nb else None)
+        if len(bound) > 1:
+            names = ", ".join(sorted(os.path.basename(nb.path) for nb in bound.values()))
+            said = (
+                f"this run was not told its notebook's path, and {names} hold its cells with different conversations: "
+                "a new one starts; run it with JPY_SESSION_NAME=path/to/notebook.ipynb to continue one"
+            )
+            return self._new(None, None, said)
+        nb = next(iter(bound.values()))
+        binding = nb.latest()
+        assert binding is not None
+        session, refused = self._locate(binding.session, binding.notebook, nb.session_files(binding), None)
+        name = os.path.basename(nb.path)
+        if session is None:
+            return self._new(_stem(nb.path), None, self._not_taken(binding, refused), ran=nb.path)
+        fork = self._fork(session, _stem(nb.path))
+        run_id = new_notebook_id()
+        record(fork, NotebookRecord(notebook=run_id, copy_of=nb.path, ran=nb.path))
+        said = (
+            f"this run was not told its notebook's path (nbclient, papermill, jupyter execute): it found {name} by its cells "
+            f"and continues its conversation in a fork ({session_label(session.name, session.id)} → "
+            f"{session_label(fork.name, fork.id)}), leaving the notebook's own as it was; JPY_SESSION_NAME={name} continues that one"
+        )
+        return Choice(fork, run_id, said)
+
+    def _scan(self, needle: bytes | None, match: Callable[[bytes], bool]) -> list[Session]:
+        """The recent sessions of the folder whose bytes ``match`` (``needle``: a quick test first), newest first."""
+        if not self.session_dir.is_dir():
+            return []
+        out: list[Session] = []
         for file in _recent(self.session_dir, RECENT_SESSIONS):
             try:
                 data = read_regular(str(file))
             except (OSError, SessionError):
                 continue
-            if b'"cellId"' not in data or not {m.decode(errors="replace") for m in _CELL_ID_RE.findall(data)} & ids:
+            if (needle is not None and needle not in data) or not match(data):
                 continue
             try:
-                found.append((file.stat().st_mtime, self._open(str(file))))
+                out.append(self._open(str(file)))
             except (OSError, SessionError):
                 continue
-        if not found:
+        return out
+
+    def _by_cells(self, cell_ids: set[str], path: str | None) -> tuple[Session, str | None] | None:
+        """The session whose cell records hold one of ``cell_ids`` (real cell ids only: text hashes repeat across notebooks)."""
+        ids = {c for c in cell_ids if is_cell_id(c)}
+        if not ids:
             return None
-        found.sort(key=lambda item: item[0], reverse=True)
-        for _, session in found:  # a session that this notebook, at this path, continued
+        found = self._scan(b'"cellId"', lambda data: bool({m.decode(errors="replace") for m in _CELL_ID_RE.findall(data)} & ids))
+        for session in found:  # a session that this notebook, at this path, continued (the newest first)
             for rec in reversed(notebook_records(session)):
                 if not rec.fork and _same(rec.path, path):
                     return session, rec.notebook
-        session = found[0][1]
-        last = next((r for r in reversed(notebook_records(session)) if not r.fork), None)
-        return session, last.notebook if last else None
+        if not found:
+            return None
+        last = next((r for r in reversed(notebook_records(found[0])) if not r.fork), None)
+        return found[0], last.notebook if last else None
+
+    def _by_file(self, path: str, came_from: list[tuple[str, float]]) -> tuple[Session, str] | None:
+        """The session that recorded this very file, here or where the server saw it renamed from, unchanged since.
+
+        A restart before any save. A new notebook given the same name (and maybe the inode of a
+        deleted one) was written after the record, so it never matches; a logged rename after
+        the record explains a later change time.
+        """
+        here = file_id(path)
+        try:
+            changed = os.stat(path).st_ctime
+        except OSError:
+            return None
+        if here is None:
+            return None
+        places = [(path, None), *came_from]
+        for session in self._scan(here.encode(), lambda data: True):
+            records = [r for r in notebook_records(session) if not r.fork and r.path]
+            for place, renamed_at in places:
+                rec = next((r for r in reversed(records) if _same(r.path, place) or r.path == place), None)
+                ms = ms_from_iso(rec.at) if rec is not None else None
+                if rec is None or ms is None or rec.file_id != here:
+                    continue
+                at = ms / 1000
+                if renamed_at is None and changed <= at + 0.001:
+                    return session, rec.notebook
+                if renamed_at is not None and at <= renamed_at and changed <= max(t for _, t in came_from) + 1:
+                    return session, rec.notebook
+        return None
 
 
 __all__ = ["Binder", "Choice", "NotebookRecord", "notebook_records", "origin", "record", "session_label", "short_id"]

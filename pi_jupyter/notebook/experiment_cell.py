@@ -58,8 +58,6 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     vary = parse_vary(args.vary or [])
     state = magics.state
     agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
-    if said := state.take_said():
-        print(f"pi: {said}")
     busy = state.busy(agent)
     if busy is not None or agent.is_running:
         raise UsageError(f"%%pi: session {agent.session.name or agent.session.path} is busy with a background run; await it first")

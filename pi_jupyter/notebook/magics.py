@@ -20,7 +20,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import page_bridge, world_cells
+from . import kernel_notebook, page_bridge, world_cells
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .failure import CellFailed, CompactionAdvice, cell_failure
@@ -178,8 +178,6 @@ class PiMagics(LineCommands, Magics, PiConfig):
             print(warning, file=sys.stderr)
         state = self.state
         agent = state.agent_for(state.find_session(args.session, create=True) if args.session else None)
-        if said := state.take_said():  # a copy forked, a notebook moved: said once, in the cell where it happened
-            print(f"pi: {said}")
         busy = state.busy(agent)
         if busy is not None or agent.is_running:
             raise UsageError(
@@ -377,6 +375,7 @@ def register(shell: Any) -> PiMagics:
     magics.state.seen_cells.add(_cell_id(shell, ""))  # the cell that loads the extension
 
     shell.events.register("pre_run_cell", remember_cell)
+    shell.events.register("pre_run_cell", kernel_notebook.watch(shell, magics.state.notebook))  # which notebook, which cell
     from .async_cell import install, stop_note
 
     if not install(shell) and (note := stop_note(shell)):

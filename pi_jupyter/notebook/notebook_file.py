@@ -87,6 +87,8 @@ class NotebookFile(BaseModel):
     path: str
     cell_ids: set[str] = Field(default_factory=set)
     bindings: list[Binding] = Field(default_factory=list)
+    sources: dict[str, list[str]] = Field(default_factory=dict)
+    """Each code cell's text -> the ids of the cells holding it (how a run that sends no cell ids finds its cells)."""
 
     def latest(self) -> Binding | None:
         """The binding of the most recent ``%%pi`` output (the conversation this notebook continues)."""
@@ -97,13 +99,22 @@ class NotebookFile(BaseModel):
         return {b.notebook for b in self.bindings}
 
     def session_files(self, binding: Binding) -> list[str]:
-        """Where the session file of ``binding`` may be: beside this notebook, then where it was written."""
+        """Where the session file of ``binding`` may be: beside this notebook, then where it was written.
+
+        Beside first: a folder moved or received whole (notebook and ``pi-sessions/``) goes on with
+        its own copy of the file, never with the one at the old place.
+        """
         out = []
         if binding.file:
             out.append(os.path.normpath(os.path.join(os.path.dirname(self.path), binding.file)))
         if binding.path:
             out.append(os.path.abspath(os.path.expanduser(binding.path)))
         return out
+
+    def cell_id_of(self, source: str) -> str | None:
+        """The id of the one code cell holding exactly ``source`` (``None``: none, or several)."""
+        ids = self.sources.get(source, [])
+        return ids[0] if len(ids) == 1 else None
 
 
 def notebook_path(namespace: dict[str, Any] | None = None) -> str | None:
@@ -137,6 +148,10 @@ def read_notebook(path: str | None) -> NotebookFile | None:
             continue
         if isinstance(cell.get("id"), str):
             found.cell_ids.add(cell["id"])
+            source = cell.get("source")
+            text = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else source
+            if cell.get("cell_type") == "code" and isinstance(text, str):
+                found.sources.setdefault(text, []).append(cell["id"])
         outputs = cell.get("outputs")
         for output in outputs if isinstance(outputs, list) else []:
             binding = Binding.from_output(output)
@@ -145,9 +160,29 @@ def read_notebook(path: str | None) -> NotebookFile | None:
     return found
 
 
+def strip_bindings(nb: Any) -> int:
+    """Remove every output's binding from the notebook ``nb`` (a dict, as nbformat reads it); returns how many.
+
+    For a notebook shipped without its sessions (the package's own, a course's handout): a
+    reader's first ``%%pi`` then starts a conversation of its own, and never reports one it
+    cannot have.
+    """
+    removed = 0
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
+            meta = output.get("metadata") if isinstance(output, dict) else None
+            pi = meta.get("pi_jupyter") if isinstance(meta, dict) else None
+            if isinstance(meta, dict) and isinstance(pi, dict) and BINDING_KEY in pi:
+                del pi[BINDING_KEY]
+                removed += 1
+                if not pi:
+                    del meta["pi_jupyter"]
+    return removed
+
+
 def is_cell_id(value: str | None) -> bool:
     """True for an nbformat cell id as JupyterLab sends it (not nbclient's text hash, not a VS Code URI)."""
     return bool(value) and isinstance(value, str) and not value.startswith("src:") and ":" not in value and "/" not in value
 
 
-__all__ = ["BINDING_KEY", "Binding", "NotebookFile", "is_cell_id", "new_notebook_id", "notebook_path", "read_notebook"]
+__all__ = ["BINDING_KEY", "Binding", "NotebookFile", "is_cell_id", "new_notebook_id", "notebook_path", "read_notebook", "strip_bindings"]

@@ -10,7 +10,8 @@ drawn and nothing changes). The page keeps its live widgets; the file on disk is
 
 Enabled by ``jupyter-config/jupyter_server_config.d/pi_jupyter.json``, which the wheel installs;
 the same server extension enables the nbconvert preprocessor (:mod:`.nbconvert_durable`) for
-JupyterLab's "Save and Export Notebook As". No IPython or widget import here (it runs in the server process).
+JupyterLab's "Save and Export Notebook As", and logs the server's renames for the kernels
+(:mod:`.moves`). No IPython or widget import here (it runs in the server process).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(serverapp: Any) -> None:
     serverapp.contents_manager.register_pre_save_hook(pre_save_hook)
     serverapp.log.info("pi-jupyter: saved notebooks keep the static rendering of pi widgets")
+    from .moves import listen
+
+    listen(serverapp)  # renames reach the running kernels: a notebook's session follows it (see moves)
     try:  # "Save and Export Notebook As" runs nbconvert in the server, with the server's configuration
         from .nbconvert_durable import enable
     except ImportError:  # nbconvert is not installed: there is no export to fix

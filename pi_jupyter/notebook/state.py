@@ -12,12 +12,15 @@ from ..agent.agent import Agent
 from ..agent.events import Event
 from ..agent.typed_text import scrub
 from ..session import Session, SessionError
-from .binding import Binder, origin, session_label, short_id
+from .binding import Binder, origin, session_label
 from .display_capture import display_capture
+from .kernel_notebook import KernelNotebook
 from .live_settings import apply_settings
 from .main_thread import KernelMainThread
-from .notebook_file import Binding, is_cell_id, new_notebook_id, notebook_path, read_notebook
+from .moves import history
+from .notebook_file import Binding, new_notebook_id, read_notebook
 from .runner import BackgroundRun, KernelRunner
+from .session_commands import describe
 from .world_cells import Tracker, attach
 
 LOG_LIMIT = 5000
@@ -51,8 +54,11 @@ class NotebookState:
         """Ids of the cells this kernel ran (how it knows the notebook file it reads is its own)."""
         self.notebook_id: str | None = None
         """This notebook's id (see :mod:`.notebook_file`), known once a session is bound."""
+        self.notebook = KernelNotebook(namespace)
+        """What this kernel knows of its notebook: its path now, the ``%pi`` cells it ran."""
+        self._bound_path: str | None = None
+        self._told_path: str | None = None
         self._origins: dict[str, str | None] = {}
-        self._said: str | None = None
 
     # ------------------------------------------------------------ sessions
 
@@ -63,17 +69,34 @@ class NotebookState:
 
     @property
     def notebook_path(self) -> str | None:
-        """The path of this kernel's notebook, as the front end told it (``None`` under nbclient and papermill)."""
-        return notebook_path(self.namespace)
+        """The path of this kernel's notebook now, as the front end told it (``None`` under nbclient and papermill)."""
+        return self._bound_path if self._bound_path is not None else self.notebook.path()
+
+    def _binder(self) -> Binder:
+        return Binder(self.session_dir, self._open, self._create)
 
     def _notebook_session(self) -> Session:
-        """The session this notebook continues, or a new one (the rule of :mod:`.binding`)."""
-        choice = Binder(self.session_dir, self._open, self._create).choose(self.notebook_path, self.seen_cells)
+        """The session this notebook continues, or a new one (the rule of :mod:`.binding`); says once what it chose, if anything."""
+        told = self.notebook.path()
+        path = self.notebook.renamed_to(told, self.seen_cells)
+        found = self.notebook.candidates() if path is None else []
+        choice = self._binder().choose(path, self.seen_cells, found, history(path) if path else ())
         self.notebook_id = choice.notebook_id
-        self._said = choice.said
+        self._bound_path, self._told_path = path, told
         key = choice.session.path or f"memory:{choice.session.id}"
         self._origins[key] = origin(choice.session, choice.notebook_id)
+        if choice.said:  # a copy forked, a notebook moved, a conversation not found: said once, in the cell where it happened
+            print(f"pi: {choice.said}")
         return choice.session
+
+    def _follow_notebook(self, session: Session) -> None:
+        """A notebook renamed or moved while its kernel runs: its session records the new path and takes its new name."""
+        if self._bound_path is None or self.notebook_id is None:
+            return
+        now = self.notebook.path()
+        if now is not None and now != self._told_path:
+            self._binder().follow(session, self.notebook_id, self._bound_path, now)
+            self._bound_path = self._told_path = now
 
     def _create(self, name: str | None) -> Session:
         session = Session.create(self.session_dir, durability=self.config.durability)
@@ -85,8 +108,7 @@ class NotebookState:
         """This notebook's id: the one its saved outputs carry, else a new one."""
         if self.notebook_id is None:
             nb = read_notebook(self.notebook_path)
-            ran = {c for c in self.seen_cells if is_cell_id(c)}
-            latest = nb.latest() if nb is not None and (not ran or ran & nb.cell_ids) else None
+            latest = nb.latest() if nb is not None else None
             self.notebook_id = latest.notebook if latest is not None else new_notebook_id()
         return self.notebook_id
 
@@ -96,7 +118,10 @@ class NotebookState:
             return
         notebook_id = self.identity()
         self._origins[key] = origin(session, notebook_id)
-        Binder(self.session_dir, self._open, self._create).adopt(session, notebook_id, self.notebook_path)
+        path = self.notebook_path
+        self._binder().adopt(session, notebook_id, path)
+        if self._bound_path is None:
+            self._bound_path, self._told_path = path, self.notebook.path()
 
     def header(self, session: Session) -> str:
         """What the header of a ``%%pi`` output says of its session: ``name · short id``, and where it started if not here."""
@@ -104,11 +129,6 @@ class NotebookState:
         started = self._origins.get(key)
         label = session_label(session.name, session.id)
         return f"{label} · {started}" if started else label
-
-    def take_said(self) -> str | None:
-        """The line to say once about the session just chosen (a copy forked, a moved notebook), then ``None``."""
-        said, self._said = self._said, None
-        return said
 
     def binding(self, session: Session) -> dict[str, Any]:
         """The output metadata that ties a ``%%pi`` output to ``session`` (see :mod:`.notebook_file`)."""
@@ -137,8 +157,8 @@ class NotebookState:
             return Session.open(path, create=True, durability=self.config.durability)
         matches = self.named(ref)
         if len(matches) > 1:
-            which = "; ".join(f"{short_id(i.id)} ({i.message_count} messages, {i.modified.astimezone():%Y-%m-%d %H:%M})" for i in matches)
-            raise SessionError(f"{len(matches)} sessions are named {ref!r}: {which}; give the id to pick one (%pi open ID)")
+            which = "; ".join(describe(i) for i in matches)
+            raise SessionError(f"{len(matches)} sessions are named {ref!r}, so none was picked: {which}; give the id (%pi open ID)")
         if matches:
             return self._open(matches[0].path)
         for agent in self.agents.values():  # an open session outside the folder (or in memory)
@@ -174,6 +194,7 @@ class NotebookState:
             if key != self.current:
                 self._bind(key, agent.session)
             self.current = key
+            self._follow_notebook(agent.session)
         return agent
 
     def _policy(self, confirm: str) -> Any:

@@ -1,10 +1,12 @@
 """Which conversation a notebook continues, in a real JupyterLab with its default settings.
 
-As a user makes them: *File > New > Notebook* (``Untitled.ipynb``), run, save, rename it; a new
-notebook gets the free name ``Untitled.ipynb`` again and must never see the first one's
-conversation; the renamed one is duplicated (the file browser's *Duplicate*: the contents API
-copies the file) and the copy goes on in a fork, said once; a kernel restart continues. The
-model is a local OpenAI-compatible server, so what is checked is the request bodies it received.
+As a user goes: *File > New > Notebook* (``Untitled.ipynb``), run, rename it in the file browser
+while its kernel runs (its session's name follows); a new notebook gets the free name
+``Untitled.ipynb`` again and must never see the first one's conversation; *Kernel > Restart*, then
+**new** cells typed at the bottom (``%pi status`` first) continue it; moved into a subfolder and
+restarted, it still does; *Duplicate*, then a new cell first: the copy goes on in a fork, said
+once; and after a **server** restart (its own server, on the same folders) a new cell continues.
+The model is a local OpenAI-compatible server, so what is checked is the request bodies it received.
 """
 
 from __future__ import annotations
@@ -101,10 +103,54 @@ def ask(lab, wire, index: int, prompt: str) -> str:
     return lab.wait_for_static(index, "noted")
 
 
-def session_files(server):
+def session_files(server, folder: str = FOLDER):
     from pi_jupyter import Session
 
-    return [Session.open(p, readonly=True) for p in sorted((server.root / FOLDER / "pi-sessions").glob("*.jsonl"))]
+    return [Session.open(p, readonly=True) for p in sorted((server.root / folder / "pi-sessions").glob("*.jsonl"))]
+
+
+def append(lab, source: str) -> int:
+    """Type ``source`` into a new cell at the bottom and run it (a cell the saved file does not hold); returns its index."""
+    return lab.page.evaluate(
+        "async (src) => { const app = window.jupyterapp; const nb = app.shell.currentWidget.content;"
+        " nb.activeCellIndex = nb.widgets.length - 1; await app.commands.execute('notebook:insert-cell-below');"
+        " nb.activeCell.model.sharedModel.setSource(src); void app.commands.execute('notebook:run-cell');"
+        " return nb.activeCellIndex; }",
+        source,
+    )
+
+
+def go_on(lab, wire, *lines: str, prompt: str | None = None) -> list[str]:
+    """After a restart: new cells only, the setup, then each ``%pi`` line, then ``%%pi`` with ``prompt``; their outputs."""
+    index = append(lab, setup_cell(wire))
+    lab.wait_for_output(index, "setup-end")
+    outs = []
+    for line in lines:
+        index = append(lab, line)
+        outs.append(lab.wait_for_output(index, "session"))
+    if prompt is not None:
+        index = append(lab, f"%%pi\n{prompt}")
+        outs.append(lab.wait_for_static(index, "noted"))
+    lab.last_cell = index
+    return outs
+
+
+def restart(lab) -> None:
+    """*Kernel > Restart* of the open notebook, waited for."""
+    lab.page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
+    time.sleep(1)
+    lab.wait_for_kernel()
+
+
+def rename(lab, old: str, new: str) -> None:
+    """Rename or move ``old`` in the file browser (the contents API, as a drag or *Rename* does); the open panel follows."""
+    lab.page.evaluate("async ([a, b]) => { await window.jupyterapp.serviceManager.contents.rename(a, b); }", [old, new])
+    lab.page.wait_for_function(
+        "(p) => { const w = window.jupyterapp.shell.currentWidget; return w && w.context && w.context.path === p; }",
+        arg=new,
+        timeout=30_000,
+    )
+    lab.path = new
 
 
 def short(session) -> str:
@@ -124,7 +170,13 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     assert "ZEBRA-ALPHA-71" in sent_since(wire)
     (zebra,) = session_files(jupyter_server)
     assert f"Untitled · {short(zebra)}" in out
-    save_untitled_as(lab, "zebra.ipynb")  # renamed at its first save, after its first run
+
+    # renamed in the file browser while its kernel runs: the next cell continues, under the new name
+    rename(lab, first, f"{FOLDER}/zebra.ipynb")
+    (out,) = go_on(lab, wire, prompt="What is the code word?")
+    assert "ZEBRA-ALPHA-71" in sent_since(wire)
+    assert f"zebra · {short(zebra)}" in out, out
+    lab.save()
 
     # a new notebook gets the free name Untitled.ipynb again: it must start its own conversation
     second = new_untitled(lab)
@@ -137,23 +189,66 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
     lab.screenshot("notebook_owns_new_untitled.png", lab.cell(1))
     save_untitled_as(lab, "second.ipynb")
 
-    # the file browser's Duplicate on the renamed one: the copy goes on in a fork, said once
-    copy = lab.page.evaluate(f"async () => (await window.jupyterapp.serviceManager.contents.copy('{FOLDER}/zebra.ipynb', '{FOLDER}')).path")
-    open_existing(lab, copy)
-    out = ask(lab, wire, 2, "In the copy: the fruit is MANGO-42.")
+    # Kernel > Restart, then new cells only, %pi status first: the notebook's conversation, not a new one
+    open_existing(lab, f"{FOLDER}/zebra.ipynb")
+    restart(lab)
+    status, out = go_on(lab, wire, "%pi status", prompt="And the code word again?")
+    assert f"zebra · {short(zebra)}" in status, status
     assert "ZEBRA-ALPHA-71" in sent_since(wire)
-    assert out.count("copy of zebra.ipynb") == 1, out
-    assert f"forked from Untitled · {short(zebra)}" in out
-    lab.screenshot("notebook_owns_copy.png", lab.cell(2))
     lab.save()
 
-    # the renamed original, its kernel restarted (as Kernel > Restart does): the same conversation, without the copy's turn
-    open_existing(lab, f"{FOLDER}/zebra.ipynb")
-    lab.page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
-    time.sleep(1)
-    lab.wait_for_kernel()
-    out = ask(lab, wire, 2, "What is the fruit?")
-    body = sent_since(wire)
-    assert "ZEBRA-ALPHA-71" in body and "MANGO" not in body
-    assert f"· {short(zebra)}" in out and "copy of" not in out
-    assert len(session_files(jupyter_server)) == 3  # the first, the new Untitled's, the copy's fork
+    # moved into a subfolder, then restarted: still its conversation, and no new session beside it
+    (jupyter_server.root / FOLDER / "done").mkdir()
+    rename(lab, f"{FOLDER}/zebra.ipynb", f"{FOLDER}/done/zebra.ipynb")
+    restart(lab)
+    (out,) = go_on(lab, wire, prompt="Still there?")
+    assert "ZEBRA-ALPHA-71" in sent_since(wire)
+    assert f"zebra · {short(zebra)}" in out and not (jupyter_server.root / FOLDER / "done" / "pi-sessions").exists(), out
+    lab.save()
+
+    # Duplicate, then a new cell first in the copy: a fork of the conversation, said once
+    copy = lab.page.evaluate(
+        f"async () => (await window.jupyterapp.serviceManager.contents.copy('{FOLDER}/done/zebra.ipynb', '{FOLDER}/done')).path"
+    )
+    open_existing(lab, copy)
+    status, out = go_on(lab, wire, "%pi status", prompt="In the copy: the fruit is MANGO-42.")
+    assert "ZEBRA-ALPHA-71" in sent_since(wire)
+    assert (status + out).count("copy of zebra.ipynb") == 1 and "copy of zebra.ipynb" in status, status
+    assert f"forked from zebra · {short(zebra)}" in out
+    lab.screenshot("notebook_owns_copy.png", lab.show_cell(lab.last_cell))
+    lab.save()
+    assert {s.id for s in session_files(jupyter_server)} == {zebra.id, fresh.id}  # zebra's and the new Untitled's
+    (fork,) = session_files(jupyter_server, f"{FOLDER}/done")  # the copy's fork, in the copy's session folder
+    assert fork.header.parent_session and fork.id != zebra.id
+
+
+def test_after_a_server_restart_a_new_cell_continues(browser, tmp_path, wire):
+    """The server stopped and started again on the same folders: the notebook reopened, a new cell continues."""
+    from conftest import _launch, _page, _stop
+    from wire.server import openai_reply
+
+    wire.queue_default("openai", openai_reply("noted"))
+    base = tmp_path / "server"
+    server = _launch(base, "jupyterlab")
+    try:
+        lab = next(pages := _page(browser, server, "lab"))
+        lab.write_notebook("study.ipynb", [setup_cell(wire), "%%pi\nThe code word is ZEBRA-ALPHA-71."])
+        lab.open_notebook("study.ipynb")
+        lab.run_all()
+        lab.wait_for_static(1, "noted")
+        lab.save()
+        assert "ZEBRA-ALPHA-71" in sent_since(wire)
+        (only,) = session_files(server, "")
+        next(pages, None)  # closes the page
+    finally:
+        _stop(server)
+    server = _launch(base, "jupyterlab")
+    try:
+        lab = next(pages := _page(browser, server, "lab"))
+        lab.open_notebook("study.ipynb")
+        (out,) = go_on(lab, wire, prompt="What is the code word?")
+        assert "ZEBRA-ALPHA-71" in sent_since(wire)
+        assert f"study · {short(only)}" in out and [s.id for s in session_files(server, "")] == [only.id]
+        next(pages, None)  # closes the page
+    finally:
+        _stop(server)
