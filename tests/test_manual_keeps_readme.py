@@ -28,12 +28,24 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # old statement (as the frozen README writes it, after the normalisation below) -> what says it now
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
-    "A notebook continues the conversation its own saved `%%pi` outputs name (each carries the session's id, where its file is, and the notebook's id in its metadata), never one found by its file name: a new notebook, even one called `Untitled.ipynb` like the last one, starts a new session named after it; a renamed or moved notebook, a restarted kernel or server (even before the first save: the cells' ids are in the session) go on with the same one; a duplicated notebook (JupyterLab's Duplicate, a `cp`) goes on in a fork of the original's conversation, said once in its first cell, and the original never sees the copy's turns.": (
+    (
+        "A notebook continues the conversation its own saved `%%pi` outputs name (each carries the session's "
+        "id, where its file is, and the notebook's id in its metadata), never one found by its file name: a n"
+        "ew notebook, even one called `Untitled.ipynb` like the last one, starts a new session named after it"
+        "; a renamed or moved notebook, a restarted kernel or server (even before the first save: the cells' "
+        "ids are in the session) go on with the same one; a duplicated notebook (JupyterLab's Duplicate, a `c"
+        "p`) goes on in a fork of the original's conversation, said once in its first cell, and the original "
+        "never sees the copy's turns."
+    ): (
         "(whichever cell runs first, a new one included, even before the first save) go on with the same one",
         "issue 37: the rule changed",
     ),
-    "`jupyter execute` and papermill do not tell the kernel which notebook it runs, so each of their runs starts a session of its own (run them with `JPY_SESSION_NAME=path/to/notebook.ipynb` to continue the notebook's).": (
-        "not tell the kernel which notebook it runs: it finds it by its `%pi` cells and goes on in a fork, said once",
+    (
+        "`jupyter execute` and papermill do not tell the kernel which notebook it runs, so each of their runs"
+        " starts a session of its own (run them with `JPY_SESSION_NAME=path/to/notebook.ipynb` to continue th"
+        "e notebook's)."
+    ): (
+        ("not tell the kernel which notebook it runs: it finds it by its `%pi` cells and goes on in a fork, said once"),
         "issue 37: the rule changed",
     ),
     "Or run the notebooks on mybinder.org: `binder/` holds what it installs, and "
