@@ -43,6 +43,8 @@ SUBCOMMANDS = """\
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
+  world trust [--revoke] [FOLDER]
+                             list the trusted session folders, or trust one whose objects someone else saved (can run code)
   judge [EXP] [--by KEY] [--as NAME] [--model MODEL]
                              blind pairwise judging of an experiment's answers (a widget; --model: a model judges)
   log [N]                    the last N events of the current session (JSON lines)

@@ -41,6 +41,8 @@ Ext = msgspec.msgpack.Ext
 _MARK, _INT, _COMPLEX, _BYTEARRAY, _ARRAY, _SCALAR, _TIME, _DECIMAL, _PATH = range(1, 10)
 _PLAIN_KINDS = frozenset("biufcSUMm")
 _LEAVES = frozenset({str, int, float, bool, type(None), bytes})
+_SCALARS = frozenset({str, float, bool, type(None), bytes})
+"""Values written as they are whatever the mode (an int may be beyond 64 bits)."""
 _ALIGN = 64
 
 
@@ -57,7 +59,8 @@ class _Mark:
         self.tag = tag
 
 
-_MARKS = {tag: Ext(_MARK, tag.encode()) for tag in ("t", "s", "f", "d", "g", "o", "c", "S", "m", "z", "F", "R", "I", "r", "M")}
+_MARKS = {tag: Ext(_MARK, tag.encode()) for tag in ("l", "t", "s", "f", "d", "g", "o", "c", "S", "m", "z", "F", "R", "I", "r", "M")}
+_MARK_IDS = frozenset(id(m) for m in _MARKS.values())
 _MARK_OF = {tag.encode(): _Mark(tag) for tag in _MARKS}
 
 
@@ -115,7 +118,22 @@ def decode(meta: memoryview | bytes, buffers: list[memoryview]) -> Any:
 # ------------------------------------------------------------------ writing
 
 
+def _marked(x: Any) -> bool:
+    """A list the reader must build (a tuple, a set, a frame...), not take as it is."""
+    return type(x) is list and bool(x) and id(x[0]) in _MARK_IDS
+
+
 class _Encoder:
+    """Turns a value into the tree: plain lists and maps of values the reader takes as they are, marked lists for the rest.
+
+    A list or map is written as it is only when nothing in it must be built on reading, so
+    the reader walks only marked lists, never a long list of numbers or strings.
+    """
+
+    def seq(self, items: list[Any]) -> list[Any]:
+        """A list as written: marked when one of its items must be built."""
+        return [_MARKS["l"], *items] if any(_marked(x) for x in items) else items
+
     def __init__(self, *, fast: bool) -> None:
         self.fast = fast
         self.buffers: list[memoryview] = []
@@ -131,21 +149,30 @@ class _Encoder:
             n = (v.bit_length() + 8) // 8
             return Ext(_INT, v.to_bytes(n, "little", signed=True))
         if t is list:
-            if self.fast and all(type(x) in _LEAVES for x in v):
+            if self.fast and _LEAVES.issuperset(map(type, v)):
                 return v
-            return [self.tree(x) for x in v]
+            return self.seq([x if type(x) in _SCALARS else self.tree(x) for x in v])
         if t is dict:
             if all(type(k) is str for k in v):
-                if self.fast and all(type(x) in _LEAVES for x in v.values()):
+                if self.fast and _LEAVES.issuperset(map(type, v.values())):
                     return v
-                return {k: self.tree(x) for k, x in v.items()}
+                values, marked, fast = {}, False, self.fast
+                for k, x in v.items():
+                    tx = type(x)
+                    if tx in _SCALARS or (fast and tx is list and _LEAVES.issuperset(map(type, x))):
+                        values[k] = x  # the common case inline: a call per item is most of the time
+                        continue
+                    c = values[k] = self.tree(x)
+                    marked = marked or (type(c) is list and bool(c) and id(c[0]) in _MARK_IDS)
+                if not marked:
+                    return values  # a map the reader takes as it is
             out = [_MARKS["d"]]
             for k, x in v.items():
                 out.append(self.tree(k))
                 out.append(self.tree(x))
             return out
         if t is tuple:
-            return [_MARKS["t"], *(v if self.fast and all(type(x) in _LEAVES for x in v) else (self.tree(x) for x in v))]
+            return [_MARKS["t"], *(v if self.fast and _LEAVES.issuperset(map(type, v)) else (self.tree(x) for x in v))]
         if t is set or t is frozenset:
             members = sorted(_encode(self.tree(x)) for x in v)
             return [_MARKS["s" if t is set else "f"], *(msgspec.Raw(m) for m in members)]
@@ -206,7 +233,7 @@ class _Encoder:
         if t is pd.DataFrame:
             if v.flags.allows_duplicate_labels is False:
                 raise NotPlain("a frame that refuses duplicate labels")
-            cols = [self.column(ser) for _label, ser in v.items()]
+            cols = self.seq([self.column(ser) for _label, ser in v.items()])
             return [_MARKS["F"], self.index(v.index), self.index(v.columns), cols, self.tree(dict(v.attrs))]
         if t is pd.Series:
             if v.flags.allows_duplicate_labels is False:
@@ -223,7 +250,7 @@ class _Encoder:
         if t is pd.RangeIndex:
             return [_MARKS["r"], idx.start, idx.stop, idx.step, self.tree(idx.name)]
         if t is pd.MultiIndex:
-            levels = [self.index(level) for level in idx.levels]
+            levels = self.seq([self.index(level) for level in idx.levels])
             codes = [self.array(c) for c in idx.codes]
             return [_MARKS["M"], levels, codes, self.tree(list(idx.names))]
         if t in (pd.Index, pd.DatetimeIndex, pd.TimedeltaIndex, pd.CategoricalIndex):
@@ -240,7 +267,7 @@ class _Encoder:
         if isinstance(dtype, np.dtype):
             values = col.to_numpy()
             if dtype.kind == "O":
-                return [_MARKS["o"], *self.tree(values.tolist())]
+                return [_MARKS["o"], self.tree(values.tolist())]
             return self.array(values)
         arr = col.array
         if isinstance(dtype, pd.CategoricalDtype):
@@ -389,24 +416,10 @@ def _time_of(spec: Any) -> Any:
 
 
 def _fix(x: Any) -> Any:
-    t = type(x)
-    if t is list:
-        if x and type(x[0]) is _Mark:
-            return _build(x[0].tag, [_fix(i) if type(i) in (list, dict) else i for i in x[1:]])
-        for i, item in enumerate(x):
-            if type(item) is list or type(item) is dict:
-                x[i] = _fix(item)
-            elif type(item) is _Mark:
-                raise Malformed("a marker out of place")
-        return x
-    if t is dict:
-        for k, item in x.items():
-            if type(item) is list or type(item) is dict:
-                x[k] = _fix(item)
-            elif type(item) is _Mark:
-                raise Malformed("a marker out of place")
-        return x
-    if t is _Mark:
+    """The value of a tree node: a marked list is built; a plain list or map is taken as it is (nothing in it needs building)."""
+    if type(x) is list and x and type(x[0]) is _Mark:
+        return _build(x[0].tag, [_fix(i) if type(i) is list else i for i in x[1:]])
+    if type(x) is _Mark:
         raise Malformed("a marker out of place")
     return x
 
@@ -414,6 +427,8 @@ def _fix(x: Any) -> Any:
 def _build(tag: str, items: list[Any]) -> Any:
     if any(type(i) is _Mark for i in items):
         raise Malformed("a marker out of place")
+    if tag == "l":
+        return items
     if tag == "t":
         return tuple(items)
     if tag == "s":
@@ -435,8 +450,11 @@ def _build_pandas(tag: str, items: list[Any]) -> Any:
     import numpy as np
 
     if tag == "o":
-        out = np.empty(len(items), dtype=object)
-        out[:] = items
+        (values,) = items
+        if type(values) is not list:
+            raise Malformed("an object column that is not a list")
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
         return out
     import pandas as pd
 

@@ -140,6 +140,8 @@ def delta_of(entry: dict[str, Any]) -> Delta | None:
 
 SHOWN_NAMES = 10
 """Names one line lists before it says how many more there are."""
+WHAT_WIDTH = 80
+"""The longest description of a value a line shows (``DataFrame 1,000×4``; a crafted record may hold any length)."""
 
 
 def shown(name: str) -> str:
@@ -179,8 +181,9 @@ def summarize(deltas: list[Delta]) -> str:
             if first_before.get(name) is not None:
                 deleted.append(name)
         else:
-            set_.append(f"{name} ({c.what})" if c.what and not c.what.startswith(("int", "float", "bool", "str")) else name)
-    # (names are escaped by ``listing``; a ``what`` is ours: a type's name and a shape)
+            what = c.what if len(c.what) <= WHAT_WIDTH else c.what[: WHAT_WIDTH - 1] + "…"  # a record may come from anyone
+            set_.append(f"{name} ({what})" if what and not what.startswith(("int", "float", "bool", "str")) else name)
+    # (names and descriptions are escaped by ``listing``: a session from elsewhere may hold any text there)
     parts = []
     if set_:
         parts.append("set " + listing(set_))

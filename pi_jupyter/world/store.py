@@ -401,18 +401,26 @@ class Store:
 
     def _signer(self, ref: str) -> str:
         """Who signed object ``ref``, from its header alone (``"unsigned"`` when it cannot be read)."""
+        return self._header_of(ref)[1]
+
+    def _header_of(self, ref: str) -> tuple[bytes, str]:
+        """``(kind, signer)`` of object ``ref`` from its header alone (``(b"", "unsigned")`` when it cannot be read)."""
         try:
             fd, _st = self._open(ref)
         except StoreError:
-            return "unsigned"
+            return b"", "unsigned"
         try:
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 kind, _codec, _size, full, kid, signature, _h = _head(fh, "")
         except (StoreError, OSError):
-            return "unsigned"
+            return b"", "unsigned"
         finally:
             os.close(fd)
-        return trust.signer(kind, full, kid, signature) if full and full.hex().startswith(ref) else "unsigned"
+        return kind, trust.signer(kind, full, kid, signature) if full and full.hex().startswith(ref) else "unsigned"
+
+    def strangers(self) -> list[str]:
+        """The objects that need pickle and that this user's key did not sign (what trusting the folder would load)."""
+        return [ref for ref, _size in self.refs() if self._header_of(ref) in ((b"v", "another key"), (b"v", "unsigned"), (b"v", "forged"))]
 
     def _may_unpickle(self, ref: str, obj: _Object) -> bool:
         if obj.signer == "me":

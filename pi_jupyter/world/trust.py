@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -51,7 +52,9 @@ MAC_SIZE = 32
 KEY_ID_SIZE = 8
 
 HINT = "%pi world trust {folder}"
-"""How the user trusts a folder, as the one line of a refused load says it (the shell sets its own)."""
+"""How the user trusts a folder, as a line in a notebook says it."""
+SHELL_HINT = "pi-jupyter trust {folder}"
+"""The same, from a shell (``pi-jupyter experiment``, the RPC server)."""
 
 _MIN_KEY = 16
 _lock = threading.Lock()
@@ -223,6 +226,7 @@ def _load() -> dict[str, Any]:
     folders = data.get("folders") if isinstance(data, dict) else None
     table = folders if isinstance(folders, dict) else {}
     _trust_cache[str(path)] = (_stamp(st), table)
+    _sets.clear()
     return table
 
 
@@ -246,22 +250,30 @@ def _save(table: dict[str, Any]) -> None:
 def is_trusted(folder: str | os.PathLike[str], ref: str) -> bool:
     """True when the user trusted ``folder`` while its store held object ``ref``."""
     try:
-        entry = _load().get(folder_key(folder))
+        table = _load()
     except TrustError:
         return False
+    entry = table.get(folder_key(folder))
     if not isinstance(entry, dict):
         return False
-    refs = entry.get("_set")
-    if refs is None:
-        listed = entry.get("objects")
-        refs = entry["_set"] = frozenset(r for r in listed if isinstance(r, str)) if isinstance(listed, list) else frozenset()
-    return ref in refs
+    listed = entry.get("objects")
+    return isinstance(listed, list) and ref in _as_set(listed)
+
+
+_sets: dict[int, tuple[list[Any], frozenset[str]]] = {}
+
+
+def _as_set(listed: list[Any]) -> frozenset[str]:
+    held = _sets.get(id(listed))
+    if held is None or held[0] is not listed:
+        held = _sets[id(listed)] = (listed, frozenset(r for r in listed if isinstance(r, str)))
+    return held[1]
 
 
 def trust(folder: str | os.PathLike[str], refs: Iterable[str]) -> Trusted:
     """Trust the objects ``refs`` of ``folder``'s store (replacing an earlier trust of the folder)."""
     with _lock:
-        table = {k: {kk: vv for kk, vv in v.items() if kk != "_set"} for k, v in _load().items() if isinstance(v, dict)}
+        table = {k: v for k, v in _load().items() if isinstance(v, dict)}
         at = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         listed = sorted(set(refs))
         table[folder_key(folder)] = {"at": at, "objects": listed}
@@ -272,7 +284,7 @@ def trust(folder: str | os.PathLike[str], refs: Iterable[str]) -> Trusted:
 def revoke(folder: str | os.PathLike[str]) -> bool:
     """Stop trusting ``folder``; False when it was not trusted."""
     with _lock:
-        table = {k: {kk: vv for kk, vv in v.items() if kk != "_set"} for k, v in _load().items() if isinstance(v, dict)}
+        table = {k: v for k, v in _load().items() if isinstance(v, dict)}
         if table.pop(folder_key(folder), None) is None:
             return False
         _save(table)
@@ -289,8 +301,9 @@ def trusted() -> Iterator[Trusted]:
 
 def hint(folder: str | os.PathLike[str] | None) -> str:
     """``%pi world trust pi-sessions``: what to type to trust ``folder`` (relative to the working folder when inside it)."""
+    form = HINT if _in_ipython() else SHELL_HINT
     if folder is None:
-        return HINT.format(folder="FOLDER")
+        return form.format(folder="FOLDER")
     from .record import shown
 
     real = os.path.abspath(os.fspath(folder))
@@ -299,4 +312,71 @@ def hint(folder: str | os.PathLike[str] | None) -> str:
     text = shown(rel)
     if any(c.isspace() for c in text) or "'" in text:
         text = "'" + text.replace("'", "'\\''") + "'"
-    return HINT.format(folder=text)
+    return form.format(folder=text)
+
+
+def _in_ipython() -> bool:
+    """True inside IPython (a kernel): the notebook's command is the one to name (IPython is looked up, never imported)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    try:
+        return callable(get) and get() is not None
+    except Exception:  # noqa: BLE001 - a half-initialized IPython: the shell's words
+        return False
+
+
+# ------------------------------------------------------------------ the command (``%pi world trust``, ``pi-jupyter trust``)
+
+
+def session_folder(given: str | os.PathLike[str]) -> Path:
+    """The session folder a user names: the folder itself, its ``.pi-world``, or one of its session files."""
+    path = Path(os.path.abspath(os.path.expanduser(os.fspath(given))))
+    if path.name == ".pi-world" or (path.is_file() and path.suffix == ".jsonl"):
+        path = path.parent
+    if not path.is_dir():
+        raise TrustError(f"{given}: no such folder (give the folder of the session files)")
+    return path
+
+
+def trust_folder(given: str | os.PathLike[str]) -> str:
+    """Trust the objects a session folder's store holds now; the line that says what that means."""
+    from .record import shown
+    from .store import FOLDER_NAME, Store
+
+    folder = session_folder(given)
+    store = Store(folder / FOLDER_NAME)
+    strangers = store.strangers()
+    name = shown(os.fspath(given))
+    if not strangers:
+        return f"{name}: nothing to trust (its objects are plain data, or saved with your key); nothing recorded"
+    trust(folder, strangers)
+    undo = (HINT if _in_ipython() else SHELL_HINT).format(folder="--revoke " + name)
+    n = len(strangers)
+    return (
+        f"trusted {name}: {n:,} {'object' if n == 1 else 'objects'} saved by someone else will load (a pickle can run code);"
+        f" objects added to the folder later are not covered; `{undo}` undoes it"
+    )
+
+
+def revoke_folder(given: str | os.PathLike[str]) -> str:
+    """Stop trusting a session folder; the line that says so."""
+    from .record import shown
+
+    name = shown(os.fspath(given))
+    folder = folder_key(os.path.abspath(os.path.expanduser(os.fspath(given))))
+    for candidate in (folder, os.path.dirname(folder)):
+        if revoke(candidate):
+            return f"{name} is no longer trusted: its objects saved by someone else are not loaded"
+    return f"{name} was not trusted"
+
+
+def listing_lines() -> list[str]:
+    """The trusted folders, one line each (what ``%pi world trust`` with no folder prints)."""
+    from .record import shown
+
+    rows = list(trusted())
+    if not rows:
+        return ["no trusted folders: objects that need pickle load only when your key signed them", f"(key: {key_path()})"]
+    lines = [f"trusted folders (their objects saved by someone else load; list: {trust_path()}):"]
+    lines += [f"  {shown(t.folder)}: {t.objects:,} objects, since {t.at}" for t in rows]
+    return lines
