@@ -181,7 +181,11 @@ def summarize(deltas: list[Delta]) -> str:
             if first_before.get(name) is not None:
                 deleted.append(name)
         else:
-            what = c.what if len(c.what) <= WHAT_WIDTH else c.what[: WHAT_WIDTH - 1] + "…"  # a record may come from anyone
+            why = c.after.get("unsaved") if isinstance(c.after, dict) else None
+            if isinstance(why, str):  # what a checkout cannot bring back is said where the change is shown
+                set_.append(f"{name} (not saved: {_cut(why.removesuffix(', not saved'))})")
+                continue
+            what = _cut(c.what)  # a record may come from anyone
             set_.append(f"{name} ({what})" if what and not what.startswith(("int", "float", "bool", "str")) else name)
     # (names and descriptions are escaped by ``listing``: a session from elsewhere may hold any text there)
     parts = []
@@ -198,3 +202,7 @@ def summarize(deltas: list[Delta]) -> str:
     for kind, n in untracked.items():
         parts.append(f"{n} {kind} {'command' if n == 1 else 'commands'} (effects not tracked)")
     return "; ".join(parts)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= WHAT_WIDTH else text[: WHAT_WIDTH - 1] + "…"

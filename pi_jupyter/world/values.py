@@ -10,8 +10,8 @@ Loading a pickle can run code, so the store loads one only when this user's key 
 
 Pickling runs the object's own code (``__reduce__``, ``__getstate__``), which may sleep, loop or
 raise ``SystemExit``: it runs in a helper thread with a deadline (:data:`SAVE_DEADLINE`), and
-whatever it raises, or a deadline passed, makes the value :class:`Unsaved` ("took over 15 s to
-save"), never a hung or ended run; a real interrupt of the kernel still stops it. What cannot
+whatever it raises, or a deadline passed, makes the value :class:`Unsaved` ("pickling it took
+over 15 s"), never a hung or ended run; a real interrupt of the kernel still stops it. What cannot
 be pickled (a lock, a database connection, a generator) or is larger than the size limit is
 :class:`Unsaved` too, with the reason a person reads ("sqlite3.Connection: not serializable").
 Modules are kept by name and imported again (see :mod:`.modules`).
@@ -186,22 +186,43 @@ def _pickled(value: Any) -> tuple[bytes, list[Any], list[str | None]]:
             except BaseException:  # noqa: BLE001 - an exception whose str() misbehaves too
                 box["why"] = f"{type_name(value)}: not serializable"
         finally:
-            done.set()
+            done.set()  # (set early by stop_saves: then neither "out" nor "why" is there yet)
 
     thread = threading.Thread(target=work, name="pi-world save", daemon=True)
+    with _waiting_lock:
+        _waiting.add(done)
     thread.start()
     try:
         finished = done.wait(SAVE_DEADLINE)
     except BaseException:  # a real interrupt of the kernel: the pickling stops too, and the interrupt goes on
         _stop(thread)
         raise
+    finally:
+        with _waiting_lock:
+            _waiting.discard(done)
     if not finished:
         _stop(thread)
-        raise Unsaved(f"{type_name(value)}: took over {SAVE_DEADLINE:g} s to save, not saved")
+        raise Unsaved(f"{type_name(value)}: pickling it took over {SAVE_DEADLINE:g} s")
+    if "out" not in box and "why" not in box:  # stop_saves(): an abort
+        _stop(thread)
+        raise Unsaved(f"{type_name(value)}: pickling it was stopped by an abort")
     if "why" in box:
         raise Unsaved(box["why"])
     out: tuple[bytes, list[Any], list[str | None]] = box["out"]
     return out
+
+
+_waiting: set[threading.Event] = set()
+_waiting_lock = threading.Lock()
+
+
+def stop_saves() -> int:
+    """Stop every pickling under way in this process (an abort of a run): each value is named "not saved"; returns how many."""
+    with _waiting_lock:
+        waits = list(_waiting)
+    for done in waits:
+        done.set()
+    return len(waits)
 
 
 class _Abandoned(BaseException):
@@ -237,9 +258,9 @@ def _reason(value: Any, exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return f"{type_name(value)}: too deeply nested to save"
     if isinstance(exc, _Abandoned):
-        return f"{type_name(value)}: took over {SAVE_DEADLINE:g} s to save, not saved"
+        return f"{type_name(value)}: pickling it took over {SAVE_DEADLINE:g} s"
     if not isinstance(exc, Exception):
-        return f"{type_name(value)}: saving it raised {type(exc).__name__}, not saved"
+        return f"{type_name(value)}: pickling it raised {type(exc).__name__}"
     return _why_not(value, exc)
 
 
