@@ -79,19 +79,26 @@ def close(handle: Handle) -> None:
 
 
 @contextlib.contextmanager
-def walk(root: str, parts: list[str], *, create: bool = False) -> Iterator[Handle]:
-    """The handle of ``root/parts...``, opened component by component (``root`` itself is not followed if it is a link)."""
-    if create:
+def walk(root: str, parts: list[str], *, create: bool = False) -> Iterator[list[Handle]]:
+    """The handles of ``root``, ``root/parts[0]``, ... opened component by component (``root`` itself not followed if a link).
+
+    Yields the list of the parts' handles (the last is the deepest folder); all are closed after.
+    """
+    try:
+        handle = open_dir(root)
+    except FileNotFoundError:
+        if not create:
+            raise
         os.makedirs(os.path.dirname(root) or ".", exist_ok=True)
-    handle = open_dir(root, create=create)
+        handle = open_dir(root, create=True)
+    opened = [handle]
     try:
         for part in parts:
-            child = open_dir(part, handle, create=create)
-            close(handle)
-            handle = child
-        yield handle
+            opened.append(open_dir(part, opened[-1], create=create))
+        yield opened[1:] or opened
     finally:
-        close(handle)
+        for h in opened:
+            close(h)
 
 
 def open_file(name: str, parent: Handle, flags: int = os.O_RDONLY, mode: int = 0o644) -> tuple[int, os.stat_result]:

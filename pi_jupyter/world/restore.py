@@ -105,6 +105,9 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
     for t in plan.vars:
         if t.now is not UNKNOWN and same_slot(t.now, t.then):
             continue
+        if not _variable(t.key):  # a record's name is data, not a command: never __builtins__, a keyword, IPython's own
+            report.failed.append((t.key, "not a variable name the world keeps"))
+            continue
         live = namespace.get(t.key, _ABSENT)
         if live is not _ABSENT:
             seen = tracker.slot_of(t.key, live)
@@ -146,9 +149,6 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
 def _restore_var(
     name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, store: Store, report: Report, live: Any, cwd: str | None = None
 ) -> None:
-    if not (name.isidentifier() and not keyword.iskeyword(name) and world_name(name)):  # a record's name is data, not a command
-        report.failed.append((name, "not a variable name the world keeps"))
-        return
     if slot is None:
         if live is not _ABSENT:
             ns.pop(name, None)
@@ -187,6 +187,10 @@ def _restore_var(
     ns[name] = value
     tracker.note(name, value, slot)
     report.restored.append(name)
+
+
+def _variable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and world_name(name)
 
 
 def _content(value: Any) -> Any:

@@ -112,6 +112,9 @@ class Store:
 
     def __init__(self, folder: str | os.PathLike[str] | None) -> None:
         self.folder = Path(folder) if folder is not None else None
+        self._root = os.fspath(self.folder) if self.folder is not None else ""
+        self._objects_id: tuple[int, int] | None = None
+        """Device and inode of ``objects``, as a walk that followed no link found it (see :meth:`_dir`)."""
         self._memory: dict[str, tuple[bytes, bytes]] = {}
         self._lock = threading.Lock()
 
@@ -151,11 +154,50 @@ class Store:
 
     @contextlib.contextmanager
     def _dir(self, ref: str | None, *, create: bool = False) -> Iterator[Any]:
-        """The folder of object ``ref`` (``None``: ``objects`` itself), opened without following links."""
+        """The folder of object ``ref`` (``None``: ``objects`` itself), opened without following links.
+
+        After one walk has shown where ``objects`` is, an object's folder is opened by its path
+        (``O_NOFOLLOW`` on its last part) and used only when its parent (``..``, asked of the
+        opened folder itself) is that same ``objects``: a link anywhere on the way leads
+        elsewhere and falls back to the walk, which refuses it. Saving many values then costs
+        one open per object instead of three.
+        """
+        quick = self._quick(ref) if ref is not None else None
+        if quick is not None:
+            try:
+                yield quick
+            finally:
+                fs.close(quick)
+            return
+        with self._dirs(ref, create=create) as (objects, folder):
+            if ref is not None and isinstance(objects, int):
+                st = os.fstat(objects)
+                self._objects_id = (st.st_dev, st.st_ino)
+            yield folder
+
+    def _quick(self, ref: str) -> Any:
+        if self._objects_id is None or not fs.SUPPORTED:
+            return None
+        try:
+            handle = fs.open_dir(f"{self._root}{os.sep}objects{os.sep}{ref[:2]}")
+        except OSError:
+            return None
+        try:
+            st = os.stat("..", dir_fd=handle, follow_symlinks=False)
+        except OSError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != self._objects_id:
+            fs.close(handle)
+            return None
+        return handle
+
+    @contextlib.contextmanager
+    def _dirs(self, ref: str | None, *, create: bool = False) -> Iterator[tuple[Any, Any]]:
+        """``objects`` and the folder of object ``ref`` (``objects`` again for ``None``), opened in one walk."""
         assert self.folder is not None
         parts = ["objects"] if ref is None else ["objects", ref[:2]]
-        with fs.walk(os.fspath(self.folder), parts, create=create) as handle:
-            yield handle
+        with fs.walk(self._root, parts, create=create) as handles:
+            yield handles[0], handles[-1]
 
     def _stat(self, ref: str) -> os.stat_result | None:
         if not _is_ref(ref):
@@ -234,8 +276,12 @@ class Store:
         """
         if self.folder is None:
             return ref in self._memory
-        if self._stat(ref) is None:
+        try:  # by path, which may go through a link: only to skip a write; what is read or touched is walked without links
+            os.lstat(f"{self._root}{os.sep}objects{os.sep}{ref[:2]}{os.sep}{ref[2:]}")
+        except OSError:
             return False  # written anew: a new object is young, and gc leaves young objects alone
+        if self._stat(ref) is None:
+            return False
         if kind == b"v" and self._signer(ref) != "me":
             return False
         return bool(self.keep([ref]))
@@ -270,7 +316,7 @@ class Store:
             yield
             return
         try:
-            with fs.walk(os.fspath(self.folder), [], create=True) as root:
+            with fs.walk(self._root, [], create=True) as (root,):
                 fd, _st = fs.open_file("gc.lock", root, os.O_RDWR | os.O_CREAT)
         except OSError:
             yield  # a read-only store (nobody removes from it either), or a lock that is not a plain file
@@ -297,18 +343,18 @@ class Store:
         """Write an object whole under its name, or leave nothing (a full disk, a crash): a temporary file renamed into place."""
         tmp = f".tmp-{uuid.uuid4().hex}"
         try:
-            with self._dir(None, create=True) as objects, self._dir(ref, create=True) as target:
-                fd, _st = fs.open_file(tmp, objects, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            with self._dir(ref, create=True) as target:
+                fd, _st = fs.open_file(tmp, target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
                 try:
                     with os.fdopen(fd, "wb", closefd=False) as fh:
                         for first in head:
                             fh.write(first)
                         for piece in body:
                             fh.write(piece)
-                    fs.rename(tmp, objects, ref[2:], target)
+                    fs.rename(tmp, target, ref[2:], target)
                 except BaseException:
                     with contextlib.suppress(OSError):
-                        fs.unlink(tmp, objects)
+                        fs.unlink(tmp, target)
                     raise
                 finally:
                     os.close(fd)
@@ -455,23 +501,45 @@ class Store:
 
     # -------------------------------------------------------------- space
     def leftovers(self) -> Iterator[tuple[str, int, float]]:
-        """Temporary files of writes that never finished (a crash, a killed kernel): ``(name, bytes, mtime)``."""
+        """Temporary files of writes that never finished (a crash, a killed kernel): ``(name, bytes, mtime)``, names as ``ab/.tmp-…``."""
         if self.folder is None:
             return
+        found: list[tuple[str, int, float]] = []
         try:
             with self._dir(None) as objects:
-                found = [(n, st.st_size, st.st_mtime) for n, st in fs.entries(objects) if n.startswith(".tmp-") and _regular(st)]
+                found += [(n, st.st_size, st.st_mtime) for n, st in fs.entries(objects) if n.startswith(".tmp-") and _regular(st)]
+                for sub in self._subfolders(objects):
+                    with contextlib.suppress(OSError):
+                        handle = fs.open_dir(sub, objects)
+                        try:
+                            found += [
+                                (f"{sub}/{n}", st.st_size, st.st_mtime)
+                                for n, st in fs.entries(handle)
+                                if n.startswith(".tmp-") and _regular(st)
+                            ]
+                        finally:
+                            fs.close(handle)
         except OSError:
             return
         yield from found
 
     def remove_leftover(self, name: str) -> None:
         """Delete a leftover temporary file (never through a link)."""
-        if self.folder is None or not name.startswith(".tmp-") or "/" in name or os.sep in name:
+        sub, _, base = name.rpartition("/")
+        if self.folder is None or not base.startswith(".tmp-") or os.sep in base or (sub and not (len(sub) == 2 and _hex(sub))):
             return
         with contextlib.suppress(OSError), self._dir(None) as objects:
-            if _regular(fs.lstat(name, objects)):
-                fs.unlink(name, objects)
+            folder = fs.open_dir(sub, objects) if sub else objects
+            try:
+                if _regular(fs.lstat(base, folder)):
+                    fs.unlink(base, folder)
+            finally:
+                if sub:
+                    fs.close(folder)
+
+    @staticmethod
+    def _subfolders(objects: Any) -> list[str]:
+        return sorted(n for n, st in fs.entries(objects) if _is_dir(st) and len(n) == 2 and _hex(n))
 
     def refs(self) -> Iterator[tuple[str, int]]:
         """Every stored object: ``(ref, bytes on disk)``; links and anything but regular files are not objects, and not followed."""
@@ -481,8 +549,7 @@ class Store:
             return
         try:
             with self._dir(None) as objects:
-                subs = sorted(n for n, st in fs.entries(objects) if _is_dir(st) and len(n) == 2 and _hex(n))
-                for sub in subs:
+                for sub in self._subfolders(objects):
                     try:
                         handle = fs.open_dir(sub, objects)
                     except OSError:

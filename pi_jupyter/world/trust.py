@@ -36,6 +36,7 @@ import secrets
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,9 @@ _MIN_KEY = 16
 _lock = threading.Lock()
 _key_cache: dict[str, tuple[tuple[int, int, int], bytes]] = {}
 _memory_key: bytes | None = None
+_checked: dict[str, float] = {}
+_RECHECK_S = 1.0
+"""A key file replaced by the user (carried from another machine) is read again after this long."""
 _trust_cache: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
 
@@ -103,6 +107,10 @@ def user_key(*, create: bool = True) -> bytes | None:
     global _memory_key
     path = key_path()
     with _lock:
+        recent = _key_cache.get(str(path))
+        if recent is not None and time.monotonic() - _checked.get(str(path), -1e9) < _RECHECK_S:
+            return recent[1]  # a store writing thousands of objects asks for the key each time
+        _checked[str(path)] = time.monotonic()
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -378,5 +386,5 @@ def listing_lines() -> list[str]:
     if not rows:
         return ["no trusted folders: objects that need pickle load only when your key signed them", f"(key: {key_path()})"]
     lines = [f"trusted folders (their objects saved by someone else load; list: {trust_path()}):"]
-    lines += [f"  {shown(t.folder)}: {t.objects:,} objects, since {t.at}" for t in rows]
+    lines += [f"  {shown(t.folder)}: {t.objects:,} {'object' if t.objects == 1 else 'objects'}, since {t.at}" for t in rows]
     return lines
