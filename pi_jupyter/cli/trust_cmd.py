@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..world import trust
+from ..world import folder_trust, trust
 from .common import CliError
 
 DESCRIPTION = """\
@@ -30,10 +30,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.folder:
             if args.revoke:
                 raise CliError("trust --revoke: give the folder to stop trusting")
-            print("\n".join(trust.listing_lines()))
+            print("\n".join(folder_trust.listing_lines()))
             return 0
         for folder in args.folder:
-            print(trust.revoke_folder(folder) if args.revoke else trust.trust_folder(folder))
+            print(folder_trust.revoke_folder(folder) if args.revoke else folder_trust.trust_folder(folder))
     except trust.TrustError as exc:
         raise CliError(str(exc)) from None
     return 0

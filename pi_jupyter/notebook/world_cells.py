@@ -143,7 +143,7 @@ def trust_command(rest: list[str]) -> None:
     key signed it; trusting a folder lets the objects its store holds now load although someone
     else saved them (loading a pickle can run code). Plain data never needs it.
     """
-    from ..world import trust
+    from ..world import folder_trust, trust
 
     revoke = "--revoke" in rest
     folders = [r for r in rest if r != "--revoke"]
@@ -151,10 +151,10 @@ def trust_command(rest: list[str]) -> None:
         if not folders:
             if revoke:
                 raise ValueError("%pi world trust --revoke: give the folder to stop trusting")
-            print("\n".join(trust.listing_lines()))
+            print("\n".join(folder_trust.listing_lines()))
             return
         for folder in folders:
-            print(trust.revoke_folder(folder) if revoke else trust.trust_folder(folder))
+            print(folder_trust.revoke_folder(folder) if revoke else folder_trust.trust_folder(folder))
     except trust.TrustError as exc:
         print(f"pi: {exc}")
 

@@ -309,7 +309,7 @@ def trusted() -> Iterator[Trusted]:
 
 def hint(folder: str | os.PathLike[str] | None) -> str:
     """``%pi world trust pi-sessions``: what to type to trust ``folder`` (relative to the working folder when inside it)."""
-    form = HINT if _in_ipython() else SHELL_HINT
+    form = command_form()
     if folder is None:
         return form.format(folder="FOLDER")
     from .record import shown
@@ -323,68 +323,16 @@ def hint(folder: str | os.PathLike[str] | None) -> str:
     return form.format(folder=text)
 
 
+def command_form() -> str:
+    """How trusting is typed here: the magic inside IPython (a kernel), the shell command elsewhere."""
+    return HINT if _in_ipython() else SHELL_HINT
+
+
 def _in_ipython() -> bool:
-    """True inside IPython (a kernel): the notebook's command is the one to name (IPython is looked up, never imported)."""
+    """True inside IPython: IPython is looked up, never imported."""
     ipython = sys.modules.get("IPython")
     get = getattr(ipython, "get_ipython", None)
     try:
         return callable(get) and get() is not None
     except Exception:  # noqa: BLE001 - a half-initialized IPython: the shell's words
         return False
-
-
-# ------------------------------------------------------------------ the command (``%pi world trust``, ``pi-jupyter trust``)
-
-
-def session_folder(given: str | os.PathLike[str]) -> Path:
-    """The session folder a user names: the folder itself, its ``.pi-world``, or one of its session files."""
-    path = Path(os.path.abspath(os.path.expanduser(os.fspath(given))))
-    if path.name == ".pi-world" or (path.is_file() and path.suffix == ".jsonl"):
-        path = path.parent
-    if not path.is_dir():
-        raise TrustError(f"{given}: no such folder (give the folder of the session files)")
-    return path
-
-
-def trust_folder(given: str | os.PathLike[str]) -> str:
-    """Trust the objects a session folder's store holds now; the line that says what that means."""
-    from .record import shown
-    from .store import FOLDER_NAME, Store
-
-    folder = session_folder(given)
-    store = Store(folder / FOLDER_NAME)
-    strangers = store.strangers()
-    name = shown(os.fspath(given))
-    if not strangers:
-        return f"{name}: nothing to trust (its objects are plain data, or saved with your key); nothing recorded"
-    trust(folder, strangers)
-    undo = (HINT if _in_ipython() else SHELL_HINT).format(folder="--revoke " + name)
-    n = len(strangers)
-    return (
-        f"trusted {name}: {n:,} {'object' if n == 1 else 'objects'} saved by someone else will load (a pickle can run code);"
-        f" objects added to the folder later are not covered; `{undo}` undoes it"
-    )
-
-
-def revoke_folder(given: str | os.PathLike[str]) -> str:
-    """Stop trusting a session folder; the line that says so."""
-    from .record import shown
-
-    name = shown(os.fspath(given))
-    folder = folder_key(os.path.abspath(os.path.expanduser(os.fspath(given))))
-    for candidate in (folder, os.path.dirname(folder)):
-        if revoke(candidate):
-            return f"{name} is no longer trusted: its objects saved by someone else are not loaded"
-    return f"{name} was not trusted"
-
-
-def listing_lines() -> list[str]:
-    """The trusted folders, one line each (what ``%pi world trust`` with no folder prints)."""
-    from .record import shown
-
-    rows = list(trusted())
-    if not rows:
-        return ["no trusted folders: objects that need pickle load only when your key signed them", f"(key: {key_path()})"]
-    lines = [f"trusted folders (their objects saved by someone else load; list: {trust_path()}):"]
-    lines += [f"  {shown(t.folder)}: {t.objects:,} {'object' if t.objects == 1 else 'objects'}, since {t.at}" for t in rows]
-    return lines
