@@ -24,7 +24,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import struct
 import threading
 import uuid
 import weakref
@@ -35,6 +34,7 @@ from typing import Any
 
 from . import folder as fs
 from . import trust
+from .object_file import HEADER, MAGIC, StoreError, compressor, read_header, unzip
 from .values import Serialized, deserialize, format_bytes
 
 try:
@@ -43,25 +43,12 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 FOLDER_NAME = ".pi-world"
-MAGIC = b"PIW2"
-OLD_MAGIC = b"PIW1"
-"""Objects written before they were signed: readable, but a pickle among them is not loaded without trust."""
-_HEADER = struct.Struct("<4sccQ32s8s32s")  # magic, kind (v value, d plain data, f file), codec (r raw, z zstd), body length,
-# the body's whole SHA-256 (the ref is its first 40 hex digits), the signer's key id, the signature
-_OLD_HEADER = struct.Struct("<4sccQ")
 _SAMPLE = 256 * 1024
 _SMALL = 4096
-_KINDS = (b"v", b"d", b"f")
-_GROWTH = 64
-"""A compressed body is given room for this many times the file's size at first, and more only as its data comes."""
 
 
 _memory_stores: weakref.WeakValueDictionary[str, Store] = weakref.WeakValueDictionary()
 _memory_lock = threading.Lock()
-
-
-class StoreError(Exception):
-    """The store could not write or read an object; the message says what and where, in one line."""
 
 
 class Missing(StoreError):
@@ -89,14 +76,6 @@ def _file_hash(data: bytes) -> Any:
     h.update(b"f")
     h.update(data)
     return h
-
-
-def _compressor() -> Any:
-    try:
-        import zstandard
-    except ImportError:  # pragma: no cover - a dependency; raw objects still work
-        return None
-    return zstandard
 
 
 @dataclass
@@ -334,7 +313,7 @@ class Store:
             return
         codec, body = self._encode(parts, size)
         kid, signature = trust.sign(kind, full)
-        self._put(ref, size, [_HEADER.pack(MAGIC, kind, codec, size, full, kid, signature)], body)
+        self._put(ref, size, [HEADER.pack(MAGIC, kind, codec, size, full, kid, signature)], body)
 
     def _write_raw(self, ref: str, data: bytes) -> None:
         self._put(ref, len(data), [data], iter(()))
@@ -364,7 +343,7 @@ class Store:
             raise StoreError(f"could not save in {self.folder}: {exc.strerror or exc}") from None
 
     def _encode(self, parts: Sequence[bytes | memoryview], size: int) -> tuple[bytes, Iterator[bytes | memoryview]]:
-        zstd = _compressor()
+        zstd = compressor()
         if zstd is None or self.folder is None or size < _SMALL:
             return b"r", iter(parts)  # a few bytes: a compressor would cost more than it saves
         if size > _SAMPLE:
@@ -420,11 +399,11 @@ class Store:
         fd, st = self._open(ref)
         try:
             with os.fdopen(fd, "rb", closefd=False) as fh:
-                kind, codec, size, full, kid, signature, header = _head(fh, name)
+                kind, codec, size, full, kid, signature, header = read_header(fh, name)
                 if not full.hex().startswith(ref) and full:
                     raise StoreError(f"{name} is damaged (its content does not match its hash)")
                 if codec == b"z":
-                    body, got = _unzip(fh, size, st.st_size - header, name)
+                    body, got = unzip(fh, size, st.st_size - header, name)
                 else:
                     if size != st.st_size - header:
                         raise StoreError(f"{name} is cut short" if size > st.st_size - header else f"{name} is not one of the world's")
@@ -457,7 +436,7 @@ class Store:
             return b"", "unsigned"
         try:
             with os.fdopen(fd, "rb", closefd=False) as fh:
-                kind, _codec, _size, full, kid, signature, _h = _head(fh, "")
+                kind, _codec, _size, full, kid, signature, _h = read_header(fh, "")
         except (StoreError, OSError):
             return b"", "unsigned"
         finally:
@@ -579,72 +558,6 @@ def _whose(signer: str) -> str:
     if signer == "unsigned":
         return "saved by someone else, or by pi-jupyter before objects were signed"
     return "saved by someone else"
-
-
-def _head(fh: Any, name: str) -> tuple[bytes, bytes, int, bytes, bytes, bytes, int]:
-    """``(kind, codec, body length, whole hash, key id, signature, header size)`` of an object's header."""
-    magic = fh.read(4)
-    if magic == MAGIC:
-        rest = fh.read(_HEADER.size - 4)
-        if len(rest) < _HEADER.size - 4:
-            raise StoreError(f"{name} is cut short")
-        _m, kind, codec, size, full, kid, signature = _HEADER.unpack(magic + rest)
-        header = _HEADER.size
-    elif magic == OLD_MAGIC:
-        rest = fh.read(_OLD_HEADER.size - 4)
-        if len(rest) < _OLD_HEADER.size - 4:
-            raise StoreError(f"{name} is cut short")
-        _m, kind, codec, size = _OLD_HEADER.unpack(magic + rest)
-        full = kid = signature = b""
-        header = _OLD_HEADER.size
-    elif len(magic) < 4:
-        raise StoreError(f"{name} is cut short")
-    else:
-        raise StoreError(f"{name} is not one of the world's")
-    if kind not in _KINDS or codec not in (b"r", b"z"):
-        raise StoreError(f"{name} is not one of the world's")
-    return kind, codec, size, full, kid, signature, header
-
-
-def _unzip(fh: Any, size: int, stored: int, name: str) -> tuple[bytearray, int]:
-    """Decompress the rest of ``fh`` (``stored`` bytes) into a body of ``size`` bytes; ``(body, bytes filled)``.
-
-    The length in the header is only believed as far as the data goes: the frame must declare
-    the same size, and room is made as the data comes (at first :data:`_GROWTH` times what is
-    stored), so a few bytes claiming gigabytes never make the kernel allocate them.
-    """
-    zstd = _compressor()
-    if zstd is None:  # pragma: no cover
-        raise StoreError(f"{name} is compressed with Zstandard; pip install zstandard")
-    start = fh.tell()
-    frame = fh.read(18)
-    fh.seek(start)
-    try:
-        declared = zstd.frame_content_size(frame)
-    except zstd.ZstdError:
-        raise StoreError(f"{name} is damaged (it does not decompress)") from None
-    if declared != size:
-        raise StoreError(f"{name} is not one of the world's")
-    body = bytearray(min(size, max(_GROWTH * stored, 1 << 20)))
-    got = 0
-    try:
-        with zstd.ZstdDecompressor().stream_reader(fh, read_across_frames=False) as reader:
-            while got < size:
-                if got == len(body):
-                    body.extend(bytes(min(len(body), size - len(body))))
-                with memoryview(body) as view:
-                    n = reader.readinto(view[got:])
-                if not n:
-                    break
-                got += n
-            extra = reader.read(1) if got == size else b""
-    except zstd.ZstdError:
-        raise StoreError(f"{name} is damaged (it does not decompress)") from None
-    if extra:
-        raise StoreError(f"{name} is not one of the world's")
-    if got < len(body):
-        del body[got:]
-    return body, got
 
 
 def _full(kind: bytes, body: bytes | bytearray) -> bytes:
