@@ -174,7 +174,8 @@ class _Encoder:
         if t is tuple:
             return [_MARKS["t"], *(v if self.fast and _LEAVES.issuperset(map(type, v)) else (self.tree(x) for x in v))]
         if t is set or t is frozenset:
-            members = sorted(_encode(self.tree(x)) for x in v)
+            strict = _Encoder(fast=False)  # each member on its own (an int beyond 64 bits is an extension there)
+            members = sorted(_encode(strict.tree(x)) for x in v)
             return [_MARKS["s" if t is set else "f"], *(msgspec.Raw(m) for m in members)]
         if t is complex:
             import struct
