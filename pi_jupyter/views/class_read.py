@@ -3,10 +3,10 @@
 Every ``*.jsonl`` in the folder is read on its own and nothing stops the others: a file that
 is not a session (no session header, another program's JSON lines, not UTF-8 JSON at all) or
 cannot be read (a FIFO, no permission, a link leading out of the folder) is listed with its
-problem; unreadable lines inside a session are skipped and counted; a last line cut off mid-write (a student's kernel still
-writing) is left out and said so. Old pi files (version 1 and 2) are migrated in memory, so
-pi's own sessions are read as ours are. Other files (notebooks, CSVs, the page itself) are
-listed as not read. Files are opened read-only and never changed.
+problem; unreadable lines inside a session are skipped and counted; a last line cut off
+mid-write (a student's kernel still writing) is left out and said so. Old pi files (version 1
+and 2) are migrated in memory, so pi's own sessions are read as ours are. Other files
+(notebooks, CSVs, the page itself) are listed as not read. Files are opened read-only and never changed.
 
 This is a light reader on purpose: a class of 200 sessions of 1,000 entries each must open in
 about a second, so it parses each file once and keeps the raw entry dicts.
