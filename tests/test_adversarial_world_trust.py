@@ -238,9 +238,11 @@ def test_module_slots_import_only_installed_modules_never_one_planted_in_the_fol
 def test_a_records_variable_names_are_data_not_commands(tmp_path, monkeypatch):
     folder = owner_folder(tmp_path, monkeypatch)
     n_ref = folder.refs["n"]
-    add_slots(folder.path, {"__builtins__": n_ref, "get_ipython": n_ref, "not a name": n_ref, "for": n_ref, "_private": n_ref})
+    names = {"__builtins__": n_ref, "get_ipython": n_ref, "not a name": n_ref, "for": n_ref, "_private": n_ref}
+    add_slots(folder.path, {**names, "dots": "../" * 8 + "etc/passwd"})  # a ref is a content hash, never a path
     world, ns = victim(tmp_path, monkeypatch, folder, {"__builtins__": __builtins__})
     line = world.move(folder.leaf).line()
+    assert "could not restore dots (the saved object ../../../../ is not named as the world names objects)" in line
     for name in ("__builtins__", "get_ipython", "not a name", "for", "_private"):
         assert f"could not restore {name} (not a variable name the world keeps)" in line
     assert ns["__builtins__"] is __builtins__ and "get_ipython" not in ns and ns["n"] == 5
