@@ -35,6 +35,7 @@ from typing import Any
 from . import folder as fs
 from . import trust
 from .object_file import HEADER, MAGIC, StoreError, compressor, read_header, unzip
+from .record import shown
 from .values import Serialized, deserialize, format_bytes
 
 try:
@@ -363,9 +364,9 @@ class Store:
 
     # -------------------------------------------------------------- reading
     def _open(self, ref: str) -> tuple[int, os.stat_result]:
+        if not _is_ref(ref):  # a slot of a record: any text at all, shown escaped, never used as a path
+            raise StoreError(f"the saved object {shown(ref[:12])} is not named as the world names objects")
         name = f"the saved object {ref[:12]}"
-        if not _is_ref(ref):
-            raise StoreError(f"{name} is not named as the world names objects")
         try:
             with self._dir(ref) as d:
                 return fs.open_file(ref[2:], d)
