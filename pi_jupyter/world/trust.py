@@ -73,12 +73,22 @@ class TrustError(Exception):
 
 def data_dir() -> Path:
     """Jupyter's data folder (``jupyter --data-dir``), where its notebook secret lives; a config folder without Jupyter."""
-    try:
-        from jupyter_core.paths import jupyter_data_dir
-    except ImportError:  # pragma: no cover - a kernel always has jupyter_core; a bare script may not
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-        return Path(base) / "pi-jupyter"
-    return Path(jupyter_data_dir())
+    env = tuple(os.environ.get(k) for k in _DATA_ENV)  # what the answer depends on: asked once per setting, not per object
+    found = _data_dirs.get(env)
+    if found is None:
+        try:
+            from jupyter_core.paths import jupyter_data_dir
+        except ImportError:  # pragma: no cover - a kernel always has jupyter_core; a bare script may not
+            base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+            found = Path(base) / "pi-jupyter"
+        else:
+            found = Path(jupyter_data_dir())
+        _data_dirs[env] = found
+    return found
+
+
+_DATA_ENV = ("JUPYTER_DATA_DIR", "JUPYTER_PREFER_ENV_PATH", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME", "APPDATA")
+_data_dirs: dict[tuple[str | None, ...], Path] = {}
 
 
 def key_path() -> Path:
