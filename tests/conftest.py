@@ -4,11 +4,16 @@ for the tests that compare with it, and the rule that CI never skips a real-syst
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["wire.fixtures"]
+
+# The world's signing key (pi_jupyter.world.trust): one of the run's own, never the user's, for this process and
+# every kernel and command it starts (they inherit the environment); a test that plays "another user" sets its own.
+os.environ.setdefault("PI_JUPYTER_WORLD_KEY", os.path.join(tempfile.mkdtemp(prefix="pi-world-key-"), "key"))
 
 from pi_npm import PI16_PACKAGE, PI16_VERSION, PI_PACKAGE, PI_VERSION, cache_dir, install_pi  # noqa: E402
 from rpc_client import Rpc  # noqa: E402

@@ -359,6 +359,10 @@ class Agent:
         """
         self._state.abort()
         self._retry.cancel()
+        if self.is_running:  # a tool's value being pickled (its own code may sleep): named "not saved" now, not at its deadline
+            from ..world.values import stop_saves
+
+            stop_saves()
 
     def _prompt_message(self, text: Any, images: list[Any] | None) -> Any:
         if not isinstance(text, str):

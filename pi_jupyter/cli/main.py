@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "run a grid of sibling branches (models, thinking levels, prompt bindings, repeats) and print the table",
     ),
     "gc": ("gc_cmd", "show and reclaim the space of a session folder's world store (.pi-world)"),
+    "trust": ("trust_cmd", "list the trusted session folders, or trust one whose world objects someone else saved (can run code)"),
     "class": (
         "class_cmd",
         "one page over a folder of students' session files: students by cells, totals, answers side by side, trees",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -21,6 +22,9 @@ from . import context_commands, world_cells
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import NotebookState
+
+ABORT_WAIT_S = 5.0
+"""How long ``%pi abort`` waits for the run to wind down before it returns (it says which it did)."""
 
 SUBCOMMANDS = """\
   model [PROVIDER/MODEL]     show or set the model of the current session
@@ -43,6 +47,8 @@ SUBCOMMANDS = """\
   compare A B [C ...]        compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)
   score REF NAME [NAME ...]  score an experiment (its id, 'last', or a branch leaf) with registered scorers
   world [gc [--dry-run]]     the variables and files the tools changed on this branch; the store's space (gc reclaims it)
+  world trust [--revoke] [FOLDER]
+                             list the trusted session folders, or trust one whose objects someone else saved (can run code)
   judge [EXP] [--by KEY] [--as NAME] [--model MODEL]
                              blind pairwise judging of an experiment's answers (a widget; --model: a model judges)
   log [N]                    the last N events of the current session (JSON lines)
@@ -247,7 +253,13 @@ class LineCommands:
             busy.abort()  # the run's own abort: a background grid stops all its branches
         else:
             agent.abort()
-        print("aborting; the partial answer is kept as 'aborted'")
+        deadline = time.monotonic() + ABORT_WAIT_S  # most runs wind down at once: say so, and the next cell can start
+        while (busy is not None and not busy.done) or (busy is None and agent.is_running):
+            if time.monotonic() > deadline:
+                print("aborting; the partial answer is kept as 'aborted' (the run is still winding down)")
+                return None
+            time.sleep(0.02)
+        print("aborted; the partial answer is kept as 'aborted'")
         return None
 
     def _cmd_ext(self, rest: list[str]) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
 from ..world import Report, Tracker, World, world_at
+from ..world.record import shown
 
 __all__ = ["Tracker", "World", "attach", "follow_fork", "move_for_cell", "note", "world_of"]
 
@@ -135,13 +136,43 @@ def show_compare(comparison: Any, session: Any) -> Any:
     return comparison
 
 
+def trust_command(rest: list[str]) -> None:
+    """``%pi world trust [--revoke] [FOLDER]``: list the trusted session folders, trust one, or stop trusting it.
+
+    A world object that needs pickle (a function, a class, a model) loads only when your own
+    key signed it; trusting a folder lets the objects its store holds now load although someone
+    else saved them (loading a pickle can run code). Plain data never needs it.
+    """
+    from ..world import folder_trust, trust
+
+    revoke = "--revoke" in rest
+    folders = [r for r in rest if r != "--revoke"]
+    try:
+        if not folders:
+            if revoke:
+                raise ValueError("%pi world trust --revoke: give the folder to stop trusting")
+            print("\n".join(folder_trust.listing_lines()))
+            return
+        for folder in folders:
+            print(folder_trust.revoke_folder(folder) if revoke else folder_trust.trust_folder(folder))
+    except trust.TrustError as exc:
+        print(f"pi: {exc}")
+
+
 def command(magics: Any, rest: list[str]) -> None:
-    """``%pi world [gc [--dry-run]]``: what the current branch's world holds and the store's space; ``gc`` reclaims it."""
+    """``%pi world [gc [--dry-run] | trust [--revoke] [FOLDER]]``: what the current branch's world holds and the store's space.
+
+    ``gc`` reclaims the space of objects no session refers to; ``trust`` lists, trusts or stops
+    trusting a session folder whose objects someone else saved (see :func:`trust_command`).
+    """
     import os
 
     from ..world import world_at
     from ..world.gc import GcError, collect
 
+    if rest[:1] == ["trust"]:
+        trust_command(rest[1:])
+        return
     agent = magics.state.agent_for()
     session = agent.session
     folder = os.path.dirname(session.path) if session.path else None
@@ -155,10 +186,10 @@ def command(magics: Any, rest: list[str]) -> None:
             print(f"pi: {exc}")
         return
     if rest:
-        raise ValueError(f"unknown world command {rest[0]!r}; %pi world, or %pi world gc [--dry-run]")
+        raise ValueError(f"unknown world command {rest[0]!r}; %pi world, %pi world gc [--dry-run], or %pi world trust [--revoke] [FOLDER]")
     vars_, files = world_at(session, session.leaf_id)
-    held = sorted(k for k, v in vars_.items() if v is not None)
-    written = sorted(k for k, v in files.items() if v is not None)
+    held = sorted(shown(k) for k, v in vars_.items() if v is not None)  # names from a record: shown, never interpreted
+    written = sorted(shown(k) for k, v in files.items() if v is not None)
     print(f"variables the tools set on this branch: {', '.join(held) or '(none)'}")
     print(f"files the tools wrote on this branch: {', '.join(written) or '(none)'}")
     if folder is not None:

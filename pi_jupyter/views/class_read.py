@@ -2,11 +2,11 @@
 
 Every ``*.jsonl`` in the folder is read on its own and nothing stops the others: a file that
 is not a session (no session header, another program's JSON lines, not UTF-8 JSON at all) or
-cannot be read (a FIFO, no permission) is listed with its problem; unreadable lines inside a
-session are skipped and counted; a last line cut off mid-write (a student's kernel still
-writing) is left out and said so. Old pi files (version 1 and 2) are migrated in memory, so
-pi's own sessions are read as ours are. Other files (notebooks, CSVs, the page itself) are
-listed as not read. Files are opened read-only and never changed.
+cannot be read (a FIFO, no permission, a link leading out of the folder) is listed with its
+problem; unreadable lines inside a session are skipped and counted; a last line cut off
+mid-write (a student's kernel still writing) is left out and said so. Old pi files (version 1
+and 2) are migrated in memory, so pi's own sessions are read as ours are. Other files
+(notebooks, CSVs, the page itself) are listed as not read. Files are opened read-only and never changed.
 
 This is a light reader on purpose: a class of 200 sessions of 1,000 entries each must open in
 about a second, so it parses each file once and keeps the raw entry dicts.
@@ -77,11 +77,16 @@ def list_folder(folder: str | os.PathLike[str]) -> tuple[ClassFolder, list[str]]
         raise NotADirectoryError(f"{path} is not a folder (give the folder that holds the students' session files)")
     out = ClassFolder(folder=path)
     candidates = []
+    root = os.path.realpath(path)
     for name in sorted(os.listdir(path)):
         full = os.path.join(path, name)
         if name.startswith("."):
             continue
         if name.endswith(SESSION_SUFFIX):
+            if os.path.islink(full) and not os.path.realpath(full).startswith(root + os.sep):
+                # a submission is what the folder holds: a link out of it would put someone else's file into the page
+                out.unreadable.append(FileNote(path=full, name=name, why="a link to a file outside the folder: not read"))
+                continue
             candidates.append(full)
         elif os.path.isfile(full):
             out.ignored.append(FileNote(path=full, name=name, why=_not_read(name)))

@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..world import Store, delta_of
-from ..world.record import is_ref, same_slot, unsaved_reason
+from ..world.record import is_ref, listing, same_slot, shown, unsaved_reason
+from ..world.store import Untrusted
 from ..world.values import describe, preview
 
 LOAD_LIMIT = 64 * 1024 * 1024
@@ -42,6 +43,8 @@ class WorldComparison(BaseModel):
 
     names: list[str] = Field(default_factory=list)
     rows: list[WorldRow] = Field(default_factory=list)
+    note: str = ""
+    """What was not loaded and why, in one line (objects someone else saved need trust: described from the record instead)."""
 
     def __bool__(self) -> bool:
         return bool(self.rows)
@@ -54,6 +57,8 @@ class WorldComparison(BaseModel):
             lines.append(f"{r.kind} {r.key}: " + " | ".join(r.cells))
             if r.diff:
                 lines.extend("    " + line for line in r.diff.splitlines())
+        if self.note:
+            lines.append(self.note)
         return "\n".join(lines)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -76,7 +81,9 @@ class WorldComparison(BaseModel):
                     f'<pre style="margin:0;white-space:pre-wrap">{html.escape(r.diff)}</pre></details></td></tr>'
                 )
         title = '<div style="margin:8px 0 4px;font-weight:bold">Variables and files that differ</div>'
-        return f"<div class='pi-world-compare'>{title}<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table></div>"
+        note = f"<div style='margin:4px 0;opacity:.8'>{html.escape(self.note)}</div>" if self.note else ""
+        table = f"<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table>"
+        return f"<div class='pi-world-compare'>{title}{table}{note}</div>"
 
 
 def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
@@ -97,19 +104,38 @@ def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tu
 
 
 def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: Callable[[str], str] = lambda s: s) -> WorldComparison:
-    """Compare the worlds at the ends of ``branches`` (``(name, leaf id)`` pairs)."""
+    """Compare the worlds at the ends of ``branches`` (``(name, leaf id)`` pairs).
+
+    Nothing is unpickled that this user's key did not sign (or a trusted folder holds): such a
+    value is described from the record, and :attr:`WorldComparison.note` names it.
+    """
     store = Store.of(session)
     first: dict[str, Any] = {}  # a branch that never touched a name holds what it was before anyone did
     folds = [_fold(session, leaf, first) for _name, leaf in branches]
     out = WorldComparison(names=[clean(n) for n, _ in branches])
+    untrusted: dict[str, list[str]] = {}
+    hint = ""
     for name in sorted({k for v, _f in folds for k in v}):
         slots = [v.get(name, (first.get(name), ""))[0] for v, _f in folds]
         if all(same_slot(slots[0], s) for s in slots[1:]):
             continue
-        values = [_load(store, s) for s in slots]
+        values = []
+        for s in slots:
+            value = _load(store, s)
+            if isinstance(value, Untrusted):
+                if name not in untrusted.setdefault(value.why, []):
+                    untrusted[value.why].append(name)
+                hint = value.hint
+                value = _NOT_LOADED
+            values.append(value)
         cells = [clean(_cell(s, v, fold[0].get(name, (None, ""))[1])) for s, v, fold in zip(slots, values, folds, strict=True)]
         diff = clean(_value_diff(values, out.names)) if len(values) == 2 else ""
-        out.rows.append(WorldRow(kind="variable", key=name, cells=cells, diff=diff))
+        out.rows.append(WorldRow(kind="variable", key=shown(name), cells=cells, diff=diff))
+    if untrusted:
+        out.note = clean(
+            "; ".join(f"not loaded: {listing(names, last=' and ')} ({why}; `{hint}` loads that folder's objects, which can run code)"
+                      for why, names in untrusted.items())
+        )  # fmt: skip
     for path in sorted({k for _v, f in folds for k in f}):
         slots = [f.get(path, first.get("file:" + path)) for _v, f in folds]
         if all(same_slot(slots[0], s) for s in slots[1:]):
@@ -122,7 +148,7 @@ def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: 
                 str(texts[0]).splitlines(), str(texts[1]).splitlines(), out.names[0], out.names[1], lineterm="", n=2
             )
             diff = clean("\n".join(list(lines)[:DIFF_LINES]))
-        out.rows.append(WorldRow(kind="file", key=path, cells=cells, diff=diff))
+        out.rows.append(WorldRow(kind="file", key=shown(path), cells=cells, diff=diff))
     return out
 
 
@@ -137,6 +163,8 @@ def _load(store: Store, slot: Any) -> Any:
         return _NOT_LOADED
     try:
         return store.get_value(slot)
+    except Untrusted as exc:  # someone else's pickle: never loaded here, described from the record
+        return exc
     except Exception:  # noqa: BLE001 - missing or unreadable: described from the record
         return _NOT_LOADED
 
@@ -145,16 +173,22 @@ def _cell(slot: Any, value: Any, what: str) -> str:
     if slot is None:
         return "absent"
     if isinstance(slot, dict) and "module" in slot:
-        return f"module {slot['module']}"
+        return f"module {_told(str(slot['module']))}"
     reason = unsaved_reason(slot)
     if reason:
-        return f"not saved: {reason}"
+        return f"not saved: {_told(reason)}"
     if value is _NOT_LOADED:
-        return what or "not loaded"
+        return _told(what) or "not loaded"
     shown = preview(value)
     if shown is not None:
         return shown
     return _summary(value)
+
+
+def _told(text: str, width: int = 120) -> str:
+    """Text a record holds (a description, a reason, a module's name): anyone may have written it, so it is escaped and cut."""
+    text = shown(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _summary(value: Any) -> str:
@@ -208,7 +242,7 @@ def _file_cell(slot: Any, text: str | None) -> str:
         return "absent"
     reason = unsaved_reason(slot)
     if reason:
-        return f"not saved: {reason}"
+        return f"not saved: {_told(reason)}"
     if text is None:
         return "binary or missing from the store"
     first = text.splitlines()[0] if text else ""

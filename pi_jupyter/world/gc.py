@@ -59,25 +59,37 @@ def referenced(folder: Path) -> tuple[set[str], int]:
 
     A line that does not parse (damaged, or being written) keeps every ref-like string in it.
     A session file that cannot be read raises :class:`GcError`: its objects cannot be told apart.
+    Only regular files are read, without blocking (a named pipe called ``x.jsonl`` would wait
+    for a writer forever, a link to ``/dev/zero`` never end); a link to a session file elsewhere
+    is read, since its refs only keep more objects.
     """
+    from ..session.files import read_regular_fd
+    from ..session.report import SessionError
+
     refs: set[str] = set()
-    files = sorted(folder.glob("*.jsonl"))
+    files = sorted(p for p in folder.glob("*.jsonl"))
     for path in files:
         try:
-            data = path.read_bytes()
+            with read_regular_fd(str(path)) as fh:
+                for line in fh:
+                    _scan(line, refs)
+        except SessionError as exc:
+            raise GcError(f"{path}: {getattr(exc, 'reason', None) or exc}; nothing removed") from None
         except OSError as exc:
             raise GcError(f"{path}: cannot be read ({exc.strerror or exc}); nothing removed") from None
-        for line in data.splitlines():
-            if b'"world' not in line and b"pi_jupyter.world" not in line:
-                continue
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                refs.update(m.decode("ascii") for m in _REF_IN_TEXT.findall(line))
-                continue
-            if isinstance(entry, dict):
-                refs.update(_refs(entry))
     return refs, len(files)
+
+
+def _scan(line: bytes, refs: set[str]) -> None:
+    if b'"world' not in line and b"pi_jupyter.world" not in line:
+        return
+    try:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        refs.update(m.decode("ascii") for m in _REF_IN_TEXT.findall(line))
+        return
+    if isinstance(entry, dict):
+        refs.update(_refs(entry))
 
 
 def _refs(entry: dict[str, Any]) -> Iterator[str]:
@@ -102,38 +114,25 @@ def collect(session_folder: str | Path, *, dry_run: bool = False, min_age_s: flo
     usage = Usage(folder=str(folder / FOLDER_NAME), sessions=sessions)
     with store.locked(exclusive=not dry_run):
         cutoff = time.time() - min_age_s
-        for ref, size in list(store.refs()):
+        for ref, size in list(store.refs()):  # regular files in the store's own folders: links are never followed
             usage.objects += 1
             usage.bytes += size
             if ref in keep:
                 usage.referenced += 1
                 usage.referenced_bytes += size
                 continue
-            if _young(store.path(ref), cutoff):
-                continue
+            when = store.mtime(ref)
+            if when is None or when >= cutoff:
+                continue  # young, or gone already: not ours to remove
             usage.removed += 1
             usage.removed_bytes += size
             if not dry_run:
                 store.remove(ref)
-        for leftover in list(store.leftovers()):  # half-written objects of a crash
-            if _young(leftover, cutoff):
+        for name, size, when in list(store.leftovers()):  # half-written objects of a crash
+            if when >= cutoff:
                 continue
             usage.removed += 1
-            usage.removed_bytes += _size(leftover)
+            usage.removed_bytes += size
             if not dry_run:
-                leftover.unlink(missing_ok=True)
+                store.remove_leftover(name)
     return usage
-
-
-def _young(path: Path, cutoff: float) -> bool:
-    try:
-        return path.stat().st_mtime >= cutoff
-    except OSError:
-        return True  # gone already, or cannot be looked at: not ours to remove
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -140,6 +140,8 @@ def delta_of(entry: dict[str, Any]) -> Delta | None:
 
 SHOWN_NAMES = 10
 """Names one line lists before it says how many more there are."""
+WHAT_WIDTH = 80
+"""The longest description of a value a line shows (``DataFrame 1,000×4``; a crafted record may hold any length)."""
 
 
 def shown(name: str) -> str:
@@ -179,8 +181,13 @@ def summarize(deltas: list[Delta]) -> str:
             if first_before.get(name) is not None:
                 deleted.append(name)
         else:
-            set_.append(f"{name} ({c.what})" if c.what and not c.what.startswith(("int", "float", "bool", "str")) else name)
-    # (names are escaped by ``listing``; a ``what`` is ours: a type's name and a shape)
+            why = c.after.get("unsaved") if isinstance(c.after, dict) else None
+            if isinstance(why, str):  # what a checkout cannot bring back is said where the change is shown
+                set_.append(f"{name} (not saved: {_cut(why.removesuffix(', not saved'))})")
+                continue
+            what = _cut(c.what)  # a record may come from anyone
+            set_.append(f"{name} ({what})" if what and not what.startswith(("int", "float", "bool", "str")) else name)
+    # (names and descriptions are escaped by ``listing``: a session from elsewhere may hold any text there)
     parts = []
     if set_:
         parts.append("set " + listing(set_))
@@ -195,3 +202,7 @@ def summarize(deltas: list[Delta]) -> str:
     for kind, n in untracked.items():
         parts.append(f"{n} {kind} {'command' if n == 1 else 'commands'} (effects not tracked)")
     return "; ".join(parts)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= WHAT_WIDTH else text[: WHAT_WIDTH - 1] + "…"

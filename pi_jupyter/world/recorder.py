@@ -34,7 +34,7 @@ from .values import DEFAULT_LIMIT, Unsaved, describe, serialize
 
 FILE_LIMIT = 64 * 1024 * 1024
 SECRET_SCAN_LIMIT = 1024 * 1024
-"""Values (their pickled text, arrays' buffers aside) and files up to this size are read for secrets before they are saved."""
+"""Values (their stream, and each array of text or bytes) and files up to this size are read for secrets before they are saved."""
 HELD_MAX = 256
 """Objects a kernel holds for a checkout in the same kernel when they cannot be saved (the oldest are let go)."""
 NOT_HELD: Any = object()
@@ -167,9 +167,9 @@ class Recorder:
             if exc.big:
                 return {"unsaved": str(exc)}  # not held: holding it would keep that much memory
             return {"unsaved": str(exc), "held": self.tracker.hold(value)}
-        if self.has_secret is not None and len(ser.meta) <= SECRET_SCAN_LIMIT:  # the strings are in the pickle, not the buffers
-            text = value if isinstance(value, str) else ser.meta.decode("latin-1")
-            if self.has_secret(text):
+        if self.has_secret is not None:  # the stream's strings, and arrays of text or bytes (see Serialized.secret_text)
+            text = value if type(value) is str else ser.secret_text(SECRET_SCAN_LIMIT)
+            if text and self.has_secret(text):
                 return {"unsaved": f"{describe(value)}: holds a secret, not saved", "held": self.tracker.hold(value)}
         try:
             return self.store.put_value(ser)

@@ -10,16 +10,21 @@ elsewhere, missing from the store) is named with the reason.
 
 from __future__ import annotations
 
-import importlib
+import contextlib
+import errno
+import keyword
 import os
 import stat
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .modules import Refused, import_recorded
+from .names import world_name
 from .record import SHOWN_NAMES, is_ref, listing, same_slot, shown, unsaved_reason
 from .recorder import NOT_HELD, Tracker
 from .state import UNKNOWN, Plan
-from .store import Missing, Store, StoreError, file_digest
+from .store import Missing, Store, StoreError, Untrusted, file_digest
 from .values import Unsaved, serialize
 
 
@@ -35,11 +40,16 @@ class Report:
     """Variables and files the user changed since: left as they are."""
     untracked: dict[str, int] = field(default_factory=dict)
     refused: str | None = None
+    untrusted: dict[str, list[str]] = field(default_factory=dict)
+    """Variables whose saved objects need pickle and were not signed by this user's key, by why (not loaded: see :mod:`.trust`)."""
+    trust_hint: str = ""
     force_hint: str = "--force"
     """How to restore them anyway (the command, once the move knows its target)."""
 
     def __bool__(self) -> bool:
-        return bool(self.restored or self.removed or self.failed or self.missing or self.kept or self.untracked or self.refused)
+        return bool(
+            self.restored or self.removed or self.failed or self.missing or self.kept or self.untracked or self.refused or self.untrusted
+        )
 
     def line(self) -> str:
         """One line for people: ``restored plan, df2 and notes.txt; could not restore conn (...); ...``."""
@@ -54,6 +64,8 @@ class Report:
             parts.append(f"could not restore {shown(name)} ({why})")
         if len(self.failed) > SHOWN_NAMES:
             parts.append(f"could not restore {len(self.failed) - SHOWN_NAMES:,} more")
+        for why, names in self.untrusted.items():
+            parts.append(f"could not restore {_join(names)} ({why}; `{self.trust_hint}` loads that folder's objects, which can run code)")
         if self.missing:
             parts.append(f"the saved state of {_join(self.missing)} is missing (the session's .pi-world folder was not copied with it)")
         if self.kept:
@@ -93,6 +105,9 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
     for t in plan.vars:
         if t.now is not UNKNOWN and same_slot(t.now, t.then):
             continue
+        if not _variable(t.key):  # a record's name is data, not a command: never __builtins__, a keyword, IPython's own
+            report.failed.append((t.key, "not a variable name the world keeps"))
+            continue
         live = namespace.get(t.key, _ABSENT)
         if live is not _ABSENT:
             seen = tracker.slot_of(t.key, live)
@@ -109,7 +124,7 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
             if not ours and not force:
                 report.kept.append(t.key)
                 continue
-        _restore_var(t.key, t.then, namespace, tracker, store, report, live)
+        _restore_var(t.key, t.then, namespace, tracker, store, report, live, cwd)
     for t in plan.files:
         if t.now is not UNKNOWN and same_slot(t.now, t.then):
             continue
@@ -131,7 +146,9 @@ def apply(plan: Plan, namespace: dict[str, Any], tracker: Tracker, store: Store,
     return report
 
 
-def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, store: Store, report: Report, live: Any) -> None:
+def _restore_var(
+    name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, store: Store, report: Report, live: Any, cwd: str | None = None
+) -> None:
     if slot is None:
         if live is not _ABSENT:
             ns.pop(name, None)
@@ -139,10 +156,10 @@ def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, sto
         tracker.forget(name)
         return
     if isinstance(slot, dict) and isinstance(slot.get("module"), str):
-        try:
-            value = importlib.import_module(slot["module"])
-        except Exception:  # noqa: BLE001 - a module that no longer imports
-            report.failed.append((name, f"module {slot['module']} cannot be imported"))
+        try:  # a name from a record: imported only when this environment's own (see modules)
+            value = import_recorded(slot["module"], [store.session_folder, cwd])
+        except Refused as exc:
+            report.failed.append((name, str(exc)))
             return
         ns[name] = value
         tracker.note(name, value, slot)
@@ -160,12 +177,20 @@ def _restore_var(name: str, slot: Any, ns: dict[str, Any], tracker: Tracker, sto
         except Missing:
             report.missing.append(name)
             return
+        except Untrusted as exc:  # a pickle signed by another key, or none: loading it could run code
+            report.untrusted.setdefault(exc.why, []).append(name)
+            report.trust_hint = exc.hint
+            return
         except Exception as exc:  # noqa: BLE001 - a class that no longer imports, a damaged object
             report.failed.append((name, _load_failure(exc)))
             return
     ns[name] = value
     tracker.note(name, value, slot)
     report.restored.append(name)
+
+
+def _variable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and world_name(name)
 
 
 def _content(value: Any) -> Any:
@@ -225,12 +250,35 @@ def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report, 
         report.failed.append((key, str(exc)))
         return
     try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        tmp = f"{path}.pi-restore"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        _write_file(path, data)
     except OSError as exc:
-        report.failed.append((key, exc.strerror or str(exc)))
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        report.failed.append((key, "the disk is full" if full else exc.strerror or str(exc)))
         return
     report.restored.append(key)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a new temporary file beside it, renamed into place, removed on any failure.
+
+    The temporary name is new and made with ``O_CREAT|O_EXCL|O_NOFOLLOW``, so a link or a file
+    shipped in the folder under that name is never written through; the rename replaces a
+    link at ``path`` itself rather than following it.
+    """
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)[:100]}.{uuid.uuid4().hex[:12]}.pi-restore")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(tmp, flags, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
