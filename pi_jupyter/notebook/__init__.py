@@ -31,8 +31,10 @@ def unload_ipython_extension(shell: Any) -> None:
         shell.magics_manager.magics["line"].pop("pi", None)
         shell._pi_magics = None
         from .async_cell import uninstall
+        from .cell_log import uninstall as stop_cell_log
 
         uninstall(shell)
+        stop_cell_log(shell)
 
 
 def current_agent() -> Any:

@@ -69,6 +69,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     moved = world_cells.move_for_cell(agent, start)  # the branches start in the world of the start
     if moved:
         print(f"pi: {moved}")
+    grid_start = _notebook_record(magics, agent, start, args, moved)  # the branches share one notebook context
 
     def render(variant: Any) -> str:
         return fill_prompt(text, ChainMap(variant.bindings, namespace))
@@ -78,30 +79,35 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     # its confirm policy, tool_timeout and display capture (the builtin tools redact their results);
     # its extensions too (their tools and guards), each set up again for the branch's agent
     agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
-    exp = Experiment(
-        session,
-        text,
-        vary=vary,
-        repeat=args.repeat or 1,
-        concurrency=args.concurrency,
-        budget=args.budget,
-        scorers=args.score or [],
-        model=args.model or agent.model.ref,
-        thinking=args.thinking or agent.thinking_level,
-        tools=tools,
-        replay=True if args.replay else None,
-        yes=args.yes,
-        start=start,
-        render=render,
-        cwd=agent.cwd,
-        base_url=magics.base_url or None,
-        agent_options=agent_options,
-        until_decided=args.until_decided,
-        compare=args.compare,
-        rate_limit=args.rate_limit,
-    )
-    # checked before anything is shown or written: a scheduler that does not answer, a worker without the folder
-    runner = exp.prepare(args.executor or magics.executor or "local")
+    try:
+        exp = Experiment(
+            session,
+            text,
+            vary=vary,
+            repeat=args.repeat or 1,
+            concurrency=args.concurrency,
+            budget=args.budget,
+            scorers=args.score or [],
+            model=args.model or agent.model.ref,
+            thinking=args.thinking or agent.thinking_level,
+            tools=tools,
+            replay=True if args.replay else None,
+            yes=args.yes,
+            start=grid_start,
+            render=render,
+            cwd=agent.cwd,
+            base_url=magics.base_url or None,
+            agent_options=agent_options,
+            until_decided=args.until_decided,
+            compare=args.compare,
+            rate_limit=args.rate_limit,
+        )
+        # checked before anything is shown or a branch is written: a scheduler that does not answer, a worker without the folder
+        runner = exp.prepare(args.executor or magics.executor or "local")
+    except BaseException:
+        if grid_start != start:  # a grid refused: its record stays off the branch (the file is append-only)
+            session.checkout(start, persist=False)
+        raise
     view = None
     if magics.widget:
         from .experiment_view import ExperimentView
@@ -110,7 +116,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
-    produced: list[str] = []
+    produced: list[str] = [grid_start] if grid_start != start else []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
 
     async def go() -> ExperimentResult:
@@ -173,6 +179,20 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     # Stop or the interrupt ends the cell in RunStopped (Run All stops), the table stays in the session
     pending = PendingRun(state.runner, future, exp.abort, finish, stopped=lambda: exp.stopped, stopped_error=stopped_error)
     return pending if getattr(magics, "_awaited", False) else pending.wait()
+
+
+def _notebook_record(magics: Any, agent: Any, start: str | None, args: argparse.Namespace, moved: str) -> str | None:
+    """The grid's notebook context, recorded once at its start: the node its branches grow from (``start`` if none)."""
+    from . import notebook_context
+
+    told = notebook_context.for_cell(magics, agent, start, off=getattr(args, "no_notebook", False), world_line=moved)
+    if not told:
+        return start
+    session = agent.session
+    if session.leaf_id != start:
+        session.checkout(start, persist=False)
+    m = told[0]
+    return session.append_custom_message(m.custom_type, m.content, display=m.display, details=m.details)
 
 
 def stopped_summary(exp: Experiment, name: str | None = None) -> str:

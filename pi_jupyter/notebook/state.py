@@ -13,6 +13,7 @@ from ..agent.events import Event
 from ..agent.typed_text import scrub
 from ..session import Session, SessionError
 from .binding import Binder, origin, session_label, short_id
+from .cell_text import notebook_source
 from .display_capture import display_capture
 from .live_settings import apply_settings
 from .notebook_file import Binding, is_cell_id, new_notebook_id, notebook_path, read_notebook
@@ -48,6 +49,8 @@ class NotebookState:
         """Ids of the cells this kernel ran (how it knows the notebook file it reads is its own)."""
         self.notebook_id: str | None = None
         """This notebook's id (see :mod:`.notebook_file`), known once a session is bound."""
+        self.cell_log: Any = None
+        """The kernel's :class:`~.cell_log.CellLog` (set when the magics are registered)."""
         self._origins: dict[str, str | None] = {}
         self._said: str | None = None
 
@@ -191,7 +194,12 @@ class NotebookState:
             tools=[],  # given by apply_settings, with the policy and the timeout
             base_url=cfg.base_url or None,
             cwd=os.getcwd(),
-            tool_extra={"namespace": self.namespace, "timeout": cfg.tool_timeout, "display_capture": display_capture},
+            tool_extra={
+                "namespace": self.namespace,
+                "timeout": cfg.tool_timeout,
+                "display_capture": display_capture,
+                "notebook": notebook_source(self.cell_log),
+            },
             policy=policy,
         )
         agent.extensions.load_entry_points()
