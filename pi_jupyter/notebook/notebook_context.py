@@ -188,26 +188,30 @@ def notebook_message(
 
 
 def _render(told: list[CellRecord], budget: ContextBudget, parts: _Parts) -> str:
-    """The cells newest first into the budget: in full while they fit, then short, then a line each."""
-    left = budget.chars
+    """The cells within the budget: every cell as one line first (the oldest left out when even those do not
+    fit half of it), then, newest first, each made whole, else short, where the rest of the budget allows."""
+    lines = [render_cell(r, "line") for r in told]
+    used = sum(len(r.text) + 2 for r in lines)
+    first = 0
+    while first < len(told) and used > budget.chars // 2:
+        used -= len(lines[first].text) + 2
+        first += 1
+    chosen: list[tuple[Rendered, str]] = [(r, "line") for r in lines[first:]]
+    left = budget.chars - used
     pictures = ImageBudget(budget.images, budget.image_chars)
-    out: list[tuple[CellRecord, Rendered, str]] = []
-    dropped = 0
-    for record in reversed(told):
-        for level in ("full", "short", "line"):
+    for i in range(len(chosen) - 1, -1, -1):
+        record = told[first + i]
+        line = chosen[i][0]
+        for level in ("full", "short"):
             trial = pictures.copy()
             done = render_cell(record, level, images=trial)  # type: ignore[arg-type]
-            if len(done.text) + 2 <= left or level == "line":
+            if len(done.text) - len(line.text) <= left:
+                left -= len(done.text) - len(line.text)
+                chosen[i] = (done, level)
+                pictures = trial
                 break
-        if len(done.text) + 2 > left:
-            dropped += 1
-            continue
-        pictures = trial
-        left -= len(done.text) + 2
-        out.append((record, done, level))
-    out.reverse()
-    text_parts = [f"[{dropped} earlier cell{'s' if dropped != 1 else ''} left out (over the notebook budget)]"] if dropped else []
-    for record, rendered, level in out:
+    text_parts = [f"[{first} earlier cell{'s' if first != 1 else ''} left out (over the notebook budget)]"] if first else []
+    for (rendered, level), record in zip(chosen, told[first:]):
         text_parts.append(rendered.text)
         parts.cells.append(_cell_details(record, level, len(rendered.images)))
         parts.images.extend(ImageContent(mime_type=mime, data=data) for mime, data in rendered.images)
