@@ -9,10 +9,10 @@ branch is told of.
 from __future__ import annotations
 
 import base64
+import struct
 import sys
 import threading
 import zlib
-import struct
 
 import pytest
 from IPython.terminal.interactiveshell import TerminalInteractiveShell
@@ -77,7 +77,10 @@ def test_a_cell_is_told_as_the_user_saw_it(shell, log, capsys):
     text, images, details = told(log)
     assert text.startswith("notebook since your last turn: 4 cells, 1 error\n")
     n = first.execution_count
-    assert f"### In[{n}]\n```python\nsales = {{'north': 120.5}}\nprint('total', sum(sales.values()))\n```\nstdout:\n```\ntotal 120.5\n```" in text
+    assert (
+        f"### In[{n}]\n```python\nsales = {{'north': 120.5}}\nprint('total', sum(sales.values()))\n```\nstdout:\n```\ntotal 120.5\n```"
+        in text
+    )
     failed = text.split(f"### In[{n + 1}]", 1)[1]
     assert failed.startswith(" failed: KeyError: 'revenue_eur'")
     assert "stderr:\n```\ncareful\n```" in failed
@@ -176,8 +179,11 @@ def test_a_key_a_cell_printed_is_never_told_even_at_a_cut(shell, log, monkeypatc
 def test_plots_are_attached_newest_first_within_the_budget(shell, log):
     small = png(4, 3)
     for i in range(6):
-        run(shell, f"from IPython.display import display\ndisplay({{'image/png': {small!r}, 'text/plain': '<Figure size 4x3 with 1 Axes>'}}, raw=True)")
-    run(shell, f"display({{'image/png': 'A' * 5_000_000, 'text/plain': 'huge'}}, raw=True)")
+        run(
+            shell,
+            f"from IPython.display import display\ndisplay({{'image/png': {small!r}, 'text/plain': '<Figure size 4x3 with 1 Axes>'}}, raw=True)",
+        )
+    run(shell, "display({'image/png': 'A' * 5_000_000, 'text/plain': 'huge'}, raw=True)")
     text, images, details = told(log, images=4)
     assert len(images) == 4 and all(i.mime_type == "image/png" and i.data == small for i in images)
     assert details["images"] == 4
