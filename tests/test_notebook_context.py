@@ -9,10 +9,12 @@ branch is told of.
 from __future__ import annotations
 
 import base64
+import re
 import struct
 import sys
 import threading
 import zlib
+from pathlib import Path
 
 import pytest
 from IPython.terminal.interactiveshell import TerminalInteractiveShell
@@ -178,11 +180,9 @@ def test_a_key_a_cell_printed_is_never_told_even_at_a_cut(shell, log, monkeypatc
 
 def test_plots_are_attached_newest_first_within_the_budget(shell, log):
     small = png(4, 3)
-    for i in range(6):
-        run(
-            shell,
-            f"from IPython.display import display\ndisplay({{'image/png': {small!r}, 'text/plain': '<Figure size 4x3 with 1 Axes>'}}, raw=True)",
-        )
+    figure = {"image/png": small, "text/plain": "<Figure size 4x3 with 1 Axes>"}
+    for _ in range(6):
+        run(shell, f"from IPython.display import display\ndisplay({figure!r}, raw=True)")
     run(shell, "display({'image/png': 'A' * 5_000_000, 'text/plain': 'huge'}, raw=True)")
     text, images, details = told(log, images=4)
     assert len(images) == 4 and all(i.mime_type == "image/png" and i.data == small for i in images)
@@ -193,7 +193,7 @@ def test_plots_are_attached_newest_first_within_the_budget(shell, log):
     assert "```\n<Figure size" not in text  # the picture says it; its repr says nothing more
 
 
-def test_a_branch_is_told_what_ran_since_its_own_start(shell, log):
+def test_a_branch_is_told_what_ran_since_its_own_start(shell, log, tmp_path):
     session = Session.in_memory()
     run(shell, "a = 1")
     m1 = notebook_message(log, session, session.leaf_id)
@@ -205,12 +205,14 @@ def test_a_branch_is_told_what_ran_since_its_own_start(shell, log):
     assert "b = 2" in second and "a = 1" not in second
     assert last_told(session, turn1, log).seq == session.raw_entry(record)["details"]["upTo"]
     # a turn written by another kernel (or before this one started): the next one is told the kernel changed
-    old = Session.in_memory()
-    old.append_message({"role": "user", "content": "from yesterday"}).__class__
-    user = old.raw_branch()[-1]
-    user["timestamp"] = "2001-01-01T00:00:00.000Z"
-    assert last_told(old, user["id"], log).changed
-    changed, _, details = told(log, old, user["id"])
+    old = Session.create(tmp_path)
+    user = old.append_message({"role": "user", "content": "from yesterday"})
+    old.close()
+    path = Path(old.path)
+    path.write_text(re.sub(r'"timestamp":"[^"]*"', '"timestamp":"2001-01-01T00:00:00.000Z"', path.read_text()))
+    old = Session.open(path, readonly=True)
+    assert last_told(old, user, log).changed
+    changed, _, details = told(log, old, user)
     assert changed.startswith("notebook since your last turn: kernel restarted,") and details["kernelChanged"]
 
 
