@@ -166,7 +166,7 @@ class CellLog:
         self.started = _session_start(shell) or time.time()
         """When this kernel's IPython session started (``time.time()``)."""
         self.records: deque[CellRecord] = deque(maxlen=MAX_CELLS)
-        self.current: CellRecord | None = None
+        self._running: list[tuple[Any, CellRecord]] = []
         self._seq = 0
         self._thread: int | None = None
         self._undo: list[Callable[[], None]] = []
@@ -195,6 +195,13 @@ class CellLog:
                 return record
         return None
 
+    def end_all(self) -> None:
+        """End every running record and stop noting (the extension is unloaded in the middle of a cell)."""
+        self._stop()
+        for _, record in reversed(self._running):
+            self._finish(record, None)
+        self._running.clear()
+
     @property
     def current_seq(self) -> int:
         """The seq of the cell running now (``0`` before any)."""
@@ -203,7 +210,11 @@ class CellLog:
     # ------------------------------------------------------------ the hooks
 
     def pre_run_cell(self, info: Any) -> None:
-        """IPython's ``pre_run_cell``: start a record and begin noting the cell's output."""
+        """IPython's ``pre_run_cell``: start a record and begin noting the cell's output.
+
+        A cell may run another (``run_cell`` from a cell): the inner one is noted while it runs,
+        then the outer one again.
+        """
         self._stop()
         self._seq += 1
         code = str(getattr(info, "raw_cell", "") or "")
@@ -212,18 +223,36 @@ class CellLog:
         record.agent_turn = _is_agent_cell(code)
         record.skipped = bool(_SKIP.search(code))
         self.records.append(record)
-        self.current = record
-        if record.told:
+        self._running.append((info, record))
+        self._resume()
+
+    def post_run_cell(self, result: Any) -> None:
+        """IPython's ``post_run_cell``: the record gets its count and its error, and noting stops (or goes back to an outer cell)."""
+        self._stop()
+        info = getattr(result, "info", None)
+        at = next((i for i in range(len(self._running) - 1, -1, -1) if self._running[i][0] is info), len(self._running) - 1)
+        if at < 0:
+            return
+        # cells started inside this one and never ended (``run_cell_async`` from a cell) end with it
+        ended = [record for _, record in self._running[at:]]
+        del self._running[at:]
+        for record in ended[1:]:
+            self._finish(record, None)
+        self._finish(ended[0], result)
+        self._resume()
+
+    @property
+    def current(self) -> CellRecord | None:
+        """The record of the cell running now (the innermost one), if any."""
+        return self._running[-1][1] if self._running else None
+
+    def _resume(self) -> None:
+        record = self.current
+        if record is not None and record.told:
             self._thread = threading.get_ident()
             self._start(record)
 
-    def post_run_cell(self, result: Any) -> None:
-        """IPython's ``post_run_cell``: the record gets its count and its error, and noting stops."""
-        self._stop()
-        record = self.current
-        self.current = None
-        if record is None:
-            return
+    def _finish(self, record: CellRecord, result: Any) -> None:
         record.running = False
         record.duration_s = max(0.0, time.time() - record.started)
         count = getattr(result, "execution_count", None)
@@ -369,6 +398,14 @@ class CellLog:
 
     # ------------------------------------------------------------ history
 
+    def adopt_running_cell(self) -> None:
+        """Note the cell running now (the one loading the extension): its code, and what it shows from here on."""
+        result = getattr(getattr(self.shell, "displayhook", None), "exec_result", None)  # set only while a cell runs
+        info = getattr(result, "info", None)
+        if info is None or any(i is info for i, _ in self._running):
+            return
+        self.pre_run_cell(info)
+
     def backfill(self) -> None:
         """Records for the cells that ran before the extension was loaded (IPython's ``In`` and ``Out``)."""
         shell = self.shell
@@ -377,9 +414,10 @@ class CellLog:
         outputs = ns.get("Out") or {}
         if not isinstance(inputs, list):
             return
-        for count, code in enumerate(inputs[1:-1], start=1):  # the last one is the cell loading the extension
-            if not isinstance(code, str) or not code.strip():
-                continue
+        running = getattr(getattr(getattr(shell, "displayhook", None), "exec_result", None), "execution_count", None)
+        for count, code in enumerate(inputs[1:], start=1):
+            if count == running or not isinstance(code, str) or not code.strip():
+                continue  # the cell loading the extension is noted as it runs (adopt_running_cell)
             self._seq += 1
             record = CellRecord(seq=self._seq, count=count, code=code, started=self.started, from_history=True)
             record.agent_turn = _is_agent_cell(code)
@@ -470,6 +508,7 @@ def install(shell: Any) -> CellLog:
         shell.events.register("pre_run_cell", log.pre_run_cell)
     if log.post_run_cell not in callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", log.post_run_cell)
+        log.adopt_running_cell()
     return log
 
 
@@ -478,8 +517,7 @@ def uninstall(shell: Any) -> None:
     log = getattr(shell, "_pi_cell_log", None)
     if not isinstance(log, CellLog):
         return
-    if log.current is not None:
-        log.post_run_cell(None)
+    log.end_all()
     for event, callback in (("pre_run_cell", log.pre_run_cell), ("post_run_cell", log.post_run_cell)):
         if callback in shell.events.callbacks[event]:
             shell.events.unregister(event, callback)

@@ -69,7 +69,6 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     moved = world_cells.move_for_cell(agent, start)  # the branches start in the world of the start
     if moved:
         print(f"pi: {moved}")
-    grid_start = _notebook_record(magics, agent, start, args, moved)  # the branches share one notebook context
 
     def render(variant: Any) -> str:
         return fill_prompt(text, ChainMap(variant.bindings, namespace))
@@ -79,35 +78,32 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     # its confirm policy, tool_timeout and display capture (the builtin tools redact their results);
     # its extensions too (their tools and guards), each set up again for the branch's agent
     agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
-    try:
-        exp = Experiment(
-            session,
-            text,
-            vary=vary,
-            repeat=args.repeat or 1,
-            concurrency=args.concurrency,
-            budget=args.budget,
-            scorers=args.score or [],
-            model=args.model or agent.model.ref,
-            thinking=args.thinking or agent.thinking_level,
-            tools=tools,
-            replay=True if args.replay else None,
-            yes=args.yes,
-            start=grid_start,
-            render=render,
-            cwd=agent.cwd,
-            base_url=magics.base_url or None,
-            agent_options=agent_options,
-            until_decided=args.until_decided,
-            compare=args.compare,
-            rate_limit=args.rate_limit,
-        )
-        # checked before anything is shown or a branch is written: a scheduler that does not answer, a worker without the folder
-        runner = exp.prepare(args.executor or magics.executor or "local")
-    except BaseException:
-        if grid_start != start:  # a grid refused: its record stays off the branch (the file is append-only)
-            session.checkout(start, persist=False)
-        raise
+    options = {
+        "vary": vary,
+        "repeat": args.repeat or 1,
+        "concurrency": args.concurrency,
+        "budget": args.budget,
+        "scorers": args.score or [],
+        "model": args.model or agent.model.ref,
+        "thinking": args.thinking or agent.thinking_level,
+        "tools": tools,
+        "replay": True if args.replay else None,
+        "yes": args.yes,
+        "render": render,
+        "cwd": agent.cwd,
+        "base_url": magics.base_url or None,
+        "agent_options": agent_options,
+        "until_decided": args.until_decided,
+        "compare": args.compare,
+        "rate_limit": args.rate_limit,
+    }
+    exp = Experiment(session, text, start=start, **options)
+    # checked before anything is shown or written: a scheduler that does not answer, a worker without the folder
+    runner = exp.prepare(args.executor or magics.executor or "local")
+    grid_start = _notebook_record(magics, agent, start, args, moved)  # the branches share one notebook context
+    if grid_start != start:  # the grid grows from it
+        exp = Experiment(session, text, start=grid_start, **options)
+        runner = exp.prepare(runner)
     view = None
     if magics.widget:
         from .experiment_view import ExperimentView
