@@ -137,6 +137,8 @@ class CellRecord:
     from_history: bool = False
     """Known from IPython's history only (it ran before the extension was loaded)."""
     running: bool = False
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    """Texts made from the record once it finished (its streams joined, its displays as text), for rendering it again."""
 
     @property
     def label(self) -> str:
@@ -167,6 +169,7 @@ class CellLog:
         """When this kernel's IPython session started (``time.time()``)."""
         self.records: deque[CellRecord] = deque(maxlen=MAX_CELLS)
         self._running: list[tuple[Any, CellRecord]] = []
+        self._echoes: tuple[Any, Any, Any] = (None, None, None)
         self._seq = 0
         self._thread: int | None = None
         self._undo: list[Callable[[], None]] = []
@@ -270,6 +273,9 @@ class CellLog:
         shell = self.shell
         import sys
 
+        # looked up once per cell: the shell's traits are slow to read on every write
+        self._echoes = (shell, getattr(shell, "displayhook", None), getattr(shell, "display_pub", None))
+
         for name, sink in (("stdout", record.stdout), ("stderr", record.stderr)):
             self._wrap(getattr(sys, name, None), "write", self._stream_writer(sink))
         if shell is None:
@@ -313,12 +319,8 @@ class CellLog:
 
     def _echo(self) -> bool:
         """True while IPython itself writes to the stream (a terminal's ``Out[n]:``, a display's text, a traceback)."""
-        shell = self.shell
-        return bool(
-            getattr(shell, "showing_traceback", False)
-            or getattr(getattr(shell, "displayhook", None), "is_active", False)
-            or getattr(getattr(shell, "display_pub", None), "is_publishing", False)
-        )
+        shell, hook, pub = self._echoes
+        return bool(getattr(shell, "showing_traceback", False) or getattr(hook, "is_active", False) or getattr(pub, "is_publishing", False))
 
     def _stream_writer(self, sink: StreamText) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def make(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -75,7 +75,7 @@ class Rendered:
 
 def fence(text: str, lang: str = "") -> str:
     """``text`` in a Markdown code fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0) if "```" in text else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
@@ -83,38 +83,58 @@ def fence(text: str, lang: str = "") -> str:
 def cut_middle(text: str, head: int, tail: int, max_chars: int) -> str:
     """``text`` with its middle lines left out when it has more than ``head + tail`` lines or ``max_chars`` characters.
 
-    Cuts fall between lines; a single line longer than ``max_chars`` keeps its start.
+    Cuts fall between lines; a single line longer than ``max_chars`` keeps its start. Only the
+    lines kept are looked at (a long output costs its length once, to count its lines).
     """
-    lines = text.split("\n")
-    if len(lines) <= head + tail and len(text) <= max_chars:
+    total = text.count("\n") + 1
+    if total <= head + tail and len(text) <= max_chars:
         return text
-    top = lines[:head]
-    bottom = lines[len(lines) - tail :] if tail and len(lines) > head else []
-    # within the characters too: the head gets two thirds, the tail the rest
-    top = _fit(top, max_chars * 2 // 3 if bottom else max_chars, from_end=False)
-    bottom = _fit(bottom, max_chars - sum(len(x) + 1 for x in top), from_end=True)
-    left = lines[len(top) : len(lines) - len(bottom)]
-    if not left:
+    top = _first_lines(text, head, max_chars * 2 // 3 if tail else max_chars)
+    top_chars = sum(len(x) + 1 for x in top)
+    bottom = _last_lines(text, min(tail, total - len(top)), max_chars - top_chars) if tail else []
+    left = total - len(top) - len(bottom)
+    if left <= 0:
         return text
-    size = sum(len(x) + 1 for x in left)
-    what = f"{len(left)} line{'s' if len(left) != 1 else ''}" if len(left) > 1 or not top else "a long line"
-    note = f"[… {what} ({format_size(size)}) left out …]"
-    if not top and not bottom and lines:
+    if not top and not bottom:
         # one line longer than the limit keeps its start, without a secret it may cut in two
-        start = redact_partial(lines[0][: max(0, max_chars - 80)])
+        start = redact_partial(text[: max(0, max_chars - 80)].split("\n", 1)[0])
         return f"{start}… [{format_size(len(text))} line cut]"
-    return "\n".join([*top, note, *bottom])
+    size = len(text) - top_chars - len("\n".join(bottom))
+    what = f"{left} lines" if left > 1 else "1 line"
+    return "\n".join([*top, f"[… {what} ({format_size(max(size, 0))}) left out …]", *bottom])
 
 
-def _fit(lines: list[str], budget: int, *, from_end: bool) -> list[str]:
-    kept: list[str] = []
-    used = 0
-    for line in reversed(lines) if from_end else lines:
+def _first_lines(text: str, count: int, budget: int) -> list[str]:
+    out: list[str] = []
+    at = used = 0
+    while len(out) < count and at <= len(text):
+        end = text.find("\n", at)
+        line = text[at:] if end < 0 else text[at:end]
         if used + len(line) + 1 > budget:
             break
-        kept.append(line)
+        out.append(line)
         used += len(line) + 1
-    return kept[::-1] if from_end else kept
+        if end < 0:
+            break
+        at = end + 1
+    return out
+
+
+def _last_lines(text: str, count: int, budget: int) -> list[str]:
+    out: list[str] = []
+    end = len(text)
+    used = 0
+    while len(out) < count and end >= 0:
+        start = text.rfind("\n", 0, end)
+        line = text[start + 1 : end]
+        if used + len(line) + 1 > budget:
+            break
+        out.append(line)
+        used += len(line) + 1
+        if start < 0:
+            break
+        end = start
+    return out[::-1]
 
 
 def _display_text(bundle: dict[str, Any]) -> tuple[str, str]:
@@ -171,16 +191,17 @@ def render_cell(record: CellRecord, level: Level, limits: Limits | None = None, 
     for name, stream in (("stdout", record.stdout), ("stderr", record.stderr)):
         if not stream:
             continue
-        text = _stream_text(*stream.parts())
+        text = _memo(record, name, lambda stream=stream: _stream_text(*stream.parts()))
         parts.append(f"{name}:\n" + fence(cut_middle(text.rstrip("\n"), *lim.stream, lim.chars)))
     shown = record.displays[-lim.displays :] if lim.displays else []
     hidden = len(record.displays) - len(shown) + record.displays_dropped
     if hidden:
         parts.append(f"[{hidden} earlier display{'s' if hidden != 1 else ''} of this cell left out]")
     for bundle in shown:
-        parts.append(_bundle_part("display", bundle, lim, out, images))
+        parts.append(_bundle_part("display", bundle, lim, out, images, record))
     if record.result:
-        parts.append(_bundle_part(f"Out[{record.count}]" if record.count is not None else "result", record.result, lim, out, images))
+        label = f"Out[{record.count}]" if record.count is not None else "result"
+        parts.append(_bundle_part(label, record.result, lim, out, images, record))
     if record.traceback:
         parts.append(fence(cut_middle(record.traceback, 30, 10, lim.chars * 2)))
     if record.from_history:
@@ -189,8 +210,18 @@ def render_cell(record: CellRecord, level: Level, limits: Limits | None = None, 
     return out
 
 
-def _bundle_part(label: str, bundle: dict[str, Any], lim: Limits, out: Rendered, images: ImageBudget | None) -> str:
-    kinds, text = _display_text(bundle)
+def _memo(record: CellRecord, key: Any, make: Any) -> Any:
+    """What ``make()`` gives for ``record``, made once (a finished cell's parts do not change; rendering it at
+    several levels reads them again)."""
+    if record.running:
+        return make()
+    if key not in record.memo:
+        record.memo[key] = make()
+    return record.memo[key]
+
+
+def _bundle_part(label: str, bundle: dict[str, Any], lim: Limits, out: Rendered, images: ImageBudget | None, record: CellRecord) -> str:
+    kinds, text = _memo(record, id(bundle), lambda: _display_text(bundle))
     pictures = _images_of(bundle)
     lines: list[str] = []
     for mime, data in pictures:

@@ -114,7 +114,9 @@ def _record_before(session: Any, entry: dict[str, Any]) -> str | None:
         above = session.raw_entry(eid)
         if _is_record(above):
             return eid
-        if above.get("type") not in _BETWEEN and not (above.get("type") == "message" and (above.get("message") or {}).get("role") == "system"):
+        if above.get("type") not in _BETWEEN and not (
+            above.get("type") == "message" and (above.get("message") or {}).get("role") == "system"
+        ):
             return None
         eid = above.get("parentId")
     return None
