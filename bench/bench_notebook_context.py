@@ -67,8 +67,9 @@ def bench_record(cells: int, repeat: int) -> tuple[float, float, int, int]:
 
         kinds = [*KINDS, PLOT]
         # figures shown as PNG, as a kernel's inline backend shows them
-        figures = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nfrom IPython.core.pylabtools import select_figure_formats"
-        setup = [SETUP, figures + "\nselect_figure_formats(get_ipython(), {'png'})"]
+        figures = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+        figures += "from IPython.core.pylabtools import select_figure_formats\nselect_figure_formats(get_ipython(), {'png'})"
+        setup = [SETUP, figures]
     except ImportError:
         kinds, setup = KINDS, [SETUP]
     run_cells(shell, setup)

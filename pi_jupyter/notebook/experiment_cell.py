@@ -112,7 +112,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
-    produced: list[str] = [grid_start] if grid_start != start else []
+    produced: list[str] = [grid_start] if grid_start is not None and grid_start != start else []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
 
     async def go() -> ExperimentResult:

@@ -33,7 +33,7 @@ from ..messages import CustomMessage, ImageContent, TextContent
 from ..messages.notebook_context import NOTEBOOK_CONTEXT_HEAD, NOTEBOOK_CONTEXT_TYPE
 from ..messages.text import ms_from_iso
 from .cell_log import CellLog, CellRecord
-from .cell_text import ImageBudget, Rendered, number_images, render_cell
+from .cell_text import ImageBudget, Level, Rendered, number_images, render_cell
 
 __all__ = ["ContextBudget", "Since", "for_cell", "last_told", "notebook_message", "restart_facts"]
 
@@ -204,18 +204,19 @@ def _render(told: list[CellRecord], budget: ContextBudget, parts: _Parts) -> str
     for i in range(len(chosen) - 1, -1, -1):
         record = told[first + i]
         line = chosen[i][0]
-        for level in ("full", "short"):
+        levels: tuple[Level, ...] = ("full", "short")
+        for level in levels:
             trial = pictures.copy()
-            done = render_cell(record, level, images=trial)  # type: ignore[arg-type]
+            done = render_cell(record, level, images=trial)
             if len(done.text) - len(line.text) <= left:
                 left -= len(done.text) - len(line.text)
                 chosen[i] = (done, level)
                 pictures = trial
                 break
     text_parts = [f"[{first} earlier cell{'s' if first != 1 else ''} left out (over the notebook budget)]"] if first else []
-    for (rendered, level), record in zip(chosen, told[first:]):
+    for (rendered, shown), record in zip(chosen, told[first:], strict=True):
         text_parts.append(rendered.text)
-        parts.cells.append(_cell_details(record, level, len(rendered.images)))
+        parts.cells.append(_cell_details(record, shown, len(rendered.images)))
         parts.images.extend(ImageContent(mime_type=mime, data=data) for mime, data in rendered.images)
     return number_images("\n\n".join(text_parts))
 
