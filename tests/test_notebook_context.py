@@ -9,6 +9,7 @@ branch is told of.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import struct
 import sys
@@ -246,3 +247,51 @@ def test_the_notebook_tool_reads_cells_and_describes_variables_without_values(sh
     deep = call(action="variables", name="sales").text_content
     assert deep.startswith("sales: pandas.DataFrame 2×2") and "missing values: none" in deep and "1.5" not in deep
     assert pd is not None
+
+
+def test_the_record_is_one_folded_line_in_every_view_and_forget_and_compaction_treat_it_like_any_message(shell, log, tmp_path):
+    import asyncio
+
+    from pi_jupyter import Agent
+    from pi_jupyter.notebook.agent_view import AgentView
+    from pi_jupyter.views.graph import GraphOptions, build_model
+    from pi_jupyter.views.lens import context_lens
+    from pi_jupyter.views.static_html import render_html
+    from pi_jupyter.views.transcript import transcript_markdown
+
+    run(shell, "import math\nmath.sqrt(-1)")
+    agent = Agent(Session.create(tmp_path), model="offline/echo", thinking="off")
+    message = notebook_message(log, agent.session, agent.session.leaf_id)
+    view = AgentView()
+    agent.subscribe(view.handle)
+    result = asyncio.run(agent.prompt("Why did that fail?", context=[message]))
+    line = "notebook since your last turn: 1 cell, 1 error"
+    assert "With it I was sent the notebook since my last turn: 1 cell, 1 error." in result.text  # the offline model says so
+    assert "failed with ValueError: math domain error" in result.text
+    record = result.entry_ids[0] if agent.session.raw_entry(result.entry_ids[0])["type"] == "custom_message" else result.entry_ids[1]
+    session = agent.session
+    # the widget, its saved rendering, the transcript: one line, the text a click away
+    bundle = view.final_bundle()
+    assert f"<summary>{line}</summary>" in bundle["text/html"] and "math.sqrt(-1)" in bundle["text/html"]
+    assert f"*{line}* (sent to the model with the prompt below)" in bundle["text/markdown"]
+    assert "math.sqrt(-1)" not in bundle["text/markdown"]
+    assert f"<summary>{line}</summary>" in render_html(agent.messages)
+    assert f"*{line}*" in transcript_markdown(agent.messages)
+    view.close()
+    # the lens: sent, as one line
+    lens = context_lens(session)
+    assert lens.state_of(record) == "in" and next(e for e in lens.entries if e.entry_id == record).preview.startswith(line)
+    # the tree: one turn, titled by its prompt (the record joins the turn it leads into)
+    model = build_model(session, GraphOptions())
+    titles = [n.title for n in model.nodes.values() if n.title.startswith("You")]
+    assert titles == ["You: Why did that fail?"]
+    # forget drops it from what is sent, like any message; the file keeps it
+    agent.edit_context(record, None)
+    assert "math.sqrt" not in json.dumps([m.to_dict() for m in agent.messages if m.role != "system"])
+    assert "math.sqrt" in Path(session.path).read_text()
+    # compaction summarizes it like any message
+    agent.edit_context(record, "notebook since your last turn: 1 cell (edited)")
+    asyncio.run(agent.prompt("And now?"))
+    asyncio.run(agent.compact(keep_recent_tokens=1))
+    summary = [e for e in session.raw_entries() if e["type"] == "compaction"][-1]["summary"]
+    assert "notebook since your last turn: 1 cell (edited)" in summary
