@@ -484,8 +484,11 @@ def format_error(error: BaseException, cell_names: dict[str, int] | None = None,
     cause = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
     if cause is not None:
         said = "".join(traceback.format_exception_only(type(cause), cause)).strip().splitlines()
+        if said and said[-1] == last.splitlines()[-1]:
+            said = []  # the same error re-raised (pandas' KeyError from its index's KeyError) says nothing more
         how = "caused by" if error.__cause__ is not None else "raised while handling"
-        lines.append(f"({how} {said[-1] if said else type(cause).__name__})")
+        if said:
+            lines.append(f"({how} {said[-1]})")
     summary = last.splitlines()[-1] if last else type(error).__name__
     return summary, "\n".join(lines)
 

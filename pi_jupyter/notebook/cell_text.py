@@ -290,7 +290,7 @@ def _stream_text(head: str, tail: str, omitted: int) -> str:
 def _heading(record: CellRecord) -> str:
     where = f" (cell {record.cell_id[:8]})" if record.cell_id else ""
     status = f" failed: {record.error}" if record.error else ""
-    took = f" · {record.duration_s:.1f} s" if record.duration_s is not None and record.duration_s >= 1 else ""
+    took = f" · ran {record.duration_s:.0f} s" if record.duration_s is not None and record.duration_s >= 10 else ""  # a long cell
     return f"### {record.label}{where}{status}{took}"
 
 

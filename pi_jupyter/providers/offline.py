@@ -427,7 +427,7 @@ def _echo(text: str, tools: list[ToolSpec], missing: list[str]) -> str:
     return out
 
 
-_FAILED = re.compile(r"^### (In\[\d+\]|cell #\d+)(?: \(cell [^)]*\))? failed: (.*?)(?: · [\d.]+ s)?$", re.MULTILINE)
+_FAILED = re.compile(r"^### (In\[\d+\]|cell #\d+)(?: \(cell [^)]*\))? failed: (.*?)(?: · ran \d+ s)?$", re.MULTILINE)
 
 
 def notebook_note(messages: list[Any]) -> str:
