@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FOLDED_CUSTOM_TYPES", "NOTEBOOK_CONTEXT_HEAD", "NOTEBOOK_CONTEXT_TYPE", "folded_line", "is_notebook_context_text"]
+__all__ = [
+    "FOLDED_CUSTOM_TYPES",
+    "NOTEBOOK_CONTEXT_HEAD",
+    "NOTEBOOK_CONTEXT_TYPE",
+    "folded_body",
+    "folded_line",
+    "is_notebook_context_text",
+]
 
 NOTEBOOK_CONTEXT_TYPE = "pi_jupyter.notebook_context"
 """The ``customType`` of the notebook context entry."""
@@ -45,6 +52,11 @@ def folded_line(custom_type: Any, content: Any) -> str | None:
         return None
     first = _text(content).split("\n", 1)[0].strip()
     return first or str(custom_type)
+
+
+def folded_body(text: str) -> str:
+    """What a folded custom message shows when opened: its text after the folded line."""
+    return text.split("\n", 1)[1].lstrip("\n") if "\n" in text else ""
 
 
 def is_notebook_context_text(text: str) -> bool:

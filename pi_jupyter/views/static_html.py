@@ -35,7 +35,7 @@ from ..messages import (
     as_message,
     text_of,
 )
-from ..messages.notebook_context import folded_line
+from ..messages.notebook_context import folded_body, folded_line
 from .highlight import PRE_STYLE, markdown_html
 from .markdown_safe import md_code, md_text
 from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
@@ -217,7 +217,7 @@ def render_item(
             return ""
         fold = folded_line(m.custom_type, m.content)
         if fold is not None:  # one line; what the model was sent is a click away
-            body = markdown_html(text_of(m.content, "\n"))
+            body = markdown_html(folded_body(text_of(m.content)))
             return f'<details style="{_USER_STYLE}"><summary>{_esc(fold)}</summary>{body}</details>'
         return _quote_html(m.custom_type or "custom", text_of(m.content, "\n"))
     if isinstance(m, BashExecutionMessage):
