@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..agent.redact import redact_partial
-from ..agent.toolbox.display import html_to_text
+from ..agent.toolbox.display import bundle_text
 from ..agent.toolbox.truncate import format_size
 from .cell_log import IMAGE_TYPES, CellRecord
 
@@ -140,22 +139,7 @@ def _last_lines(text: str, count: int, budget: int) -> list[str]:
 def _display_text(bundle: dict[str, Any]) -> tuple[str, str]:
     """``(kinds, text)`` of a display: its Markdown, a plain text that says more than a class name, else its HTML as text."""
     kinds = [k for k in bundle if isinstance(k, str) and not k.startswith("application/vnd.jupyter.widget-state")]
-    plain = bundle.get("text/plain")
-    if isinstance(bundle.get("text/markdown"), str):
-        text = bundle["text/markdown"]
-    elif isinstance(plain, str) and plain.strip() and not _BARE_REPR.match(plain.strip()):
-        text = plain
-    elif isinstance(bundle.get("text/html"), str):
-        text = html_to_text(bundle["text/html"])
-    elif isinstance(bundle.get("text/latex"), str):
-        text = bundle["text/latex"]
-    elif "application/json" in bundle:
-        try:
-            text = json.dumps(bundle["application/json"], ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = ""
-    else:
-        text = ""
+    text = bundle_text(bundle) or ""
     if "application/vnd.jupyter.widget-view+json" in bundle:
         text = f"(a live widget{': ' + text.strip() if text.strip() else ''})"
     return ", ".join(kinds), text
