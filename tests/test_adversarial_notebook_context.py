@@ -10,33 +10,14 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-from IPython.terminal.interactiveshell import TerminalInteractiveShell
-from IPython.testing.globalipapp import start_ipython
-
 from pi_jupyter import Session
 from pi_jupyter.agent.toolbox.namespace import describe_namespace
 from pi_jupyter.messages import ImageContent
-from pi_jupyter.notebook.cell_log import CellLog
 from pi_jupyter.notebook.notebook_context import ContextBudget, notebook_message
 
+pytest_plugins = ["cell_shell"]  # the fixtures shell and log
+
 KEY = "sk-ant-api03-" + "Hx" * 24
-
-
-@pytest.fixture
-def shell():
-    start_ipython()
-    return TerminalInteractiveShell.instance()
-
-
-@pytest.fixture
-def log(shell):
-    cells = CellLog(shell)
-    shell.events.register("pre_run_cell", cells.pre_run_cell)
-    shell.events.register("post_run_cell", cells.post_run_cell)
-    yield cells
-    shell.events.unregister("pre_run_cell", cells.pre_run_cell)
-    shell.events.unregister("post_run_cell", cells.post_run_cell)
 
 
 def tell(log, **budget):

@@ -18,15 +18,14 @@ import zlib
 from pathlib import Path
 
 import pytest
-from IPython.terminal.interactiveshell import TerminalInteractiveShell
-from IPython.testing.globalipapp import start_ipython
 
 from pi_jupyter import Session
 from pi_jupyter.messages import ImageContent, TextContent
 from pi_jupyter.messages.notebook_context import NOTEBOOK_CONTEXT_TYPE
-from pi_jupyter.notebook.cell_log import CellLog
 from pi_jupyter.notebook.cell_text import NotebookSource, cut_middle
 from pi_jupyter.notebook.notebook_context import ContextBudget, last_told, notebook_message
+
+pytest_plugins = ["cell_shell"]  # the fixtures shell and log
 
 KEY = "sk-ant-api03-" + "Q7" * 24
 
@@ -40,23 +39,6 @@ def png(width: int = 3, height: int = 2) -> str:
 
     body = chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
     return base64.b64encode(b"\x89PNG\r\n\x1a\n" + body).decode()
-
-
-@pytest.fixture
-def shell():
-    start_ipython()
-    return TerminalInteractiveShell.instance()
-
-
-@pytest.fixture
-def log(shell):
-    """A cell log hooked into the shell for this test only."""
-    cells = CellLog(shell)
-    shell.events.register("pre_run_cell", cells.pre_run_cell)
-    shell.events.register("post_run_cell", cells.post_run_cell)
-    yield cells
-    shell.events.unregister("pre_run_cell", cells.pre_run_cell)
-    shell.events.unregister("post_run_cell", cells.post_run_cell)
 
 
 def run(shell, code: str):

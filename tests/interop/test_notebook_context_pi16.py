@@ -16,11 +16,9 @@ from typing import Any
 import pytest
 
 from pi_jupyter.messages.notebook_context import NOTEBOOK_CONTEXT_TYPE
-from pi_jupyter.providers import LlmRequest, Model, StreamOptions, anthropic_messages, openai_completions, openai_responses
-from pi_jupyter.providers.transcript import collapse_request
 from pi_jupyter.session import Session
 
-from .test_pi16_interop import _comparable, _model, pi16  # noqa: F401 - pi16 is a fixture
+from .test_pi16_interop import _comparable, _model, _our_body, pi16  # noqa: F401 - pi16 is a fixture
 from .test_session_interop import assert_same, ours
 
 pytestmark = [pytest.mark.interop, pytest.mark.kernel]
@@ -37,24 +35,6 @@ CELLS = [
 
 def _vision(api: str) -> dict[str, Any]:
     return {**_model(api), "input": ["text", "image"]}
-
-
-def _our_body(api: str, session: Session, leaf: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """The request body our adapter for ``api`` builds for the branch at ``leaf``, for the model ``spec`` describes."""
-    model = Model(
-        id=spec["id"],
-        provider=spec["provider"],
-        api=api,
-        base_url=spec["baseUrl"],
-        max_tokens=spec["maxTokens"],
-        input=tuple(spec["input"]),
-    )
-    request = collapse_request(LlmRequest(messages=session.context(leaf).llm()))
-    if api == "anthropic-messages":
-        return anthropic_messages.build_params(model, request, StreamOptions())
-    if api == "openai-completions":
-        return openai_completions.build_params(model, request, StreamOptions())[0]
-    return openai_responses.build_params(model, request, StreamOptions())
 
 
 @pytest.fixture(scope="module")
