@@ -277,3 +277,23 @@ def test_the_record_is_one_folded_line_in_every_view_and_forget_and_compaction_t
     asyncio.run(agent.compact(keep_recent_tokens=1))
     summary = [e for e in session.raw_entries() if e["type"] == "compaction"][-1]["summary"]
     assert "notebook since your last turn: 1 cell (edited)" in summary
+
+
+def test_a_replay_is_not_thrown_off_by_the_notebook_it_runs_in(shell, log, tmp_path):
+    """A class replaying a lecture runs its own cells: each turn is told of those, and the recording still plays."""
+    import asyncio
+
+    from pi_jupyter import Agent
+    from pi_jupyter.providers.replay import ReplayProvider
+
+    run(shell, "lecture_data = [1, 2, 3]")
+    teacher = Agent(Session.create(tmp_path / "lecture"), model="offline/echo", thinking="off")
+    told = notebook_message(log, teacher.session, teacher.session.leaf_id)
+    recorded = asyncio.run(teacher.prompt("What is in my data?", context=[told]))
+    run(shell, "class_data = [4, 5, 6]\nprint('a different notebook')")
+    player = ReplayProvider(teacher.session.path)
+    student = Agent(Session.create(tmp_path / "class"), model=player.model, stream=player.stream, thinking="off")
+    message = notebook_message(log, student.session, student.session.leaf_id)
+    assert "class_data" in message.content[0].text  # the class's own cells
+    replayed = asyncio.run(student.prompt("What is in my data?", context=[message]))
+    assert replayed.ok and replayed.text == recorded.text  # the recording's answer, not a divergence

@@ -132,6 +132,11 @@ class PiMagics(LineCommands, Magics, PiConfig):
         ``{{`` and ``}}`` for literal braces. An unknown name is an error, never sent. The
         options expand ``{expr}`` as any IPython magic's do (``%%pi --model {MODEL}``).
 
+        The agent is told what the notebook ran since its last turn: before the prompt, the
+        cells run since then (code, output, result, error, plots) are recorded and sent with it
+        as one message, shown as a folded line (``--no-notebook``: not for this cell;
+        ``PiMagics.notebook_context``: not at all; a ``# pi: skip`` comment keeps a cell out).
+
         Each cell is a node of the session tree: re-running a cell forks from where it
         started, so the new answer is a sibling of the old one (``--continue`` appends after
         the current leaf instead). The cell blocks until the agent is done; the stop button
