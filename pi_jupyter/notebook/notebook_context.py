@@ -191,7 +191,8 @@ def notebook_message(
 
 def _render(told: list[CellRecord], budget: ContextBudget, parts: _Parts) -> str:
     """The cells within the budget: every cell as one line first (the oldest left out when even those do not
-    fit half of it), then, newest first, each made whole, else short, where the rest of the budget allows."""
+    fit half of it), then, newest first, each made whole, else short, where the rest of the budget allows
+    (after three cells in a row that fit neither, the budget is spent)."""
     lines = [render_cell(r, "line") for r in told]
     used = sum(len(r.text) + 2 for r in lines)
     first = 0
@@ -201,9 +202,13 @@ def _render(told: list[CellRecord], budget: ContextBudget, parts: _Parts) -> str
     chosen: list[tuple[Rendered, str]] = [(r, "line") for r in lines[first:]]
     left = budget.chars - used
     pictures = ImageBudget(budget.images, budget.image_chars)
+    misses = 0
     for i in range(len(chosen) - 1, -1, -1):
+        if misses >= 3:
+            break  # the budget is spent: the older cells stay one line each
         record = told[first + i]
         line = chosen[i][0]
+        misses += 1
         levels: tuple[Level, ...] = ("full", "short")
         for level in levels:
             trial = pictures.copy()
@@ -212,6 +217,7 @@ def _render(told: list[CellRecord], budget: ContextBudget, parts: _Parts) -> str
                 left -= len(done.text) - len(line.text)
                 chosen[i] = (done, level)
                 pictures = trial
+                misses = 0
                 break
     text_parts = [f"[{first} earlier cell{'s' if first != 1 else ''} left out (over the notebook budget)]"] if first else []
     for (rendered, shown), record in zip(chosen, told[first:], strict=True):
