@@ -366,7 +366,16 @@ def test_every_shell_command_reads_a_crafted_folder_without_running_it(tmp_path,
         ["gc", str(folder.sessions)],
         ["class", str(folder.sessions), "-o", str(tmp_path / "class.html")],
         ["trust"],
-        ["experiment", folder.path, "--prompt", "with k = {k}, use python\n```python\nm = n + 1\n```", "--vary", "k=1,2", "--tools", "python"],
+        [
+            "experiment",
+            folder.path,
+            "--prompt",
+            "with k = {k}, use python\n```python\nm = n + 1\n```",
+            "--vary",
+            "k=1,2",
+            "--tools",
+            "python",
+        ],  # noqa: E501
     ]
     env = dict(os.environ, **{ENV: str(tmp_path / "keys" / "victim")})
     for words in commands:

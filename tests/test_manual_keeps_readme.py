@@ -29,6 +29,22 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
     (
+        "Tools: pi's `read`, `ls`, `grep`, `find`, `write`, `edit`, `bash` (pi's output limits; truncated out"
+        "put is saved to a file the result names) and `python`, which runs in the notebook's own namespace (s"
+        "tdout, the value's repr, rich reprs as text, short tracebacks, a timeout; images go to `details` for"
+        " the widget, not to the model)."
+    ): (
+        "a plot it shows or returns reaches a model that takes images, once, in the result",
+        "issue 39: plots reach the model; the notebook tool",
+    ),
+    (
+        "The default set is read-only file tools plus `python`, because an agent in a notebook is there to lo"
+        "ok at your data; `write`, `edit` and `bash` must be asked for."
+    ): (
+        "The default set is read-only file tools plus `python` and `notebook`",
+        "issue 39: plots reach the model; the notebook tool",
+    ),
+    (
         "Secrets held in variables follow the redaction rules: a value whose pickled text (up to 1 MB; an arr"
         "ay's numbers are not text and are not read) holds a secret (an API key, a token), nested in a dict o"
         "r a list of 20,000 rows too, is not saved (`cfg: dict of 1: holds a secret, not saved`), nor is a fi"

@@ -53,17 +53,30 @@ def test_cells_run_in_order_and_every_turn_is_persisted(kernel, tmp_path):
     third = kernel.run('%%pi --name r\nx is {x}; use python\n```python\nprint(x * 2, "{x}")\n```', cell_id="c3")
     assert third.status == "ok", third.error
     check = kernel.run("print(r.text)\nprint(_.stop_reason, len(r.entry_ids))", cell_id="c4")
-    assert "84 {x}" in check.stdout and "stop 4" in check.stdout
+    assert "84 {x}" in check.stdout and "stop 5" in check.stdout  # the notebook context, the prompt, the call, its result, the answer
 
     s = session_of(tmp_path)
     roles = [m.role for m in s.context().messages]
-    assert roles == ["system", "user", "assistant", "user", "assistant", "toolResult", "assistant"]  # prompt recorded first
-    sent = s.context().messages[3].content[0].text
+    # the prompt recorded first; the third turn is told what the notebook ran since the first (x = 6 * 7)
+    assert roles == ["system", "user", "assistant", "custom", "user", "assistant", "toolResult", "assistant"]
+    assert "x = 6 * 7" in s.context().messages[3].content[0].text
+    sent = s.context().messages[4].content[0].text
     assert sent.startswith("x is 42; use python") and sent.endswith('print(x * 2, "{x}")\n```')
     assert s.name is None  # the kernel was not told its notebook (no JPY_SESSION_NAME): a session of its own, unnamed
     # each cell record carries the In [n] the notebook shows for that cell
     counts = {e["data"]["cellId"]: e["data"]["executionCount"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.cell"}
     assert counts == {"c1": first.reply["execution_count"], "c3": third.reply["execution_count"]}
+
+
+def firsts_below(s: Session, parent: str) -> list[str]:
+    """The prompts of the turns that start below ``parent``, through the notebook context a turn may begin with."""
+    out = []
+    for child in s.child_ids(parent):
+        entry = s.raw_entry(child)
+        if entry["type"] == "custom_message":
+            entry = s.raw_entry(s.child_ids(child)[0])
+        out.append(entry["message"]["content"][0]["text"])
+    return out
 
 
 def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_path):
@@ -93,15 +106,14 @@ def test_rerunning_a_cell_forks_a_sibling_and_later_cells_follow_it(kernel, tmp_
     system = s.raw_entry(users["First question."]["parentId"])
     assert system["message"]["role"] == "system"
     assert len([e for e in s.raw_entries() if e["type"] == "message" and e["message"]["role"] == "system"]) == 1
-    firsts = [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(system["id"])]
-    assert firsts == ["First question.", "First question, again."]
-    assert [m.role for m in s.context().messages] == ["system", "user", "assistant"]
+    assert firsts_below(s, system["id"]) == ["First question.", "First question, again."]
+    # the re-run is told what the notebook ran since its start (the %reset cell), before its prompt
+    assert [m.role for m in s.context().messages] == ["system", "custom", "user", "assistant"]
     again = kernel.run("%%pi\nFirst question, once more.", cell_id="a")
     assert again.status == "ok", again.error
     assert "forked" in again.data("text/plain")[-1]  # the cell's start is unchanged: its runs stay siblings
     s = Session.open(s.path, readonly=True)
-    firsts = [s.raw_entry(c)["message"]["content"][0]["text"] for c in s.child_ids(system["id"])]
-    assert firsts == ["First question.", "First question, again.", "First question, once more."]
+    assert firsts_below(s, system["id"]) == ["First question.", "First question, again.", "First question, once more."]
 
 
 def test_interrupt_aborts_cleanly_and_the_kernel_keeps_working(kernel, tmp_path):
@@ -205,8 +217,11 @@ def test_nbclient_runs_the_quickstart_in_order_and_a_rerun_forks(tmp_path):
     first, rerun = users[0], users[-1]  # the first %%pi cell, and its re-run (the last prompt sent)
     assert rerun["message"]["content"] == first["message"]["content"]
     # the first cell began by recording the system prompt: its re-run goes through that entry, a sibling under it
-    system = s.raw_entry(first["parentId"])
-    assert system["message"]["role"] == "system" and rerun["parentId"] == system["id"]
+    # (each was told what the notebook ran before it: the setup cell's, just above its prompt)
+    told, retold = s.raw_entry(first["parentId"]), s.raw_entry(rerun["parentId"])
+    assert told["type"] == retold["type"] == "custom_message" and "%pi new quickstart" in told["content"][0]["text"]
+    system = s.raw_entry(told["parentId"])
+    assert system["message"]["role"] == "system" and retold["parentId"] == system["id"]
     assert [e["message"]["role"] for e in s.raw_entries() if e["type"] == "message"].count("system") == 1
     assert s.name == "quickstart"
 

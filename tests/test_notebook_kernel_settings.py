@@ -71,7 +71,7 @@ def test_bad_settings_are_refused_on_one_line_and_the_old_value_stays(tmp_path):
             assert "Traceback" not in text
         assert k.run("%%pi\nstill fine?", cell_id="c1").status == "ok"
         shown = k.run("m = get_ipython()._pi_magics\nprint(m.tools, m.tool_timeout, repr(m.thinking))").stdout
-        assert shown.strip() == "['read', 'ls', 'grep', 'find', 'python'] 60 ''"
+        assert shown.strip() == "['read', 'ls', 'grep', 'find', 'python', 'notebook'] 60 ''"
     finally:
         k.close()
 

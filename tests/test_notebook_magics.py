@@ -140,7 +140,7 @@ def test_options_change_model_thinking_and_tools(ip):
     agent = ip._pi_magics.state.agent_for()
     assert agent.model.ref == "offline/typewriter" and agent.thinking_level == "low"
     assert not any(m.role == "toolResult" for m in result.session.context().messages)  # no tools for this cell
-    assert [t.name for t in agent.tools] == ["read", "ls", "grep", "find", "python"]  # --tools was for one cell only
+    assert [t.name for t in agent.tools] == ["read", "ls", "grep", "find", "python", "notebook"]  # --tools was for one cell only
 
 
 @pytest.mark.parametrize(
@@ -290,7 +290,7 @@ def test_pyproject_settings_reach_the_magics_and_config_overrides_them(tmp_path,
     monkeypatch.setattr(shell, "config", Config())
     magics = PiMagics(shell)
     assert magics.model == "offline/typewriter" and magics.confirm == "mutating"
-    assert magics.tools == ["read", "ls", "grep", "find", "python"]  # untouched defaults stay
+    assert magics.tools == ["read", "ls", "grep", "find", "python", "notebook"]  # untouched defaults stay
     ipython_config = Config()
     ipython_config.PiMagics.model = "offline/echo"  # c.PiMagics.model in ipython_config.py
     monkeypatch.setattr(shell, "config", ipython_config)

@@ -109,7 +109,7 @@ def test_pandas_dataframes_become_text_tables():
     assert "..." in big and "[1000 rows x 1 columns]" in big and len(big.splitlines()) < 40
 
 
-def test_rich_reprs_markdown_html_and_images_in_details_only():
+def test_rich_reprs_markdown_html_and_images_reach_the_model_once():
     png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
     class Md:
@@ -132,11 +132,13 @@ def test_rich_reprs_markdown_html_and_images_in_details_only():
     assert py(tool, "Md()").text_content == "Out: **bold**"
     assert py(tool, "Html()").text_content == "Out:\nTitle\nk | v\na | 1"
     r = py(tool, "Plot()")
-    assert r.text_content == "Out:\n<Plot>\n[image/png shown to the user, not sent to the model]"
-    assert [type(b) for b in r.content] == [type(r.content[0])]  # no image for the model
-    assert base64.b64decode(r.details["result"]["image/png"]) == png
-    sent = asyncio.run(run_tool(PythonTool(namespace=ns, send_images=True), {"code": "Plot()"}, ctx()))
-    assert isinstance(sent.content[1], ImageContent) and sent.content[1].mime_type == "image/png"
+    assert r.text_content == "Out:\n<Plot>\n[image/png attached]"
+    assert isinstance(r.content[1], ImageContent) and base64.b64decode(r.content[1].data) == png  # the model sees the plot
+    assert "image/png" not in r.details["result"]  # stored once: in the content, not again in details
+    held = asyncio.run(run_tool(PythonTool(namespace=ns, send_images=False), {"code": "Plot()"}, ctx()))
+    assert held.text_content.endswith("[image/png shown to the user, not sent to the model]")
+    assert [type(b) for b in held.content] == [type(held.content[0])]
+    assert base64.b64decode(held.details["result"]["image/png"]) == png
 
 
 def test_display_objects_whose_repr_says_nothing_give_their_rich_text():

@@ -16,13 +16,13 @@ KEY = "sk-ant-api03-" + "Z" * 40
 
 
 def test_names_sets_and_one_liners():
-    assert list(KNOWN_TOOLS) == ["read", "ls", "grep", "find", "write", "edit", "bash", "python"]
+    assert list(KNOWN_TOOLS) == ["read", "ls", "grep", "find", "write", "edit", "bash", "python", "notebook"]
     assert all(KNOWN_TOOLS.values())
-    assert DEFAULT_TOOLS == ("read", "ls", "grep", "find", "python")
+    assert DEFAULT_TOOLS == ("read", "ls", "grep", "find", "python", "notebook")
     assert TOOL_SETS["coding"] == ("read", "bash", "edit", "write")  # pi's default set
     assert resolve_tool_names(None) == list(DEFAULT_TOOLS)
     assert resolve_tool_names("read, bash") == ["read", "bash"]
-    assert resolve_tool_names(["readonly", "python", "read"]) == ["read", "ls", "grep", "find", "python"]
+    assert resolve_tool_names(["readonly", "python", "read"]) == ["read", "ls", "grep", "find", "notebook", "python"]
     assert resolve_tool_names("none") == []
     with pytest.raises(ValueError, match="unknown tool 'rm'.*builtin tools are read, ls"):
         resolve_tool_names("read,rm")
@@ -49,6 +49,7 @@ def test_schemas_use_pis_argument_names_and_no_refs():
         "edit": {"path", "edits"},
         "bash": {"command", "timeout"},
         "python": {"code", "timeout"},
+        "notebook": {"action", "cell", "name", "limit"},
     }
     assert specs["edit"].parameters["properties"]["edits"]["items"]["required"] == ["oldText", "newText"]
     assert "$ref" not in json.dumps([s.parameters for s in specs.values()])

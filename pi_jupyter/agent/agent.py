@@ -269,11 +269,14 @@ class Agent:
 
     # ------------------------------------------------------------------ running
 
-    async def prompt(self, text: str | Any, *, images: list[Any] | None = None) -> RunResult:
+    async def prompt(self, text: str | Any, *, images: list[Any] | None = None, context: Sequence[Any] = ()) -> RunResult:
         """Send a user message and run until the agent stops; returns the :class:`RunResult`.
 
         ``text`` may also be a message object (e.g. a :class:`UserMessage` or
         :class:`CustomMessage`). ``/skill:NAME args`` is expanded as pi expands it.
+        ``context``: messages recorded just before the prompt and sent with it (the notebook's
+        cells since the last turn, as a :class:`CustomMessage`); nothing is recorded when the
+        prompt is refused.
         """
         if isinstance(text, str) and len(self.extensions):
             try:
@@ -285,7 +288,7 @@ class Agent:
             if text is HANDLED:
                 return self._result([], self.session.leaf_id, 0.0)
         message = self._prompt_message(text, images)
-        prompts = [message]
+        prompts = [*(as_message(m) for m in context), message]
         if len(self.extensions):
             prompts.extend(await self.extensions.before_prompt(text if isinstance(text, str) else ""))
         return await self._run(prompts)

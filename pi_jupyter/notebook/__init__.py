@@ -32,8 +32,10 @@ def unload_ipython_extension(shell: Any) -> None:
         shell._pi_magics = None
         magics.state.main_thread.close()
         from .async_cell import uninstall
+        from .cell_log import uninstall as stop_cell_log
 
         uninstall(shell)
+        stop_cell_log(shell)
 
 
 def current_agent() -> Any:

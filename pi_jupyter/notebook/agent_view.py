@@ -52,6 +52,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.notebook_context import folded_body, folded_line
 from ..messages.system import system_message_note
 from ..providers.base import (
     TextDeltaEvent,
@@ -378,7 +379,9 @@ class AgentView(StepControl, StopButton, ViewActions, Transport, anywidget.AnyWi
             images = 0 if isinstance(msg.content, str) else sum(1 for b in msg.content if isinstance(b, ImageContent))
             self._add({"kind": "user", "text": text_of(msg.content, "\n"), "images": images})
         elif isinstance(msg, CustomMessage):
-            if msg.display is not False:
+            if msg.display is not False and (fold := folded_line(msg.custom_type, msg.content)) is not None:
+                self._add({"kind": "summary", "label": fold, "text": folded_body(text_of(msg.content))})  # one line, the rest a click away
+            elif msg.display is not False:
                 self._add({"kind": "custom", "customType": msg.custom_type, "text": text_of(msg.content, "\n")})
         elif isinstance(msg, BashExecutionMessage):
             self._add({"kind": "bash", "command": msg.command, "output": clip_middle(msg.output, MAX_OUTPUT), "exitCode": msg.exit_code})

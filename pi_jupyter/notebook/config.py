@@ -24,8 +24,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DEFAULT_TOOLS = ["read", "ls", "grep", "find", "python"]
-"""Tools a cell may use unless told otherwise: read-only file tools plus ``python``.
+DEFAULT_TOOLS = ["read", "ls", "grep", "find", "python", "notebook"]
+"""Tools a cell may use unless told otherwise: read-only file tools, ``python`` and the read-only ``notebook``.
 
 ``python`` runs in the notebook's own namespace, which is the point of an agent in a
 notebook; it is a mutating tool and asks for confirmation when ``confirm`` says so. ``bash``,
@@ -54,6 +54,17 @@ class PiConfig(Configurable):
     max_turns = Integer(
         100, help="Most model calls in one cell's run (0: no limit); a model still calling tools then stops with 'Turn limit reached'."
     ).tag(config=True)
+    notebook_context = Bool(
+        True,
+        help="Tell each %%pi turn what the notebook ran since the agent's last turn: code, results, errors, output, plots"
+        " (False: nothing; one cell: %%pi --no-notebook).",
+    ).tag(config=True)
+    notebook_chars = Integer(
+        24_000, help="Most characters of notebook context one turn is told (newest cells in full, older shorter)."
+    ).tag(config=True)
+    notebook_images = Integer(4, help="Most images (plots) from notebook cells attached to one turn, for models that take images.").tag(
+        config=True
+    )
     executor = Unicode(
         "local", help="Where grid branches run: local (this kernel), dask (a LocalCluster, started once) or a scheduler tcp://host:8786."
     ).tag(config=True)
@@ -84,6 +95,12 @@ class PiConfig(Configurable):
     def _valid_timeout(self, proposal: Any) -> Any:
         if proposal["value"] < 0:
             raise TraitError(f"{type(self).__name__}.tool_timeout must be a number of seconds, or 0 for no limit, not {proposal['value']}")
+        return proposal["value"]
+
+    @validate("notebook_chars", "notebook_images")
+    def _valid_notebook_budget(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"{type(self).__name__}.{proposal['trait'].name} must be 0 or more, not {proposal['value']}")
         return proposal["value"]
 
     @validate("max_turns")

@@ -84,33 +84,35 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     # its confirm policy, tool_timeout and display capture (the builtin tools redact their results);
     # its extensions too (their tools and guards), each set up again for the branch's agent
     agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
-    exp = Experiment(
-        session,
-        text,
-        vary=vary,
-        repeat=args.repeat or 1,
-        concurrency=args.concurrency,
-        budget=args.budget,
-        scorers=args.score or [],
-        model=args.model or agent.model.ref,
-        thinking=args.thinking or agent.thinking_level,
-        tools=tools,
-        replay=True if args.replay else None,
-        yes=args.yes,
-        start=start,
-        render=render,
-        cwd=agent.cwd,
-        base_url=magics.base_url or None,
-        agent_options=agent_options,
-        until_decided=args.until_decided,
-        compare=args.compare,
-        rate_limit=args.rate_limit,
-    )
+    options = {
+        "vary": vary,
+        "repeat": args.repeat or 1,
+        "concurrency": args.concurrency,
+        "budget": args.budget,
+        "scorers": args.score or [],
+        "model": args.model or agent.model.ref,
+        "thinking": args.thinking or agent.thinking_level,
+        "tools": tools,
+        "replay": True if args.replay else None,
+        "yes": args.yes,
+        "render": render,
+        "cwd": agent.cwd,
+        "base_url": magics.base_url or None,
+        "agent_options": agent_options,
+        "until_decided": args.until_decided,
+        "compare": args.compare,
+        "rate_limit": args.rate_limit,
+    }
+    exp = Experiment(session, text, start=start, **options)
     _check_bound(vary, filled)
     if note := filled_note(filled, per_branch={k: v for k, v in vary.items() if k not in AGENT_KEYS}, code_kept=code_kept):
         print(f"pi: {note}")
     # checked before anything is shown or written: a scheduler that does not answer, a worker without the folder
     runner = exp.prepare(args.executor or magics.executor or "local")
+    grid_start = _notebook_record(magics, agent, start, args, moved)  # the branches share one notebook context
+    if grid_start != start:  # the grid grows from it
+        exp = Experiment(session, text, start=grid_start, **options)
+        runner = exp.prepare(runner)
     view = None
     if magics.widget:
         from .experiment_view import ExperimentView
@@ -119,7 +121,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort), any_thread=True)
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None
-    produced: list[str] = []
+    produced: list[str] = [grid_start] if grid_start is not None and grid_start != start else []
     unsubscribe = session.on_append(lambda entry: produced.append(entry["id"]))
 
     async def go() -> ExperimentResult:
@@ -195,6 +197,20 @@ def _check_bound(vary: dict[str, list[str]], filled: list[tuple[str, str]]) -> N
                 f"%%pi: --vary {key}: the prompt has no {{{key}}} outside code, so every branch would get the same prompt "
                 f"({{{key}}} in a code block or `inline code` is sent as written); write it in the prose, e.g. 'use {key} = {{{key}}}'"
             )
+
+
+def _notebook_record(magics: Any, agent: Any, start: str | None, args: argparse.Namespace, moved: str) -> str | None:
+    """The grid's notebook context, recorded once at its start: the node its branches grow from (``start`` if none)."""
+    from . import notebook_context
+
+    told = notebook_context.for_cell(magics, agent, start, off=getattr(args, "no_notebook", False), world_line=moved)
+    if not told:
+        return start
+    session = agent.session
+    if session.leaf_id != start:
+        session.checkout(start, persist=False)
+    m = told[0]
+    return session.append_custom_message(m.custom_type, m.content, display=m.display, details=m.details)
 
 
 def stopped_summary(exp: Experiment, name: str | None = None) -> str:

@@ -4,8 +4,9 @@ A notebook's agent is made by its first ``%%pi`` cell; the user may change ``con
 ``tools``, ``tool_timeout``, ``max_turns``, ``model``, ``thinking`` or ``base_url`` at any time after. Before
 each cell (and ``%pi`` command) the settings are compared with the ones the agent last took,
 and only what changed is applied, so a model chosen with ``%pi model`` or ``%%pi --model``
-stays until the setting itself changes. ``widget``, ``stream_rate`` and ``session_dir`` are
-read when used; ``durability`` applies to the sessions opened after it changes.
+stays until the setting itself changes. ``widget``, ``stream_rate``, ``session_dir`` and the
+notebook context's (``notebook_context``, ``notebook_chars``, ``notebook_images``) are read when
+used; ``durability`` applies to the sessions opened after it changes.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import kernel_notebook, page_bridge, world_cells
+from . import cell_log, kernel_notebook, notebook_context, page_bridge, world_cells
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
 from .failure import CellFailed, CompactionAdvice, cell_failure
@@ -108,6 +108,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
     @argument("--tools", default=None, help="comma-separated tool names for this cell ('' for none), e.g. read,python")
     @argument("--continue", "-c", dest="continue_", action="store_true", help="append after the current leaf instead of forking on re-run")
     @argument("--background", "-b", action="store_true", help="return at once with a handle (await it, .result(), .abort())")
+    @argument("--no-notebook", action="store_true", help="tell the agent nothing of the cells run since its last turn (this cell only)")
     @argument("--name", "-n", default=None, help="also store the result (or the background handle) in this variable")
     @argument("--vary", action="append", default=None, metavar="KEY=V1,V2", help="a grid: one sibling branch per value (repeatable)")
     @argument("--repeat", type=int, default=None, help="a grid: runs per combination")
@@ -132,6 +133,11 @@ class PiMagics(LineCommands, Magics, PiConfig):
         written (an f-string there keeps its braces), and the cell says what it filled in. An
         unknown name is an error, never sent. The options expand ``{expr}`` as any IPython
         magic's do (``%%pi --model {MODEL}``).
+
+        The agent is told what the notebook ran since its last turn: before the prompt, the
+        cells run since then (code, output, result, error, plots) are recorded and sent with it
+        as one message, shown as a folded line (``--no-notebook``: not for this cell;
+        ``PiMagics.notebook_context``: not at all; a ``# pi: skip`` comment keeps a cell out).
 
         Each cell is a node of the session tree: re-running a cell forks from where it
         started, so the new answer is a sibling of the old one (``--continue`` appends after
@@ -192,7 +198,9 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
-        world_cells.say(world_cells.move_for_cell(agent, start), "pi: ")  # a re-run starts in its start's world
+        moved = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world
+        world_cells.say(moved, "pi: ")
+        told = notebook_context.for_cell(self, agent, start, off=args.no_notebook, world_line=moved)  # what ran since the last turn
         tools_before = agent.tools
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
@@ -218,7 +226,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
             result = None
             try:
                 with replay.serving(agent) if replay is not None else contextlib.nullcontext():
-                    result = await agent.prompt(prompt)
+                    result = await agent.prompt(prompt, context=told)
                 return CellResult.from_run(result, session=agent.session, cell_id=cell_id, forked=forked, prompt=prompt)
             finally:
                 unsubscribe()
@@ -373,6 +381,7 @@ def register(shell: Any) -> PiMagics:
             magics.state.seen_cells.add(str(shell._pi_cell_id))
 
     magics.state.seen_cells.add(_cell_id(shell, ""))  # the cell that loads the extension
+    magics.state.cell_log = cell_log.install(shell)  # what the kernel runs, for the agent's notebook context
 
     shell.events.register("pre_run_cell", remember_cell)
     shell.events.register("pre_run_cell", kernel_notebook.watch(shell, magics.state.notebook))  # which notebook, which cell

@@ -13,6 +13,7 @@ from ..agent.events import Event
 from ..agent.typed_text import scrub
 from ..session import Session, SessionError
 from .binding import Binder, origin, session_label
+from .cell_text import notebook_source
 from .display_capture import display_capture
 from .kernel_notebook import KernelNotebook
 from .live_settings import apply_settings
@@ -58,6 +59,8 @@ class NotebookState:
         """What this kernel knows of its notebook: its path now, the ``%pi`` cells it ran."""
         self._bound_path: str | None = None
         self._told_path: str | None = None
+        self.cell_log: Any = None
+        """The kernel's :class:`~.cell_log.CellLog` (set when the magics are registered)."""
         self._origins: dict[str, str | None] = {}
 
     # ------------------------------------------------------------ sessions
@@ -220,6 +223,7 @@ class NotebookState:
                 "timeout": cfg.tool_timeout,
                 "display_capture": display_capture,
                 "main_thread": self.main_thread,
+                "notebook": notebook_source(self.cell_log),
             },
             policy=policy,
         )

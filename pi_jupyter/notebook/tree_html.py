@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..messages.notebook_context import folded_body, folded_line
 from ..views import digest as _digest
 from ..views.scores import scores_text as _scores_text
 from ..world import delta_of, summarize
@@ -97,6 +98,12 @@ def entry_html(entry: dict[str, Any]) -> str:
             body = f'<pre class="pitv-pre">$ {command}\n{output}</pre>'
             return _block("user", "You ran", eid, body)
         return _block("meta", html.escape(_text(role)), eid, html.escape(_digest.preview(json.dumps(msg, default=str), 200)))
+    if kind == "custom_message" and (fold := folded_line(entry.get("customType"), entry.get("content"))) is not None:
+        body = render_markdown(folded_body(_digest.content_text(entry.get("content")))) + _images(entry.get("content"))
+        return (
+            f'<details class="pitv-msg pitv-user" data-entry="{eid}"><summary>{html.escape(fold)} '
+            f'<code class="pitv-id">{eid}</code></summary><div class="pitv-md">{body}</div></details>'
+        )
     if kind == "custom_message":
         title = html.escape(_text(entry.get("customType") or "extension"))
         return _block("user", f"Extension message · {title}", eid, render_markdown(_digest.content_text(entry.get("content"))))

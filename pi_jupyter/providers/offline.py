@@ -40,6 +40,10 @@ What it does, in order of precedence:
    * A tool that is not offered is not called; the reply says which tools are.
 5. **Otherwise** it echoes the last user message and explains how to make it call a tool.
 
+Under rules 4 and 5 it also says what notebook context came with the message (the cells the
+user ran since the last turn, see :mod:`pi_jupyter.messages.notebook_context`): its one line,
+each cell that failed with its error, and how many images were attached.
+
 With a thinking level set (not ``"off"``) it first streams a short thinking block that
 states which rule it applied. Text streams in several deltas (a few words each); tool-call
 arguments stream as JSON fragments; tool-call ids are ``offline_<turn>_<n>``, unique in the
@@ -61,9 +65,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage, text_of
+from ..messages.notebook_context import NOTEBOOK_CONTEXT_HEAD, is_notebook_context_text
 from ._stream import MessageBuilder
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions, ToolSpec
-from .normalize import transform_messages
+from .normalize import USER_IMAGE_PLACEHOLDER, transform_messages
 
 PREFIX = "[offline model]"
 OFFLINE_PROVIDER = "offline"
@@ -422,6 +427,39 @@ def _echo(text: str, tools: list[ToolSpec], missing: list[str]) -> str:
     return out
 
 
+_FAILED = re.compile(r"^### (In\[\d+\]|cell #\d+)(?: \(cell [^)]*\))? failed: (.*?)(?: · ran \d+ s)?$", re.MULTILINE)
+
+
+def notebook_note(messages: list[Any]) -> str:
+    """What notebook context came with the last prompt (the user messages since the last reply), said in a paragraph; ``""`` if none.
+
+    The offline model does not read it; it says what it was sent, so a demo or a test shows it.
+    """
+    told: list[UserMessage] = []
+    for m in reversed(messages):
+        if isinstance(m, AssistantMessage):
+            break
+        if isinstance(m, UserMessage) and is_notebook_context_text(text_of(m.content)):
+            told.append(m)
+    if not told:
+        return ""
+    out = []
+    for m in reversed(told):
+        text = text_of(m.content)
+        line = text.split("\n", 1)[0][len(NOTEBOOK_CONTEXT_HEAD) :].strip()
+        out.append(f"\n\nWith it I was sent the notebook since my last turn: {line}.")
+        for cell, error in _FAILED.findall(text):
+            out.append(f" {cell} failed with {error}.")
+        blocks = [] if isinstance(m.content, str) else list(m.content)
+        images = sum(1 for b in blocks if getattr(b, "type", "") == "image")
+        omitted = sum(1 for b in blocks if getattr(b, "text", None) == USER_IMAGE_PLACEHOLDER)
+        if images:
+            out.append(f" {images} image{'s' if images != 1 else ''} came with it.")
+        if omitted:
+            out.append(" Its images were left out: I do not take images.")
+    return "".join(out)
+
+
 def text_pieces(text: str, words: int = 3) -> list[str]:
     """``text`` in stream deltas of a few words each (whitespace kept)."""
     tokens = re.findall(r"\S+\s*|\s+", text)
@@ -535,9 +573,10 @@ class OfflineProvider:
             return _answer_tool_results(messages), [], "the last message is a tool result: quote it"
         if isinstance(last, UserMessage):
             text = text_of(last.content)
+            told = notebook_note(messages)
             calls, missing = plan_tool_calls(text, request.tools)
             if calls:
                 names = ", ".join(f"`{n}`" for n, _ in calls)
-                return f"{PREFIX} Calling {names} as asked.", calls, f"the message asks for {names}"
-            return _echo(text, request.tools, missing), [], "no tool asked for: echo the message"
+                return f"{PREFIX} Calling {names} as asked.{told}", calls, f"the message asks for {names}"
+            return _echo(text, request.tools, missing) + told, [], "no tool asked for: echo the message"
         return f"{PREFIX} The last message is my own; I have nothing to add.", [], "nothing new to answer"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import ToolResultMessage, UserMessage, message_from_dict, text_of
+from ..messages.notebook_context import is_notebook_context_text
 from ..messages.text import ms_from_iso
 
 Key = tuple[tuple[Any, ...], ...]
@@ -33,13 +34,19 @@ _NO_TOOLS = frozenset({"", "none", "-"})
 
 
 def conversation_key(messages: list[Any], *, with_tool_text: bool = True) -> Key:
-    """What replay compares: user texts and tool results, in order (assistant messages left out)."""
+    """What replay compares: user texts and tool results, in order (assistant messages left out).
+
+    The notebook context of a turn (the cells run since the last one) is left out: a class
+    replaying a lecture runs its own cells, and its turns are told of those, not of the teacher's.
+    """
     key: list[tuple[Any, ...]] = []
     for m in messages:
         if isinstance(m, dict):
             m = message_from_dict(m)
         if isinstance(m, UserMessage):
-            key.append(("user", text_of(m.content).strip()))
+            text = text_of(m.content).strip()
+            if not is_notebook_context_text(text):
+                key.append(("user", text))
         elif isinstance(m, ToolResultMessage):
             key.append(("toolResult", m.tool_name, m.text.strip() if with_tool_text else None))
     return tuple(key)

@@ -11,6 +11,7 @@ import math
 import re
 from typing import Any
 
+from ..messages.notebook_context import NOTEBOOK_CONTEXT_TYPE
 from ..messages.text import display_text, ms_from_iso
 from ..session.index import CELL_TYPE, CHECKOUT_TYPE, TRANSPARENT_TYPES
 
@@ -29,6 +30,9 @@ HEAD_ROLES = frozenset({"user", "bashExecution"})
 
 META_TYPES = frozenset({"label", "session_info", "thinking_level_change", "model_change", "custom"})
 """Entry types that carry settings or private state and no conversation."""
+
+LEAD_IN_TYPES = frozenset({NOTEBOOK_CONTEXT_TYPE})
+"""``custom_message`` types that join the turn they lead into (the notebook context before a prompt)."""
 
 SOLO_TYPES = frozenset({"compaction", "branch_summary"})
 """Entry types that are always a node of their own."""
@@ -95,15 +99,23 @@ def role(entry: RawEntry) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def is_lead_in(entry: RawEntry) -> bool:
+    """True for a message that leads into the turn after it: the notebook context recorded before a prompt."""
+    return entry.get("type") == "custom_message" and entry.get("customType") in LEAD_IN_TYPES
+
+
 def is_head(entry: RawEntry) -> bool:
-    """True for an entry that starts a turn: a user message, a user's shell command, an extension message."""
-    return entry.get("type") == "custom_message" or role(entry) in HEAD_ROLES
+    """True for an entry that starts a turn: a user message, a user's shell command, an extension message (not a lead-in)."""
+    if entry.get("type") == "custom_message":
+        return not is_lead_in(entry)
+    return role(entry) in HEAD_ROLES
 
 
 def is_meta(entry: RawEntry) -> bool:
-    """True for settings, labels, names and private state (not transparent ones: see :func:`is_transparent`)."""
+    """True for settings, labels, names and private state (not transparent ones: see :func:`is_transparent`), and
+    lead-ins (:func:`is_lead_in`): sent to the model, but drawn with the turn they lead into, as settings are."""
     kind = entry.get("type")
-    if kind in META_TYPES:
+    if kind in META_TYPES or is_lead_in(entry):
         return True
     if kind == "message" and role(entry) == "system":  # pi 1.x's record of the prompt and tools: a setting
         return True

@@ -35,6 +35,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.notebook_context import folded_body, folded_line
 from .highlight import PRE_STYLE, markdown_html
 from .markdown_safe import md_code, md_text
 from .transcript import DEFAULT_MAX_OUTPUT, blocks_text, clip_middle, format_call, transcript_markdown
@@ -229,7 +230,13 @@ def render_item(
         entry = (result_entries or {}).get(m.tool_call_id)
         return _tool_html(call, m, max_output, entry, entry in forgotten)
     if isinstance(m, CustomMessage):
-        return _quote_html(m.custom_type or "custom", text_of(m.content, "\n")) if m.display is not False else ""
+        if m.display is False:
+            return ""
+        fold = folded_line(m.custom_type, m.content)
+        if fold is not None:  # one line; what the model was sent is a click away
+            body = markdown_html(folded_body(text_of(m.content)))
+            return f'<details style="{_USER_STYLE}"><summary>{_esc(fold)}</summary>{body}</details>'
+        return _quote_html(m.custom_type or "custom", text_of(m.content, "\n"))
     if isinstance(m, BashExecutionMessage):
         code = f" · exit {m.exit_code}" if m.exit_code not in (None, 0) else ""
         return f"<p><strong>Shell</strong> <code>$ {_esc(m.command)}</code>{code}</p>" + _pre(clip_middle(m.output, max_output))

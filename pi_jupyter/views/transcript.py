@@ -27,6 +27,7 @@ from ..messages import (
     as_message,
     text_of,
 )
+from ..messages.notebook_context import folded_line
 from ..messages.system import system_message_note
 from .markdown_safe import md_code, md_fence, md_markdown, md_quote, md_text
 from .world_lines import changed_line
@@ -150,7 +151,10 @@ def transcript_markdown(
             if m.tool_call_id not in shown:
                 parts.append(_tool_markdown(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output))
         elif isinstance(m, CustomMessage):
-            if m.display is not False:
+            fold = folded_line(m.custom_type, m.content)
+            if m.display is not False and fold is not None:
+                parts.append(f"*{md_text(fold)}* (sent to the model with the prompt below)")
+            elif m.display is not False:
                 label = m.custom_type or "custom"
                 parts.append(f"**{md_code(label)}**\n\n" + md_quote(text_of(m.content, "\n")))
         elif isinstance(m, BashExecutionMessage):
@@ -220,7 +224,10 @@ def transcript_text(
             if m.tool_call_id not in shown:
                 lines.append(_tool_text(ToolCall(id=m.tool_call_id, name=m.tool_name or "tool"), m, max_output))
         elif isinstance(m, CustomMessage):
-            if m.display is not False:
+            fold = folded_line(m.custom_type, m.content)
+            if m.display is not False and fold is not None:
+                lines.append(f"[{fold}]")
+            elif m.display is not False:
                 lines.append(f"[{m.custom_type or 'custom'}] " + text_of(m.content, "\n"))
         elif isinstance(m, BashExecutionMessage):
             lines.append(f"$ {m.command}" + (f"  (exit {m.exit_code})" if m.exit_code not in (None, 0) else ""))

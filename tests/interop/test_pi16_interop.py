@@ -152,9 +152,11 @@ def _model(api: str) -> dict[str, Any]:
     }
 
 
-def _our_body(api: str, session: Session, leaf: str) -> dict[str, Any]:
-    spec = _model(api)
-    model = Model(id=spec["id"], provider=spec["provider"], api=api, base_url=spec["baseUrl"], max_tokens=spec["maxTokens"])
+def _our_body(api: str, session: Session, leaf: str, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request our adapter for ``api`` builds at ``leaf`` for the model ``spec`` describes (default: ``_model(api)``)."""
+    spec = spec or _model(api)
+    fields = {"id": spec["id"], "provider": spec["provider"], "base_url": spec["baseUrl"], "max_tokens": spec["maxTokens"]}
+    model = Model(api=api, input=tuple(spec["input"]), **fields)
     request = collapse_request(LlmRequest(messages=session.context(leaf).llm()))
     if api == "anthropic-messages":
         return anthropic_messages.build_params(model, request, StreamOptions())

@@ -5,9 +5,10 @@ pi's file and shell tools (``read``, ``ls``, ``grep``, ``find``, ``write``, ``ed
 notebook's namespace. Every result is redacted (:mod:`pi_jupyter.agent.redact`) and every
 file tool is confined by the :class:`~pi_jupyter.agent.policy.Policy`.
 
-The default set is :data:`DEFAULT_TOOLS` = ``read, ls, grep, find, python``. Why: in a
+The default set is :data:`DEFAULT_TOOLS` = ``read, ls, grep, find, python, notebook``. Why: in a
 notebook the agent's work is to look at the project and compute on the data already loaded
-in the kernel. Looking is harmless and confined to the project root; ``python`` is the
+in the kernel (``notebook`` reads the cells the user ran and describes the variables, without
+running code). Looking is harmless and confined to the project root; ``python`` is the
 notebook's own way of working, and the user watches its results in the cell. Changing
 files and running shell commands (``write``, ``edit``, ``bash``) are opt-in
 (``builtin_tools("coding")``, ``%pi --tools``). ``python`` can do anything the user can, so
@@ -30,6 +31,7 @@ from .edit import EditTool
 from .find import FindTool
 from .grep import GrepTool
 from .ls import LsTool
+from .notebook import NotebookTool
 from .python import PythonInterrupt, PythonTool
 from .read import ReadTool
 from .truncate import (
@@ -57,6 +59,7 @@ __all__ = [
     "FindTool",
     "GrepTool",
     "LsTool",
+    "NotebookTool",
     "PythonInterrupt",
     "PythonTool",
     "ReadTool",
@@ -81,6 +84,7 @@ _CLASSES: dict[str, type[BuiltinTool[Any]]] = {
     "edit": EditTool,
     "bash": BashTool,
     "python": PythonTool,
+    "notebook": NotebookTool,
 }
 
 KNOWN_TOOLS: dict[str, str] = {
@@ -92,15 +96,16 @@ KNOWN_TOOLS: dict[str, str] = {
     "edit": "replace exact text in a file",
     "bash": "run a shell command",
     "python": "run Python code in the notebook's namespace",
+    "notebook": "read the notebook's cells and outputs, describe the kernel's variables (read-only)",
 }
 """Every builtin tool name with a one-liner (for ``%pi tools`` and error messages)."""
 
-DEFAULT_TOOLS: tuple[str, ...] = ("read", "ls", "grep", "find", "python")
-"""The default tool set: read-only, confined file tools plus ``python`` (see the module notes)."""
+DEFAULT_TOOLS: tuple[str, ...] = ("read", "ls", "grep", "find", "python", "notebook")
+"""The default tool set: read-only, confined file tools, ``python`` and the read-only ``notebook`` (see the module notes)."""
 
 TOOL_SETS: dict[str, tuple[str, ...]] = {
     "default": DEFAULT_TOOLS,
-    "readonly": ("read", "ls", "grep", "find"),
+    "readonly": ("read", "ls", "grep", "find", "notebook"),
     "coding": ("read", "bash", "edit", "write"),
     "all": tuple(KNOWN_TOOLS),
     "none": (),

@@ -17,7 +17,7 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-__all__ = ["MAX_TABLE_ROWS", "bundle_to_text", "html_to_text", "value_to_display"]
+__all__ = ["MAX_TABLE_ROWS", "bundle_text", "bundle_to_text", "html_to_text", "value_to_display"]
 
 MAX_TABLE_ROWS = 60
 MAX_TABLE_COLS = 30
@@ -129,6 +129,22 @@ def _has_own_repr(value: Any, plain: str) -> bool:
     return type(value).__repr__ is not object.__repr__ and not _BARE_REPR.match(plain.strip())
 
 
+def _is_figure(value: Any) -> bool:
+    """A matplotlib figure (IPython draws it with a formatter of its own; here it is drawn to PNG)."""
+    return (type(value).__module__ or "").startswith("matplotlib") and type(value).__name__ == "Figure" and hasattr(value, "savefig")
+
+
+def _figure_png(figure: Any) -> bytes | None:
+    import io
+
+    buffer = io.BytesIO()
+    try:
+        figure.savefig(buffer, format="png", bbox_inches="tight")
+    except Exception:  # noqa: BLE001 - a figure that cannot draw itself is shown by its repr
+        return None
+    return buffer.getvalue()
+
+
 def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
     """``(text for the model, MIME bundle)`` for a value; the bundle always has ``text/plain``."""
     bundle: dict[str, Any] = {}
@@ -153,6 +169,8 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
             out = out[0]
         if out is not None:
             bundle[key] = out
+    if "image/png" not in bundle and _is_figure(value) and (png := _figure_png(value)) is not None:
+        bundle["image/png"] = png
     for key in ("image/png", "image/jpeg"):
         data = bundle.get(key)
         if isinstance(data, (bytes, bytearray)):
@@ -197,30 +215,38 @@ def value_to_display(value: Any) -> tuple[str, dict[str, Any]]:
 _MAX_DISPLAY_TEXT = 4000
 
 
-def bundle_to_text(bundle: dict[str, Any]) -> str:
+def bundle_text(bundle: dict[str, Any]) -> str | None:
+    """The text of a MIME bundle as a reader would take it: the Markdown, else a ``text/plain`` that says
+    more than a class name, else the HTML as text, else LaTeX or JSON; ``None`` when it has none."""
+    plain = bundle.get("text/plain")
+    if isinstance(bundle.get("text/markdown"), str):
+        return str(bundle["text/markdown"])
+    if isinstance(plain, str) and plain.strip() and not _BARE_REPR.match(plain.strip()):
+        return plain
+    if isinstance(bundle.get("text/html"), str):
+        return html_to_text(bundle["text/html"])
+    if isinstance(bundle.get("text/latex"), str):
+        return str(bundle["text/latex"])
+    if "application/json" in bundle:
+        try:
+            return json.dumps(bundle["application/json"], ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def bundle_to_text(bundle: dict[str, Any], *, attached: bool = False) -> str:
     """What the model reads of a ``display()`` made by tool code: ``[display text/html, text/plain]`` and its text.
 
     The text is the Markdown, else a ``text/plain`` that says more than a class name, else the
-    HTML as text, else LaTeX or JSON (cut at 4,000 characters); images are named, not sent.
+    HTML as text, else LaTeX or JSON (cut at 4,000 characters); images are named, as attached
+    (``attached``: the caller sends them with the result) or as shown to the user only.
     """
     kinds = [k for k in bundle if isinstance(k, str)]
-    plain = bundle.get("text/plain")
-    text: str | None = None
-    if isinstance(bundle.get("text/markdown"), str):
-        text = bundle["text/markdown"]
-    elif isinstance(plain, str) and plain.strip() and not _BARE_REPR.match(plain.strip()):
-        text = plain
-    elif isinstance(bundle.get("text/html"), str):
-        text = html_to_text(bundle["text/html"])
-    elif isinstance(bundle.get("text/latex"), str):
-        text = bundle["text/latex"]
-    elif "application/json" in bundle:
-        try:
-            text = json.dumps(bundle["application/json"], ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = None
+    text = bundle_text(bundle)
     images = [k for k in kinds if k.startswith("image/")]
-    head = f"[display {', '.join(kinds)}" + (f"; {', '.join(images)} shown to the user, not sent to the model]" if images else "]")
+    fate = "attached" if attached else "shown to the user, not sent to the model"
+    head = f"[display {', '.join(kinds)}" + (f"; {', '.join(images)} {fate}]" if images else "]")
     if not text or not text.strip():
         return head + "\n"
     if len(text) > _MAX_DISPLAY_TEXT:

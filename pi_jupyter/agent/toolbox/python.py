@@ -4,14 +4,16 @@ All statements but a final expression are executed, the final expression is eval
 its value shown (``None`` shows nothing), as in a notebook cell. ``print`` output and
 ``stderr`` are captured in order (tail-truncated like bash, the full text saved to a file
 when long). Rich values become text for the model (see :mod:`.display`); their MIME
-bundle, images included, goes to ``details["result"]`` for the widget, and images reach the
-model only with ``send_images=True``. Exceptions give a short traceback of the code's frames.
+bundle goes to ``details["result"]`` for the widget. Images (a plot shown or returned, a PNG
+displayed) reach the model as image content, at most :data:`MAX_IMAGES` per call, and are
+stored once, in the content (``send_images=False`` names them instead); a model that takes no
+images reads a short placeholder. Exceptions give a short traceback of the code's frames.
 
 ``display()`` in the code. In a notebook, ``ctx.extra["display_capture"]`` (given by the
 notebook layer) routes what the code's thread displays through this tool: every string of
 the bundle is redacted before the notebook shows it (HTML, Markdown, any MIME type), and the
 model reads it in the output, in order with the prints, as ``[display text/html, ...]`` and
-its text (see :func:`.display.bundle_to_text`). ``clear_output()`` from tool code is ignored:
+its text (see :func:`.display.bundle_to_text`), its images as image content. ``clear_output()`` from tool code is ignored:
 it would clear the cell that shows the agent.
 
 What the code changes. In a notebook, ``ctx.extra["world"]`` (a
@@ -68,6 +70,10 @@ from .truncate import DEFAULT_MAX_BYTES, format_size, truncate_head
 __all__ = ["PythonInterrupt", "PythonParams", "PythonTool"]
 
 DEFAULT_TIMEOUT = 30.0
+MAX_IMAGES = 4
+"""Images one call attaches for the model (displayed ones first, then the value's)."""
+MAX_IMAGE_CHARS = 3_000_000
+"""The largest image attached (base64 characters, about 2.2 MB); a larger one is named only."""
 _STOP_GRACE = 1.0
 _ABORT_GRACE = 0.3  # the agent's loop gives an aborted tool 0.5 s before it cancels it
 _WAIT_NOTE_S = 1.0  # a call that waits this long for the main thread says so
@@ -100,17 +106,29 @@ class _Run:
         self.chunks: list[str] = []
         self.lock = threading.Lock()
         self.discard = False
+        self.images: list[ImageContent] = []
+        self.send_images = True
 
     def on_display(self, data: Any, metadata: Any) -> tuple[Any, Any] | None:
-        """A display the code made: redacted for the notebook, its text added to the output for the model."""
+        """A display the code made: redacted for the notebook, its text (and images) added to the output for the model."""
         with self.lock:
             if self.discard:
                 return None  # a run that outlived its call shows nothing more
         data = redact_value(data) if isinstance(data, dict) else data
         metadata = redact_value(metadata) if isinstance(metadata, dict) else metadata
         if isinstance(data, dict):
-            self.sink("display", bundle_to_text(data))
+            self.sink("display", bundle_to_text(data, attached=self.attach(data)))
         return data, metadata
+
+    def attach(self, bundle: dict[str, Any]) -> bool:
+        """Take the bundle's images for the model, within the budget; True if any was taken."""
+        taken = False
+        for kind in ("image/png", "image/jpeg"):
+            data = bundle.get(kind)
+            if self.send_images and isinstance(data, str) and len(data) <= MAX_IMAGE_CHARS and len(self.images) < MAX_IMAGES:
+                self.images.append(ImageContent(data=data, mime_type=kind))
+                taken = True
+        return taken
 
     def sink(self, _stream: str, text: str) -> None:
         with self.lock:
@@ -129,7 +147,7 @@ class PythonTool(BuiltinTool[PythonParams]):
     ``namespace``: the dict code runs in (default: ``ctx.extra["namespace"]`` if the loop
     provides one, else a private dict kept by this tool). ``timeout``: default seconds per
     call (``None``: no limit). ``in_thread``: run synchronous code in a worker thread (see the
-    module notes). ``send_images``: also give images of the value to the model.
+    module notes). ``send_images``: give the images the code shows or returns to the model (default).
     """
 
     name = "python"
@@ -154,7 +172,7 @@ class PythonTool(BuiltinTool[PythonParams]):
         *,
         timeout: float | None = DEFAULT_TIMEOUT,
         in_thread: bool = True,
-        send_images: bool = False,
+        send_images: bool = True,
         cwd: Any = None,
         policy: Any = None,
     ) -> None:
@@ -206,6 +224,7 @@ class PythonTool(BuiltinTool[PythonParams]):
         if timeout is not None and timeout <= 0:
             timeout = None
         state = _Run()
+        state.send_images = self.send_images
         output = OutputAccumulator("pi-python")
         is_async = any(c is not None and c.co_flags & inspect.CO_COROUTINE for c in (body, expr))
         capture = ctx.extra.get("display_capture") if ctx.extra else None
@@ -375,7 +394,6 @@ class PythonTool(BuiltinTool[PythonParams]):
                 details["truncation"] = snap.details()
                 details["fullOutputPath"] = output.full_output_path
             parts.append(text)
-        content_extra: list[ImageContent] = []
         is_error = status != "ok"
         exc = state.exc
         if status == "ok" and exc is not None and not isinstance(exc, PythonInterrupt):
@@ -390,9 +408,10 @@ class PythonTool(BuiltinTool[PythonParams]):
             if cut.truncated:
                 value_text += f"\n[Value text truncated: showing {cut.output_lines} of {cut.total_lines} lines]"
             images = [k for k in ("image/png", "image/jpeg") if isinstance(bundle.get(k), str)]
-            if images and self.send_images:
-                content_extra = [ImageContent(data=bundle[k], mime_type=k) for k in images]
+            if images and state.attach(bundle):
                 value_text += f"\n[{', '.join(images)} attached]"
+                for k in images:  # stored once: in the content the model reads
+                    del bundle[k]
             elif images or "image/svg+xml" in bundle:
                 shown = images + (["image/svg+xml"] if "image/svg+xml" in bundle else [])
                 value_text += f"\n[{', '.join(shown)} shown to the user, not sent to the model]"
@@ -420,7 +439,7 @@ class PythonTool(BuiltinTool[PythonParams]):
             else:
                 parts.append(f"[{what}: the code was interrupted and has stopped.]")
         text = "\n".join(parts) if parts else "(no output)"
-        content: list[TextContent | ImageContent] = [TextContent(text=text), *content_extra]
+        content: list[TextContent | ImageContent] = [TextContent(text=text), *state.images]
         return ToolResult(content=content, details=details, is_error=is_error)
 
 
