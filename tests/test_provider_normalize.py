@@ -51,7 +51,7 @@ def test_orphaned_tool_calls_get_synthetic_results_in_place():
     assert synthetic.is_error and synthetic.text == NO_RESULT_TEXT and synthetic.tool_name == "ls"
 
 
-def test_foreign_thinking_becomes_text_and_signatures_are_stripped():
+def test_foreign_thinking_is_dropped_and_signatures_are_stripped():
     foreign = assistant(
         ThinkingContent(thinking="plan", thinking_signature="sig"),
         ThinkingContent(thinking="  ", thinking_signature=None),
@@ -64,9 +64,10 @@ def test_foreign_thinking_becomes_text_and_signatures_are_stripped():
     result = ToolResultMessage(tool_call_id="call|weird+id", tool_name="read", content=[TextContent(text="R")])
     out = transform_messages([UserMessage.text("q"), foreign, result], TARGET, anthropic_id)
     blocks = out[1].content
-    assert [(type(b).__name__, getattr(b, "text", None)) for b in blocks[:2]] == [("TextContent", "plan"), ("TextContent", "hi")]
-    assert blocks[1].text_signature is None
-    assert blocks[2].id == "call_weird_id" and blocks[2].thought_signature is None
+    # another model's thinking is not sent (pi 1.6), neither as thinking nor as text
+    assert [(type(b).__name__, getattr(b, "text", None)) for b in blocks[:1]] == [("TextContent", "hi")]
+    assert blocks[0].text_signature is None
+    assert blocks[1].id == "call_weird_id" and blocks[1].thought_signature is None
     assert out[2].tool_call_id == "call_weird_id"
     # the input is untouched
     assert foreign.content[0].thinking_signature == "sig" and result.tool_call_id == "call|weird+id"

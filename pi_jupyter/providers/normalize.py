@@ -7,9 +7,10 @@ pi's ``transformMessages`` (pi-design §3.5), in our words:
 * A tool call left without a result when the conversation moves on (a user message, another
   assistant message, or the end of the list) gets a synthetic error result
   ``"No result provided"``, because vendors require every tool call to be answered.
-* An assistant message from another model (provider, api or model id differ): thinking
-  becomes plain text (empty and redacted thinking are dropped), text and thought signatures
-  are stripped, and tool-call ids are rewritten by the adapter's ``normalize_tool_call_id``
+* An assistant message from another model (provider, api or model id differ): its thinking
+  is dropped (pi 1.6: signatures only hold for the model that made them, and readable thinking
+  sent as text would read as part of the visible reply; pi 0.73 sent it as text), text and
+  thought signatures are stripped, and tool-call ids are rewritten by the adapter's ``normalize_tool_call_id``
   (their tool results follow the rewrite).
 * The same model: signed thinking is kept even when empty (it must be replayed as is);
   empty unsigned thinking is dropped.
@@ -71,23 +72,16 @@ def _transform_assistant(
     changed = False
     for block in message.content:
         if isinstance(block, ThinkingContent):
-            if block.redacted:
-                if same:
-                    blocks.append(block)
-                else:
-                    changed = True
+            if not same:
+                changed = True  # another model's thinking is dropped, as pi 1.6 does
                 continue
-            if same and block.thinking_signature:
-                blocks.append(block)
+            if block.redacted or block.thinking_signature:
+                blocks.append(block)  # replayed as is, even when empty
                 continue
             if not block.thinking or not block.thinking.strip():
                 changed = True
                 continue
-            if same:
-                blocks.append(block)
-            else:
-                blocks.append(TextContent(text=block.thinking))
-                changed = True
+            blocks.append(block)
         elif isinstance(block, TextContent):
             if same or block.text_signature is None:
                 blocks.append(block)

@@ -45,7 +45,6 @@ def written(tmp_path_factory) -> Path:
     kernel = Kernel(str(folder))
     try:
         setup = "%load_ext pi_jupyter\n%config PiMagics.session_dir = {!r}\n%config PiMagics.model = 'offline/echo'\n"
-        setup += "%config PiMagics.thinking = 'off'\n"  # pi 1.6 drops another model's thinking; we send it as text
         assert kernel.run(setup.format(str(folder / "sessions"))).status == "ok"
         for code, cell in CELLS:
             out = kernel.run(code, cell_id=cell)
