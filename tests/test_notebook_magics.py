@@ -33,6 +33,9 @@ def ip(tmp_path, monkeypatch):
     monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "no-user-config.toml"))
     shell = shell_instance()
     shell._pi_cell_id = None  # a cell id another test set on the shared shell would make this test's cells re-runs
+    # a fresh kernel has run no cells yet: the shared shell's history (earlier tests' cells) is not this test's notebook
+    shell._pi_cell_log = None
+    monkeypatch.setitem(shell.user_ns, "In", [""])
     shell.run_line_magic("load_ext", "pi_jupyter")
     shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
     shell.run_line_magic("config", "PiMagics.widget = False")
