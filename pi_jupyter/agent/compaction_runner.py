@@ -24,6 +24,7 @@ from ..compaction import (
     SummaryAborted,
     SummaryRequest,
     apply_checkout,
+    check_shrinks,
     checkout_with_summary,
     compact,
     compaction_trigger,
@@ -136,6 +137,7 @@ class Compactor:
             raise CompactionCancelled("compaction cancelled by an extension")
         if isinstance(decision, str):
             result = CompactionResult(summary=decision, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before)
+            check_shrinks(session.raw_branch(), result.summary, result.first_kept_entry_id)
             entry_id = session.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True)
         else:
             window = self._run.model.context_window

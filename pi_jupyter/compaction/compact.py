@@ -39,6 +39,7 @@ from .prompts import (
 from .request import Summarize, SummaryRequest, response_text
 from .serialize import conversation_text
 from .settings import CompactionSettings
+from .shrink import check_shrinks
 
 FIX_KEEP_PREVIOUS_SUMMARY = "pi-10.11"
 """Deviation code: a split turn with empty history carries the previous summary over."""
@@ -64,7 +65,12 @@ class CompactionResult(BaseModel):
     """What the summary requests cost (pi 1.x stores it on the entry); not part of :meth:`to_pi`."""
 
     def append_to(self, session: Any) -> str:
-        """Append this result to ``session`` as a ``compaction`` entry (``fromHook: false``, as pi); returns its id."""
+        """Append this result to ``session`` as a ``compaction`` entry (``fromHook: false``, as pi); returns its id.
+
+        Raises :class:`~pi_jupyter.compaction.shrink.CompactionWouldGrow` (nothing written) when the
+        summary would not make the context smaller (see :mod:`pi_jupyter.compaction.shrink`).
+        """
+        check_shrinks(session.raw_branch(), self.summary, self.first_kept_entry_id)
         return session.append_compaction(
             self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False, usage=self.usage
         )

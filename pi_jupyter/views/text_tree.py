@@ -47,7 +47,10 @@ def stat_parts(node: GraphNode) -> list[str]:
     if node.cell_id:
         out.append((f"In [{node.execution_count}] " if node.execution_count is not None else "") + f"cell {node.cell_id[:8]}")
     if node.kind == "compaction":
-        out.append(f"{digest.tokens_text(node.tokens_before or 0)} → ≈{digest.tokens_text(node.tokens_after or 0)} tokens")
+        before, after = node.tokens_before or 0, node.tokens_after or 0
+        # a compaction made elsewhere (pi, an older version) may not have shrunk the context: say so, never a bare "→ more"
+        grew = " (did not shrink the context)" if after >= before and before else ""
+        out.append(f"≈{digest.tokens_text(before)} → ≈{digest.tokens_text(after)} tokens{grew}")
     if node.folded:
         out.append(f"{len(node.entry_ids):,} entries")
     if node.tool_calls:
