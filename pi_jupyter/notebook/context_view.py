@@ -8,6 +8,7 @@ import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from ..views.digest import plural
 from ..views.markdown_safe import md_code, md_fence, md_text
 
 _MAX_BLOCK = 1200
@@ -50,7 +51,7 @@ def _report_blocks(agent: Any) -> dict[str, Any]:
     tokens = estimate.tokens
     window = agent.model.context_window
     summary = (
-        f"{len(llm)} messages, about {tokens:,} tokens of a {window:,}-token context window "
+        f"{plural(len(llm), 'message')}, about {tokens:,} tokens of a {window:,}-token context window "
         f"({100 * tokens / max(window, 1):.1f}%); thinking {agent.thinking_level}; "
         f"tools: {', '.join(t.name for t in request.tools) or '(none)'}"
     )

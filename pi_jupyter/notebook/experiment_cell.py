@@ -106,7 +106,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     if magics.widget:
         from .experiment_view import ExperimentView
 
-        title = f"experiment · {exp.grid.size} branches · {state.header(session)}"
+        title = f"experiment · {exp.grid.size} branch{'es' if exp.grid.size != 1 else ''} · {state.header(session)}"
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort))
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None

@@ -6,7 +6,9 @@ import html
 
 from . import digest
 from .edit_marks import mark_summary
+from .markdown_safe import md_fence
 from .nodes import GraphNode
+from .reader_bundle import pi_bundle
 from .scores import scores_text
 
 PATH_MARK = "*"
@@ -108,3 +110,6 @@ class TextTree:
 
     def _repr_html_(self) -> str:
         return f'<pre class="pi-text-tree" style="line-height:1.3">{html.escape(self.text)}</pre>'
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict[str, str], dict[str, object]]:
+        return pi_bundle(self._repr_html_(), md_fence(self.text), self.text, "tree-text")

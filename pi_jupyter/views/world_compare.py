@@ -21,6 +21,8 @@ from pydantic import BaseModel, Field
 from ..world import Store, delta_of
 from ..world.record import is_ref, same_slot, unsaved_reason
 from ..world.values import describe, preview
+from .digest import plural
+from .reader_bundle import pi_bundle
 
 LOAD_LIMIT = 64 * 1024 * 1024
 """Objects larger than this (on disk) are described from the record, not loaded."""
@@ -59,6 +61,15 @@ class WorldComparison(BaseModel):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 
+    def to_markdown(self) -> str:
+        """The same as Markdown (what Markdown exports and sanitizing readers show)."""
+        from .compare_markdown import world_markdown
+
+        return world_markdown(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        return pi_bundle(self._repr_html_(), self.to_markdown(), str(self), "world-compare")
+
     def _repr_html_(self) -> str:
         if not self.rows:
             return f"<div class='pi-world-compare'>{html.escape(str(self))}</div>"
@@ -79,8 +90,9 @@ class WorldComparison(BaseModel):
         return f"<div class='pi-world-compare'>{title}<table style='border-collapse:collapse'><tr>{head}</tr>{''.join(body)}</table></div>"
 
 
-def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
-    """The variables and files at ``leaf``; ``before`` learns what each was before its first change."""
+def _fold(session: Any, leaf: str, before: dict[str, Any], described: dict[str, str]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
+    """The variables and files at ``leaf``; ``before`` learns what each was before its first change,
+    ``described`` what the records say of each stored value (``what`` after a change, ``was`` before it)."""
     vars_: dict[str, tuple[Any, str]] = {}
     files: dict[str, Any] = {}
     for eid in session.branch_ids(leaf):
@@ -90,6 +102,9 @@ def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tu
         for c in d.vars:
             before.setdefault(c.name, c.before)
             vars_[c.name] = (c.after, c.what)
+            for slot, text in ((c.before, c.was), (c.after, c.what)):
+                if text and is_ref(slot):
+                    described.setdefault(slot, text)
         for f in d.files:
             before.setdefault("file:" + f.path, f.before)
             files[f.path] = f.after
@@ -100,14 +115,17 @@ def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: 
     """Compare the worlds at the ends of ``branches`` (``(name, leaf id)`` pairs)."""
     store = Store.of(session)
     first: dict[str, Any] = {}  # a branch that never touched a name holds what it was before anyone did
-    folds = [_fold(session, leaf, first) for _name, leaf in branches]
+    described: dict[str, str] = {}
+    folds = [_fold(session, leaf, first, described) for _name, leaf in branches]
     out = WorldComparison(names=[clean(n) for n, _ in branches])
     for name in sorted({k for v, _f in folds for k in v}):
         slots = [v.get(name, (first.get(name), ""))[0] for v, _f in folds]
         if all(same_slot(slots[0], s) for s in slots[1:]):
             continue
         values = [_load(store, s) for s in slots]
-        cells = [clean(_cell(s, v, fold[0].get(name, (None, ""))[1])) for s, v, fold in zip(slots, values, folds, strict=True)]
+        own = [fold[0].get(name, (None, ""))[1] for fold in folds]
+        whats = [w or (described.get(s, "") if is_ref(s) else "") for s, w in zip(slots, own, strict=True)]
+        cells = [clean(_cell(s, v, what)) for s, v, what in zip(slots, values, whats, strict=True)]
         diff = clean(_value_diff(values, out.names)) if len(values) == 2 else ""
         out.rows.append(WorldRow(kind="variable", key=name, cells=cells, diff=diff))
     for path in sorted({k for _v, f in folds for k in f}):
@@ -150,7 +168,8 @@ def _cell(slot: Any, value: Any, what: str) -> str:
     if reason:
         return f"not saved: {reason}"
     if value is _NOT_LOADED:
-        return what or "not loaded"
+        # described from the record, never loaded; a record from before descriptions were kept says what it can
+        return what or "a saved value (its record does not describe it)"
     shown = preview(value)
     if shown is not None:
         return shown
@@ -212,4 +231,4 @@ def _file_cell(slot: Any, text: str | None) -> str:
     if text is None:
         return "binary or missing from the store"
     first = text.splitlines()[0] if text else ""
-    return f"{len(text.splitlines())} lines: {first[:60]}"
+    return f"{plural(len(text.splitlines()), 'line')}: {first[:60]}"
