@@ -42,7 +42,8 @@ GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "y
 def is_experiment(args: argparse.Namespace) -> bool:
     """True when the cell's options ask for a grid."""
     given = [getattr(args, name, None) for name in GRID_OPTIONS if name not in ("replay", "yes")]
-    return any(value not in (None, False, []) for value in given)
+    # a number given is a grid option given, 0 included (``--repeat 0`` is refused by the grid, never ignored)
+    return any(value is not None and value is not False and value != [] for value in given)
 
 
 def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> Any:
@@ -82,7 +83,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
         session,
         text,
         vary=vary,
-        repeat=args.repeat or 1,
+        repeat=args.repeat if args.repeat is not None else 1,
         concurrency=args.concurrency,
         budget=args.budget,
         scorers=args.score or [],

@@ -7,7 +7,6 @@ modules of their own (sessions, context, tree, world, export, score, judge, clas
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from ..session import EntryNotFoundError
 from ..views.digest import plural
 from ..views.reader_bundle import MARK
 from . import context_commands, world_cells
+from .typos import CommandParser
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import NotebookState
@@ -136,7 +136,7 @@ class LineCommands:
         return None
 
     def _cmd_checkout(self, rest: list[str]) -> Any:
-        parser = argparse.ArgumentParser(prog="%pi checkout", add_help=False)
+        parser = CommandParser("%pi checkout")
         parser.add_argument("target")
         parser.add_argument("--summarize", action="store_true")
         parser.add_argument("--instructions", default=None)
@@ -346,4 +346,5 @@ class LineCommands:
 
 def _show_markdown(text: str) -> None:
     # the Markdown source doubles as text/plain, so a terminal or a text export reads it instead of an object repr
-    display({"text/markdown": text, "text/plain": text}, raw=True)
+    # marked as pi's, so a sanitized HTML export draws it with the tags a sanitizer keeps (see views.reader_bundle)
+    display({"text/markdown": text, "text/plain": text}, raw=True, metadata={MARK: {"view": "markdown"}})

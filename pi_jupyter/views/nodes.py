@@ -293,6 +293,8 @@ def _settings(entries: list[RawEntry], limit: int) -> str:
             parts.append(f"named {name!r}" if isinstance(name, str) else f"named {digest.as_text(name)}")
         elif kind == "label":
             parts.append("label")
+        elif kind == "message" and digest.role(entry) == "system":
+            parts.append("system prompt")
         else:
             parts.append(digest.as_text(entry.get("customType") or kind))
     return digest.clip(", ".join(dict.fromkeys(parts)), limit)
