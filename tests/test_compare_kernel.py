@@ -9,8 +9,8 @@ tools, so its second run records a new system prompt. Then:
   and counts "1 line";
 * after a kernel restart a new cell runs as ``In [2]`` again: the earlier kernel's ``In [2]`` is
   labelled as such, and ``%pi checkout In[2]`` moves to this kernel's run;
-* ``--repeat 0`` and ``--tool`` are refused in one line naming the option; ``%pi open`` prints a
-  line, not an object's repr; a grid without ``--vary`` names its branch by repeat; the tree starts
+* ``--repeat 0`` and ``--tool`` are refused in one line naming the option; ``%pi open`` shows the
+  session as a line, not an object's repr; a grid without ``--vary`` names its branch by repeat; the tree starts
   at "Session start".
 """
 
@@ -93,7 +93,8 @@ def test_compare_restart_labels_and_the_smaller_commands(tmp_path: Path) -> None
     try:
         opened = kernel.run(SETUP.format(dir=str(sessions)) + f"%pi open {path}")  # In [1]
         assert opened.status == "ok", opened.error
-        assert "opened " in opened.stdout and "<Session" not in json.dumps(opened.outputs)
+        shown = opened.data("text/plain")[-1]  # the session, as a line a person reads (s = %pi open ... keeps it)
+        assert "<Session" not in json.dumps(opened.outputs) and re.match(r"session · \w{8}: \d+ entries, leaf \w{8}", shown), shown
         new = kernel.run("%%pi\nA question in the new kernel.", cell_id="y")  # In [2] again
         assert new.status == "ok", new.error
         s = Session.open(path, readonly=True)

@@ -75,6 +75,13 @@ class CompactionResult(BaseModel):
             self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False, usage=self.usage
         )
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        # what ``%pi compact`` shows (the value stays the result): one line, not the summary's whole text
+        p.text(
+            f"compacted: {self.tokens_before:,} tokens before; kept from {self.first_kept_entry_id}; "
+            f"the summary is {len(self.summary):,} characters (.summary holds it)"
+        )
+
     def to_pi(self) -> dict[str, Any]:
         """pi's JSON shape: ``{summary, firstKeptEntryId, tokensBefore, details}``."""
         return {

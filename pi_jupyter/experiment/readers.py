@@ -8,15 +8,10 @@ a score name, a variant value or an answer becomes markup.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..views.markdown_safe import md_text
 from ..views.reader_bundle import md_table
-
-if TYPE_CHECKING:
-    from .analysis import Summary
-    from .judging import Preferences
-    from .result import ExperimentResult
 
 ANSWER_CHARS = 120
 
@@ -29,7 +24,7 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def summary_markdown(summary: Summary, records: list[dict[str, Any]]) -> str:
+def summary_markdown(summary: Any, records: list[dict[str, Any]]) -> str:
     """The status line, the per-variant table (``records``: its rows as text), the verdicts, the judgements and the notes."""
     parts = [f"**{md_text(summary.status)}**"]
     if records:
@@ -43,7 +38,7 @@ def summary_markdown(summary: Summary, records: list[dict[str, Any]]) -> str:
     return "\n\n".join(parts)
 
 
-def result_markdown(result: ExperimentResult) -> str:
+def result_markdown(result: Any) -> str:
     """The summary, then one row per branch (long texts clipped)."""
     parts = [result.summary().to_markdown()]
     records = result.records()
@@ -54,7 +49,7 @@ def result_markdown(result: ExperimentResult) -> str:
     return "\n\n".join(parts)
 
 
-def preferences_markdown(prefs: Preferences) -> str:
+def preferences_markdown(prefs: Any) -> str:
     """The judgements' lines as a heading line and a list."""
     lines = prefs.lines()
     if not lines:

@@ -101,10 +101,8 @@ class LineCommands:
         return None
 
     def _cmd_new(self, rest: list[str]) -> Any:
-        agent = self.state.new_session(" ".join(rest) or None)
-        s = agent.session
-        print(f"started {self.state.header(s)} ({s.path or 'in memory'}); the notebook's next %%pi cells continue in it")
-        return None
+        # the session is the value (``s = %pi new NAME``); it shows as a line, not an object's repr
+        return self.state.new_session(" ".join(rest) or None).session
 
     def _cmd_open(self, rest: list[str]) -> Any:
         if not rest:
@@ -114,10 +112,7 @@ class LineCommands:
         report = session.load_report
         if not report.ok:
             print(str(report), file=sys.stderr)
-        s = agent.session
-        where = f"{s.path or 'in memory'}: {plural(len(s), 'entry', 'entries')}, leaf {s.leaf_id}"
-        print(f"opened {self.state.header(s)} ({where}); the notebook's next %%pi cells continue in it")
-        return None
+        return agent.session  # the value (``s = %pi open NAME``); it shows as a line, not an object's repr
 
     def _cmd_status(self, rest: list[str]) -> Any:
         agent = self._agent()
@@ -215,9 +210,8 @@ class LineCommands:
     def _cmd_compact(self, rest: list[str]) -> Any:
         agent = self._agent()
         instructions = " ".join(rest) or None
-        result = self.state.runner.wait(self.state.runner.submit(agent.compact(instructions)), on_interrupt=agent.abort)
-        print(f"compacted: {getattr(result, 'tokens_before', '?')} tokens before; kept from {getattr(result, 'first_kept_entry_id', '?')}")
-        return result
+        # the value is the result; it shows as one line (CompactionResult's display), not the summary's text
+        return self.state.runner.wait(self.state.runner.submit(agent.compact(instructions)), on_interrupt=agent.abort)
 
     def _cmd_context(self, rest: list[str]) -> Any:
         from .context_view import context_bundle

@@ -7,15 +7,12 @@ ran a cell, and the files with problems; every name, prompt and answer written a
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Any
 
 from . import digest
+from .class_stats import CellWork
 from .markdown_safe import md_text
 from .reader_bundle import md_table
-
-if TYPE_CHECKING:
-    from .class_stats import CellWork
-    from .class_view import ClassView
 
 
 def _cell(work: CellWork | None) -> str:
@@ -31,7 +28,7 @@ def _cell(work: CellWork | None) -> str:
     return " · ".join(bits)
 
 
-def class_markdown(view: ClassView) -> str:
+def class_markdown(view: Any) -> str:
     """The view's tables and lists as Markdown."""
     folder = view.folder
     parts = [f"**Class view · {md_text(os.path.basename(folder.folder) or folder.folder)}** — {md_text(view.summary())}"]

@@ -8,24 +8,19 @@ answers, and the variables and files that differ. Every text from the session is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from . import digest
-from .compare_cells import row_name
+from .compare_cells import CellComparison, row_name
 from .diff import seconds_text
 from .markdown_safe import md_code, md_fence, md_quote, md_text
 from .reader_bundle import md_table
 from .scores import score_value_text, variant_text
 
-if TYPE_CHECKING:
-    from .compare import BranchStats, Comparison
-    from .compare_cells import CellComparison
-    from .world_compare import WorldComparison
-
 ANSWER_CHARS = 1500
 
 
-def _metrics(branches: list[BranchStats], scores: list[str]) -> list[tuple[str, list[str]]]:
+def _metrics(branches: list[Any], scores: list[str]) -> list[tuple[str, list[str]]]:
     rows: list[tuple[str, list[str]]] = [
         ("leaf", [b.leaf_id for b in branches]),
         ("turns", [f"{b.turns:,}" for b in branches]),
@@ -44,7 +39,7 @@ def _metrics(branches: list[BranchStats], scores: list[str]) -> list[tuple[str, 
     return rows
 
 
-def comparison_markdown(c: Comparison) -> str:
+def comparison_markdown(c: Any) -> str:
     """The comparison as Markdown (the table, cell by cell or the final answers)."""
     if c.ancestor_id is None:
         head = "The branches share no entry."
@@ -101,7 +96,7 @@ def cells_markdown(cells: CellComparison) -> str:
     return "\n\n".join(parts)
 
 
-def world_markdown(w: WorldComparison) -> str:
+def world_markdown(w: Any) -> str:
     """The variables and files that differ, as a table, and each diff in a fence."""
     if not w.rows:
         return md_text(str(w))
