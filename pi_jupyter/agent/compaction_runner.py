@@ -20,6 +20,7 @@ from ..compaction import (
     CompactionResult,
     CompactionSettings,
     CompactionTrigger,
+    CompactionWouldGrow,
     NothingToCompact,
     SummaryAborted,
     SummaryRequest,
@@ -266,16 +267,20 @@ class Compactor:
         try:
             with run.abortable() as signal:
                 outcome = await self._compact(settings, None, reason, signal)
-        except NothingToCompact as exc:
+        except (NothingToCompact, CompactionWouldGrow) as exc:
+            # nothing to summarize, or a summary that would not make the context smaller: for a refused
+            # request, name what makes the context too long (the entry to forget) where one entry does
             model = run.model
-            advice = None
+            advice = None if isinstance(exc, NothingToCompact) else f"Auto-compaction failed: {exc}"
             if reason == "overflow":
                 size = diagnose(run.session.raw_branch())
                 if size.dominated(model.context_window):
                     self.too_large = ContextTooLarge("entry", size, model.ref, model.context_window)
                     advice = str(self.too_large)
-                else:
+                elif isinstance(exc, NothingToCompact):
                     advice = nothing_to_compact_advice(model.ref, model.context_window, exc)
+                else:
+                    advice = f"Context overflow recovery failed: {exc}"
             run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=advice))
             return False
         except ContextTooLarge as exc:

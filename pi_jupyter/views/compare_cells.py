@@ -148,6 +148,12 @@ class CellRunStats(BaseModel):
     tool_calls: int = 0
     stop_reason: str | None = None
 
+    def stats(self) -> str:
+        """``2,906 tok · $0 · 0.1 s · 1 tool call`` (and the stop reason when it is not a plain stop)."""
+        calls = digest.plural(self.tool_calls, "tool call")
+        text = f"{self.tokens:,} tok · {digest.cost_text(self.cost)} · {seconds_text(self.duration_s)} · {calls}"
+        return text + (f" · {self.stop_reason}" if self.stop_reason and self.stop_reason not in ("stop", "toolUse") else "")
+
 
 class CellRow(BaseModel):
     """One cell (one run of it) across the branches: ``runs[i]`` is branch ``i``'s run, or ``None``."""
@@ -232,11 +238,7 @@ class CellComparison(BaseModel):
                 if r is None:
                     parts.append(f'<td style="{td};color:#57606a"><i>did not run on this branch</i></td>')
                     continue
-                calls = digest.plural(r.tool_calls, "tool call")
-                stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {seconds_text(r.duration_s)} · {calls}"
-                if r.stop_reason and r.stop_reason not in ("stop", "toolUse"):
-                    stats += f" · {html.escape(r.stop_reason)}"
-                foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{stats}</div>'
+                foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{html.escape(r.stats())}</div>'
                 parts.append(f'<td style="{td}">{body or "<i>no answer</i>"}{foot}</td>')
             parts.append("</tr>")
         parts.append('<tr class="pi-cell-totals">')

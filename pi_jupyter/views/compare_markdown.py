@@ -75,12 +75,8 @@ def cells_markdown(cells: CellComparison) -> str:
             if run is None:
                 parts.append(f"*{md_text(name)}*: did not run on this branch")
                 continue
-            calls = digest.plural(run.tool_calls, "tool call")
-            stats = f"{run.tokens:,} tok · {digest.cost_text(run.cost)} · {seconds_text(run.duration_s)} · {calls}"
-            if run.stop_reason and run.stop_reason not in ("stop", "toolUse"):
-                stats += f" · {run.stop_reason}"
             answer = digest.clip(run.answer, ANSWER_CHARS)
-            parts.append(f"*{md_text(name)}* ({md_text(stats)})\n\n" + (md_quote(answer) if answer.strip() else "*no answer*"))
+            parts.append(f"*{md_text(name)}* ({md_text(run.stats())})\n\n" + (md_quote(answer) if answer.strip() else "*no answer*"))
     totals = [
         [
             name,
