@@ -15,7 +15,7 @@ from ..messages.convert import convert_to_llm
 from ..messages.system import current_system_message, system_message_text
 from ..messages.types import SystemMessage
 from .base import LlmRequest, Model, ToolSpec
-from .normalize import transform_messages
+from .normalize import IdNormalizer, transform_messages
 
 
 def collapse_request(request: LlmRequest) -> LlmRequest:
@@ -49,16 +49,17 @@ def _tool_spec(declaration: dict[str, Any]) -> ToolSpec:
     return spec
 
 
-def wire_request(request: LlmRequest, model: Model) -> LlmRequest:
+def wire_request(request: LlmRequest, model: Model, normalize_tool_call_id: IdNormalizer | None = None) -> LlmRequest:
     """What ``request`` carries to ``model``, in neutral form: system messages folded (:func:`collapse_request`),
     then :func:`~pi_jupyter.providers.transform_messages` (failed replies left out, a tool call without a
     result answered with a placeholder, images a model cannot take replaced by a note).
 
-    Every adapter sends exactly these messages, converted to its vendor's shapes; ``%pi context``, the
-    tree's context lens and the request itself count from here, so they cannot disagree.
+    Every adapter sends exactly these messages (with its ``normalize_tool_call_id``), converted to its
+    vendor's shapes; ``%pi context``, the tree's context lens and the request itself come from here,
+    so they cannot disagree.
     """
     request = collapse_request(request)
-    return request.model_copy(update={"messages": transform_messages(request.messages, model)})
+    return request.model_copy(update={"messages": transform_messages(request.messages, model, normalize_tool_call_id)})
 
 
 def sent_messages(history: list[Any], model: Model) -> LlmRequest:
