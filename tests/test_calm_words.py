@@ -64,7 +64,7 @@ def test_a_finished_grid_says_its_variant_in_words_and_a_stopped_one_keeps_its_r
     assert "<table" not in done["text/html"]  # the cell's value shows the table
     stopped = final_bundle(result, exp.progress(), 0, stopped=True)
     assert "<table" in stopped["text/html"] and stopped["text/html"].count("<tr") == 3  # the head and one row per branch
-    bundle = result._repr_mimebundle_()
+    bundle, _metadata = result._repr_mimebundle_()
     assert "image/svg+xml" not in bundle, "every cost is $0 and nothing is scored: no chart"
 
 

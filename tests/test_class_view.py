@@ -222,3 +222,20 @@ def test_the_quick_reading_of_tool_results_reads_what_a_whole_parse_reads(folder
             assert (q.get("message") or {}).get("role") == role
             if role == "toolResult":
                 assert (q["message"].get("isError") is True) == (w["message"].get("isError") is True)
+
+
+def test_a_failed_answer_is_never_coloured_as_a_close_one(folder):
+    """bob's read failed ("File not found"): his answer quotes the failure in words much like the others'
+    (a small distance), yet his cell is marked failed, not coloured as close to the common answer."""
+    view = class_view(folder)
+    bob, ada = _cell(view, "bob", "c-read"), _cell(view, "ada", "c-read")
+    assert bob.failed and not ada.failed
+    page = view.html()
+    row = re.search(r'<th class="pic-student"><a [^>]*>bob</a>.*?</tr>', page, re.S).group(0)
+    cell = re.findall(r'<td class="pic-cell([^"]*)"><a href="#pic-c0-1"[^>]*>(.*?)</a></td>', row)[0]
+    assert cell[0].strip() == "pic-failed" and "✖ failed" in cell[1]
+    card = re.search(r'<div class="pic-card([^"]*)" id="pic-a0-1-1">', page).group(1)
+    assert card.strip() == "pic-failed"
+    assert view.table().query("student == 'bob' and cell == 2").failed.tolist() == [True]
+    data, metadata = view._repr_mimebundle_()
+    assert "✖ failed" in data["text/markdown"] and metadata == {"pi_jupyter": {"view": "class"}}

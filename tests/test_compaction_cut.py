@@ -163,8 +163,8 @@ def test_already_compacted_and_empty_branches() -> None:
     with pytest.raises(NothingToCompact):
         _prep(s, 100)
     b = Builder(s)
-    for i in range(5):
-        b.turn(f"request {i} " + "x " * 300)
+    for i in range(5):  # the bulk in tool output, which the quoting summary leaves out: the compaction shrinks the context
+        b.turn(f"request {i} " + "x " * 20, rounds=1, result="x " * 300)
     asyncio.run(compact_session(s, QuotingSummarizer(), 100))
     with pytest.raises(NothingToCompact) as err:
         _prep(s, 100)
@@ -175,8 +175,8 @@ def test_range_starts_at_the_previous_compactions_first_kept_entry() -> None:
     """pi-design §10 item 10 (fixed in pi 0.73.1 too): what the previous compaction kept is summarized or kept again, never dropped."""
     s = Session.in_memory()
     b = Builder(s)
-    for i in range(6):
-        b.turn(f"old request {i} " + "x " * 300)
+    for i in range(6):  # the bulk in tool output, which the quoting summary leaves out: the compaction shrinks the context
+        b.turn(f"old request {i} " + "x " * 20, rounds=1, result="x " * 300)
     first = asyncio.run(compact_session(s, QuotingSummarizer(), 700))
     kept_id = s.raw_entry(first)["firstKeptEntryId"]
     kept_texts = [
@@ -186,7 +186,7 @@ def test_range_starts_at_the_previous_compactions_first_kept_entry() -> None:
     ]
     assert kept_texts
     for i in range(3):
-        b.turn(f"new request {i} " + "y " * 300)
+        b.turn(f"new request {i} " + "y " * 20, rounds=1, result="y " * 300)
     prep = _prep(s, 400)
     branch = s.raw_branch()
     assert branch[prep.boundary_start]["id"] == kept_id

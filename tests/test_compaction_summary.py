@@ -62,14 +62,17 @@ def test_first_summary_uses_pis_prompt_and_sections() -> None:
 
 
 def test_update_prompt_carries_the_previous_summary_and_custom_focus() -> None:
-    s, b = _session()
+    s = Session.in_memory(cwd="/work/project")
+    b = Builder(s)
+    for i in range(6):  # long tool output, which the quoting summary leaves out: each compaction shrinks the context
+        b.turn(f"request {i} " + "words " * 80, rounds=1, result="output " * 200)
     asyncio.run(compact_session(s, QuotingSummarizer(), 300))
     previous = s.raw_branch()[-1]["summary"]
     for i in range(4):
-        b.turn(f"later {i} " + "more " * 80)
+        b.turn(f"later {i} " + "more " * 80, rounds=1, result="output " * 200)
     summarizer = QuotingSummarizer()
     asyncio.run(compact(_prep(s), summarizer, custom_instructions="the parser bug"))
-    (req,) = summarizer.requests
+    (req,) = [r for r in summarizer.requests if r.kind != "turn_prefix"]
     assert req.kind == "update"
     assert f"\n</conversation>\n\n<previous-summary>\n{previous}\n</previous-summary>\n\n" in req.prompt_text
     assert req.prompt_text.endswith(UPDATE_SUMMARIZATION_PROMPT + "\n\nAdditional focus: the parser bug")
@@ -246,7 +249,7 @@ def test_result_is_a_compaction_entry_and_nothing_is_deleted(tmp_path) -> None:
     s = Session.create(path=path, cwd="/work/project")
     b = Builder(s)
     for i in range(8):
-        b.turn(f"request {i} " + "w " * 100, rounds=1)
+        b.turn(f"request {i} " + "w " * 100, rounds=1, result="output " * 100)
     ids_before = [e["id"] for e in s.raw_entries()]
     prep = _prep(s, 400)
     result = asyncio.run(compact(prep, QuotingSummarizer()))

@@ -112,7 +112,7 @@ def test_the_same_summary_comes_back_from_the_file_alone(session):
     # by= groups the per-variant table by one key
     assert {tuple(v.values) for v in again.summary(by=["how"]).variants} == {("how",)}
     # the durable output carries the summary and the interval figure
-    bundle = again._repr_mimebundle_()
+    bundle, _metadata = again._repr_mimebundle_()
     assert "pi-experiment-summary" in bundle["text/html"] and "mean and 95% interval per variant" in bundle["image/svg+xml"]
     assert "verdicts" in bundle["text/plain"]
 

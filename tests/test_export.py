@@ -104,7 +104,7 @@ def test_pi_export_magic_writes_the_current_session(tmp_path, monkeypatch, capsy
         written = capsys.readouterr().out.split("wrote ")[1].split(" (")[0]
         assert written.endswith(".md") and "Export me, please." in open(written).read()
         assert "nosuch" in usage_error(shell, "export --branch nosuch")
-        assert "bad arguments" in usage_error(shell, "export --format pdf")
+        assert "--format: invalid choice: 'pdf'" in usage_error(shell, "export --format pdf")  # names the option
     finally:
         shell.run_line_magic("unload_ext", "pi_jupyter")
         shell._pi_magics = None

@@ -20,7 +20,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "pi"
 
 
 def _sent(lens) -> int:
-    return sum(1 for e in lens.entries if e.state in ("in", "edited", "summary"))
+    """Entries the rebuild turns into messages: those sent, and failed replies (rebuilt, then left out of the request)."""
+    return sum(1 for e in lens.entries if e.state in ("in", "edited", "summary") or e.note)
 
 
 def test_compaction_summary_first_kept_and_replaced_originals():
@@ -124,7 +125,7 @@ def test_context_edits_show_as_edited_and_dropped():
     assert edit_states == {"out"}
     assert lens.messages == len(s.context().raw_messages) == _sent(lens)  # edited counts as sent
     head = lens.headline()
-    assert "1 message sent as edited" in head and "1 message dropped by context edits" in head
+    assert "1 message sent as edited" in head and "1 message forgotten (context edits)" in head
 
 
 HEADER = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -263,7 +263,7 @@ def test_show_tree_picks_the_widget_the_picture_or_the_text(agent):
     assert isinstance(view, TreeView) and view._runner is state.runner and view._on_fork is state.switch
     shell._pi_magics.widget = False
     assert isinstance(show_tree(agent, [], shell=shell), session_graph_class())
-    with pytest.raises(SystemExit):
+    with pytest.raises(ValueError, match=r"%pi tree: unknown option --sideways"):
         show_tree(agent, ["--sideways"])
 
 

@@ -111,7 +111,7 @@ def test_the_lens_on_the_current_node_after_forget_counts_what_pi_context_counts
     tokens = int(re.search(r"^(\d+) messages, about ([\d,]+) tokens", report, re.M).group(2).replace(",", ""))
     assert (view.last_lens.sent_messages, view.last_lens.sent_tokens) == (sent, tokens), (view.last_lens.headline(), report)
     assert view.last_lens.state_of(tool_result) == "dropped"  # listed as not sent: the request carries a placeholder
-    assert "1 message dropped by context edits" in view.lens["headline"]
+    assert "1 message forgotten (context edits)" in view.lens["headline"]
     assert json.loads(json.dumps(view.lens))["headline"].startswith(f"Next request from {agent.session.leaf_id}")
     assert f"{sent} messages" in view.lens["headline"]
 

@@ -238,7 +238,7 @@ def test_a_message_that_is_not_an_object_before_a_compaction(tmp_path, message):
     s = Session.open(path, readonly=True)
     show_everything(s)
     node = s.graph().nodes["k"]
-    assert node.kind == "compaction" and node.tokens_before == 50 and node.tokens_after == 2  # "sum" and the kept "hi": ⌈5 / 4⌉
+    assert node.kind == "compaction" and node.recorded_tokens_before == 50 and node.tokens_after == 2  # "sum" and the kept "hi": ⌈5 / 4⌉
 
 
 def test_odd_values_inside_messages_are_shown_as_the_file_writes_them(tmp_path):

@@ -20,10 +20,12 @@ from ..compaction import (
     CompactionResult,
     CompactionSettings,
     CompactionTrigger,
+    CompactionWouldGrow,
     NothingToCompact,
     SummaryAborted,
     SummaryRequest,
     apply_checkout,
+    check_shrinks,
     checkout_with_summary,
     compact,
     compaction_trigger,
@@ -136,6 +138,7 @@ class Compactor:
             raise CompactionCancelled("compaction cancelled by an extension")
         if isinstance(decision, str):
             result = CompactionResult(summary=decision, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before)
+            check_shrinks(session.raw_branch(), result.summary, result.first_kept_entry_id)
             entry_id = session.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, result.details, True)
         else:
             window = self._run.model.context_window
@@ -264,16 +267,20 @@ class Compactor:
         try:
             with run.abortable() as signal:
                 outcome = await self._compact(settings, None, reason, signal)
-        except NothingToCompact as exc:
+        except (NothingToCompact, CompactionWouldGrow) as exc:
+            # nothing to summarize, or a summary that would not make the context smaller: for a refused
+            # request, name what makes the context too long (the entry to forget) where one entry does
             model = run.model
-            advice = None
+            advice = None if isinstance(exc, NothingToCompact) else f"Auto-compaction failed: {exc}"
             if reason == "overflow":
                 size = diagnose(run.session.raw_branch())
                 if size.dominated(model.context_window):
                     self.too_large = ContextTooLarge("entry", size, model.ref, model.context_window)
                     advice = str(self.too_large)
-                else:
+                elif isinstance(exc, NothingToCompact):
                     advice = nothing_to_compact_advice(model.ref, model.context_window, exc)
+                else:
+                    advice = f"Context overflow recovery failed: {exc}"
             run.emit(AutoCompactionEndEvent(aborted=False, will_retry=False, error_message=advice))
             return False
         except ContextTooLarge as exc:

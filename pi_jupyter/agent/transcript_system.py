@@ -108,21 +108,23 @@ def prepare_run(history: list[Any], config: Any, record: bool | None) -> SystemM
     return delta
 
 
-def preview_request(history: list[Any], llm: list[Any], prompt: str, tool_specs: list[Any], record: bool | None) -> Any:
+def preview_request(history: list[Any], prompt: str, tool_specs: list[Any], record: bool | None, model: Any) -> Any:
     """The prompt, messages and tools the next request would carry (``%pi context``), without writing anything.
 
-    ``llm`` are ``history`` after ``convert_to_llm``; a delta the next run would record is applied
-    to a copy, and the system messages are folded as the providers fold them.
+    A delta the next run would record is applied to a copy; then the request is what
+    :func:`~pi_jupyter.providers.wire_request` makes of it (the one account of what is sent:
+    system messages folded, failed replies left out), so it is what the model receives.
     """
+    from ..messages import convert_to_llm
     from ..providers.base import LlmRequest
-    from ..providers.transcript import collapse_request
+    from ..providers.transcript import wire_request
 
     recorded = any(is_system(m) for m in history)
-    messages = list(llm)
+    messages = convert_to_llm(history)
     if record or (record is None and recorded):
         delta = system_delta(history, prompt, tool_specs)
         if delta is not None:
             messages.append(delta)
     has_system = any(is_system(m) for m in messages)
     request = LlmRequest(system_prompt=None if has_system else prompt, messages=messages, tools=list(tool_specs))
-    return collapse_request(request)
+    return wire_request(request, model)

@@ -55,6 +55,7 @@ from .prepare import CompactionPreparation, prepare_compaction
 from .request import Summarize, SummaryKind, SummaryRequest, response_text
 from .serialize import conversation_text, serialize_conversation, to_llm_dicts
 from .settings import DEFAULT_CONTEXT_WINDOW, BranchSummarySettings, CompactionSettings, settings_for, should_compact
+from .shrink import CompactionWouldGrow, check_shrinks
 from .tokens import (
     ContextEstimate,
     branch_context_tokens,
@@ -82,6 +83,7 @@ __all__ = [
     "CompactionResult",
     "CompactionSettings",
     "CompactionTrigger",
+    "CompactionWouldGrow",
     "ContextEstimate",
     "CutPoint",
     "DEFAULT_CONTEXT_WINDOW",
@@ -96,6 +98,7 @@ __all__ = [
     "branch_context_tokens",
     "branch_summary_request",
     "calculate_context_tokens",
+    "check_shrinks",
     "checkout_with_summary",
     "collect_branch_entries",
     "compact",

@@ -39,6 +39,7 @@ from .prompts import (
 from .request import Summarize, SummaryRequest, response_text
 from .serialize import conversation_text
 from .settings import CompactionSettings
+from .shrink import check_shrinks
 
 FIX_KEEP_PREVIOUS_SUMMARY = "pi-10.11"
 """Deviation code: a split turn with empty history carries the previous summary over."""
@@ -63,10 +64,24 @@ class CompactionResult(BaseModel):
     usage: dict[str, Any] | None = None
     """What the summary requests cost (pi 1.x stores it on the entry); not part of :meth:`to_pi`."""
 
-    def append_to(self, session: Any) -> str:
-        """Append this result to ``session`` as a ``compaction`` entry (``fromHook: false``, as pi); returns its id."""
+    def append_to(self, session: Any, *, check: bool = True) -> str:
+        """Append this result to ``session`` as a ``compaction`` entry (``fromHook: false``, as pi); returns its id.
+
+        Raises :class:`~pi_jupyter.compaction.shrink.CompactionWouldGrow` (nothing written) when the
+        summary would not make the context smaller (see :mod:`pi_jupyter.compaction.shrink`);
+        ``check=False`` appends it anyway, as pi does (the ``pi_compatible`` modes).
+        """
+        if check:
+            check_shrinks(session.raw_branch(), self.summary, self.first_kept_entry_id)
         return session.append_compaction(
             self.summary, self.first_kept_entry_id, self.tokens_before, self.details, from_hook=False, usage=self.usage
+        )
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        # what ``%pi compact`` shows (the value stays the result): one line, not the summary's whole text
+        p.text(
+            f"compacted: {self.tokens_before:,} tokens before; kept from {self.first_kept_entry_id}; "
+            f"the summary is {len(self.summary):,} characters (.summary holds it)"
         )
 
     def to_pi(self) -> dict[str, Any]:
@@ -249,8 +264,9 @@ async def compact_session(
     """Compact ``session``'s current branch and append the ``compaction`` entry (a manual ``/compact``).
 
     ``keep_recent_tokens`` overrides the settings' budget for this compaction. Raises
-    :class:`~pi_jupyter.compaction.NothingToCompact` (with pi's messages) or a summary error;
-    the session is unchanged then. Every original entry stays in the file: the rebuilt
+    :class:`~pi_jupyter.compaction.NothingToCompact` (with pi's messages), a summary error, or
+    (unless ``pi_compatible``) :class:`~pi_jupyter.compaction.CompactionWouldGrow`; the session is
+    unchanged then. Every original entry stays in the file: the rebuilt
     context becomes the summary plus the kept messages.
     """
     s = settings or CompactionSettings()
@@ -258,4 +274,5 @@ async def compact_session(
         s = s.model_copy(update={"keep_recent_tokens": keep_recent_tokens})
     prep = prepare_compaction(session.raw_branch(), s, pi_compatible=pi_compatible, cwd=getattr(session, "cwd", None) or None)
     result = await compact(prep, summarize, custom_instructions=custom_instructions)
-    return CompactionOutcome(entry_id=result.append_to(session), result=result, preparation=prep)
+    # pi writes a compaction that does not shrink the context; the pi-compatible modes do as pi does
+    return CompactionOutcome(entry_id=result.append_to(session, check=not pi_compatible), result=result, preparation=prep)

@@ -415,14 +415,14 @@ def context_tokens(entries: list[RawEntry], estimator: Estimator = estimate_toke
 
     One walk back from the newest entry: the first trusted usage met before any compaction
     settles it, so the cost is the part of the branch after the last reply, not the branch
-    (unless no usage was reported since the latest compaction: then the rebuilt context is
-    estimated).
+    (unless no usage was reported since the latest compaction or context edit: then the rebuilt
+    context is estimated).
     """
     for i in range(len(entries) - 1, -1, -1):
         entry = entries[i]
         kind = entry.get("type")
-        if kind == "compaction":
-            break  # usage from before the latest compaction described the old, larger context
+        if kind == "compaction" or kind == "context_edit":
+            break  # usage from before the latest compaction (or a context edit) described another context
         if kind != "message":
             continue
         message = entry.get("message")

@@ -52,7 +52,9 @@ def compaction_trigger(
     provider's timestamp with the compaction's wall-clock time). The threshold is checked
     against the last usage reported after the latest compaction plus :func:`estimate_tokens`
     of everything that followed it (pi: the reply's own usage, or for an error reply the
-    last usage plus chars/4).
+    last usage plus chars/4). A ``context_edit`` after the judged reply makes its overflow stale
+    (the user forgot or edited what was too long): the edited context is estimated and judged
+    by the threshold instead, so a forget that fixed an overflow does not start a compaction.
     """
     s = settings or CompactionSettings()
     if not s.enabled:
@@ -73,11 +75,14 @@ def compaction_trigger(
         return None
     if any(e.get("type") == "compaction" for e in entries[at + 1 :]):
         return None  # the reply predates the latest compaction
+    # a context edit after the reply (``%pi forget``, an edit) changed what the next request sends: the
+    # model's refusal and its usage describe a context that is no longer sent, so the size is estimated again
+    edited = any(e.get("type") == "context_edit" for e in entries[at + 1 :])
     same_model = model is None or (message.get("provider") == model[0] and message.get("model") == model[1])
-    if same_model and is_context_overflow(message, context_window):
+    if same_model and not edited and is_context_overflow(message, context_window):
         return CompactionTrigger(reason="overflow", entry_id=entry["id"])
     estimate = context_tokens(entries, estimator)
-    if estimate.last_usage_index is None:
+    if estimate.last_usage_index is None and not edited:
         return None  # no usage reported since the last compaction: nothing reliable to compare
     if should_compact(estimate.tokens, context_window, s):
         return CompactionTrigger(reason="threshold", entry_id=entry["id"], context_tokens=estimate.tokens)

@@ -170,8 +170,19 @@ class Summary(BaseModel):
         parts += [f"<p>{html.escape(note)}</p>" for note in self.notes]
         return "".join(parts) + "</div>"
 
+    def to_markdown(self) -> str:
+        """The same as Markdown (what Markdown exports and sanitizing readers show)."""
+        from .readers import summary_markdown
+
+        return summary_markdown(self, self._shown_records())
+
     def _repr_html_(self) -> str:
         return self.html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        from ..views.reader_bundle import pi_bundle
+
+        return pi_bundle(self.html(), self.to_markdown(), self.text(), "experiment-summary")
 
     def __str__(self) -> str:
         return self.text()

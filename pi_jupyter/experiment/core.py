@@ -438,7 +438,8 @@ def progress_line(progress: dict[str, Any]) -> str:
     parts = [f"{progress.get(k, 0)} {k}" for k in keys]
     budget = progress.get("budget")
     cost = f"${progress.get('cost', 0.0):.4f}" + (f" of ${budget:.2f}" if budget is not None else "")
-    return f"{progress.get('total', 0)} branches: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"
+    total = progress.get("total", 0)
+    return f"{total} branch{'es' if total != 1 else ''}: " + " · ".join(parts) + f" · {cost} · {progress.get('elapsed', 0.0):.1f}s"
 
 
 async def experiment(session: Session, prompt: str, **options: Any) -> ExperimentResult:

@@ -216,6 +216,12 @@ class Preferences(BaseModel):
     def _repr_html_(self) -> str:
         return self.html() or "<p>no judgements yet</p>"
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        from ..views.reader_bundle import pi_bundle
+        from .readers import preferences_markdown
+
+        return pi_bundle(self._repr_html_(), preferences_markdown(self), str(self), "judgements")
+
     def __str__(self) -> str:
         return self.text() or "no judgements yet"
 

@@ -204,7 +204,7 @@ class ExperimentResult:
             where = f"the session continues from leaf {leaf}"
         else:
             where = "the session stayed at the start"
-        return f"experiment {self.id}: {len(rows)} branches: {parts} · ${cost:.4f} · {where}"
+        return f"experiment {self.id}: {len(rows)} branch{'es' if len(rows) != 1 else ''}: {parts} · ${cost:.4f} · {where}"
 
     def table_html(self, caption: bool = True) -> str:
         """The table as HTML, one row per branch (no JavaScript; what a reopened notebook shows)."""
@@ -258,13 +258,17 @@ class ExperimentResult:
         lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in shown]
         return "\n".join([*lines, str(self.summary())])
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
         # plain HTML, SVG and text: every viewer draws them without the kernel or a widget model;
-        # a chart with nothing to show (every cost $0 on a free model, no score) is left out
+        # a chart with nothing to show (every cost $0 on a free model, no score) is left out.
+        # Marked as a pi output with a Markdown form, so Markdown and sanitized HTML exports read cleanly
+        from ..views.reader_bundle import pi_bundle
+        from .readers import result_markdown
+
         figure = self.plot().svg if self._has_a_chart() else ""
         markup = self.summary().html() + self.table_html(caption=False) + figure
-        data = {"text/html": markup, "text/plain": self.text()}
-        return {**data, "image/svg+xml": figure} if figure else data
+        data, metadata = pi_bundle(markup, result_markdown(self), self.text(), "experiment")
+        return ({**data, "image/svg+xml": figure} if figure else data), metadata
 
     def _has_a_chart(self) -> bool:
         """True when the default chart (the first score, else cost) has a value other than zero."""

@@ -14,12 +14,18 @@ cell continues from there, which keeps a top-to-bottom "Run All" on one new bran
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ..session import Session
 from ..session.index import CELL_TYPE
+
+KERNEL = uuid.uuid4().hex[:12]
+"""This kernel's id in cell records: an ``In [n]`` is only meaningful with the kernel that counted it
+(a restart counts from 1 again), so views tell this kernel's runs from earlier kernels' (see
+:func:`pi_jupyter.views.compare_cells.count_label`)."""
 
 
 class CellRun(BaseModel):
@@ -30,6 +36,8 @@ class CellRun(BaseModel):
     produced: list[str] = Field(default_factory=list)
     end: str | None = None
     execution_count: int | None = None
+    kernel: str | None = KERNEL
+    """The kernel that ran it (:data:`KERNEL`; ``None`` in records written before kernels were recorded)."""
     entry_id: str | None = None
     """The id of the record entry itself."""
     filled: str = ""
@@ -43,6 +51,7 @@ class CellRun(BaseModel):
             "produced": self.produced,
             "end": self.end,
             "executionCount": self.execution_count,
+            **({"kernel": self.kernel} if self.kernel else {}),
         }
         if self.filled:
             data["filled"] = self.filled
@@ -61,6 +70,7 @@ class CellRun(BaseModel):
             produced=[p for p in produced if isinstance(p, str)] if isinstance(produced, list) else [],
             end=data.get("end") if isinstance(data.get("end"), str) else None,
             execution_count=data.get("executionCount") if isinstance(data.get("executionCount"), int) else None,
+            kernel=data.get("kernel") if isinstance(data.get("kernel"), str) else None,
             entry_id=entry.get("id"),
             filled=data["filled"] if isinstance(data.get("filled"), str) else "",
         )

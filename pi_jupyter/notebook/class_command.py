@@ -8,25 +8,27 @@ which read without JavaScript too), and ``_.table()`` is a DataFrame for your ow
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from IPython.core.error import UsageError
 
 from ..views.class_view import ClassView, class_view
 from ..views.page_file import PageWriteError, write_page
+from .typos import CommandParser, OptionError
 
 
 def class_command(rest: list[str]) -> ClassView:
     """Build the class view of ``FOLDER``; bad input is a one-line ``UsageError``."""
-    parser = argparse.ArgumentParser(prog="%pi class", add_help=False)
+    parser = CommandParser("%pi class")
     parser.add_argument("folder")
     parser.add_argument("--reference", "-r", default=None)
     parser.add_argument("-o", "--output", default=None)
     parser.add_argument("--force", action="store_true")
     try:
         opts = parser.parse_args(rest)
-    except SystemExit:
+    except OptionError as exc:
+        if "unknown option" in str(exc):
+            raise UsageError(str(exc)) from None
         raise UsageError("%pi class: give the folder of session files: %pi class FOLDER [--reference FILE] [-o PAGE] [--force]") from None
     try:
         view = class_view(opts.folder, reference=opts.reference)

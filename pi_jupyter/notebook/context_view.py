@@ -8,6 +8,7 @@ import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from ..views.digest import plural
 from ..views.markdown_safe import md_code, md_fence, md_text
 
 _MAX_BLOCK = 1200
@@ -40,26 +41,17 @@ def context_bundle(agent: Any) -> dict[str, str]:
 
 
 def _report_blocks(agent: Any) -> dict[str, Any]:
-    from ..compaction import estimate_context_tokens
-    from ..messages import convert_to_llm
-
-    llm = convert_to_llm(agent.messages)
-    try:
-        from ..providers import transform_messages
-
-        llm = transform_messages(llm, agent.model)
-    except ImportError:  # pragma: no cover
-        pass
     from ..agent.transcript_system import preview_request  # pi 1.x transcripts: the prompt and tools they record
+    from ..compaction import estimate_context_tokens
 
     specs = [t.spec() for t in agent.tools]
-    request = preview_request(agent.messages, llm, agent.system_prompt, specs, agent.settings.record_system_prompt)
+    request = preview_request(agent.messages, agent.system_prompt, specs, agent.settings.record_system_prompt, agent.model)
     llm, system = request.messages, request.system_prompt or ""
     estimate = estimate_context_tokens(agent.messages)
     tokens = estimate.tokens
     window = agent.model.context_window
     summary = (
-        f"{len(llm)} messages, about {tokens:,} tokens of a {window:,}-token context window "
+        f"{plural(len(llm), 'message')}, about {tokens:,} tokens of a {window:,}-token context window "
         f"({100 * tokens / max(window, 1):.1f}%); thinking {agent.thinking_level}; "
         f"tools: {', '.join(t.name for t in request.tools) or '(none)'}"
     )

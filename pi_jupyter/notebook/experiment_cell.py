@@ -42,7 +42,8 @@ GRID_OPTIONS = ("vary", "repeat", "concurrency", "budget", "score", "replay", "y
 def is_experiment(args: argparse.Namespace) -> bool:
     """True when the cell's options ask for a grid."""
     given = [getattr(args, name, None) for name in GRID_OPTIONS if name not in ("replay", "yes")]
-    return any(value not in (None, False, []) for value in given)
+    # a number given is a grid option given, 0 included (``--repeat 0`` is refused by the grid, never ignored)
+    return any(value is not None and value is not False and value != [] for value in given)
 
 
 def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_id: str, count: int | None) -> Any:
@@ -86,7 +87,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     agent_options = {"tool_extra": dict(agent.tool_extra), "policy": agent.policy, "extensions": list(agent.extensions)}
     options = {
         "vary": vary,
-        "repeat": args.repeat or 1,
+        "repeat": args.repeat if args.repeat is not None else 1,
         "concurrency": args.concurrency,
         "budget": args.budget,
         "scorers": args.score or [],
@@ -117,7 +118,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     if magics.widget:
         from .experiment_view import ExperimentView
 
-        title = f"experiment · {exp.grid.size} branches · {state.header(session)}"
+        title = f"experiment · {exp.grid.size} branch{'es' if exp.grid.size != 1 else ''} · {state.header(session)}"
         view = ExperimentView(title=title)
         view.on_stop(lambda: state.runner.loop.call_soon_threadsafe(exp.abort), any_thread=True)
     handle = display(view, display_id=True, metadata=state.binding(session)) if view is not None else None

@@ -150,7 +150,9 @@ def final_bundle(result: Any, progress: dict[str, Any], replayed: int, *, stoppe
     leaf = result.continue_from
     if leaf:
         row = next((r for r in result.rows if r.leaf == leaf), None)
-        shown = f"#{row.index} ({variant_words(row.values)})" if row else "?"
+        # a grid without --vary has no values: its branches are repeats, named by the repeat alone
+        words = variant_words(row.values) if row else ""
+        shown = (f"#{row.index} ({words})" if words else f"#{row.index} (repeat {row.repeat})") if row else "?"
         where = f"cells below continue from branch {shown}, leaf {leaf}; %pi checkout LEAF picks another"
     else:
         where = "no branch finished: cells below continue from where this cell started"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any
 
 from ..views.export import branch_markdown, export_html
 from ..views.export_file import write_export
+from .typos import CommandParser
 
 USAGE = "%(prog)s [--branch REF] [--format html|markdown] [--force] [PATH]"
 
@@ -17,11 +17,11 @@ def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -
 
     ``PATH`` defaults to the session file with ``.html`` (or ``.md``), or ``session-ID.html``
     in the working folder for a session in memory. ``--branch`` takes an entry id, a label or
-    a cell id (through ``resolve``). Bad arguments raise ``SystemExit`` (the magic reports them).
+    a cell id (through ``resolve``). Bad arguments raise :class:`~.typos.OptionError` (one line, naming the option).
     A session file is never overwritten; any other existing file that is not an earlier
     export needs ``--force`` (:mod:`pi_jupyter.views.export_file`: a refusal is a ``ValueError``).
     """
-    parser = argparse.ArgumentParser(prog="%pi export", add_help=False, usage=USAGE)
+    parser = CommandParser("%pi export", usage=USAGE)
     parser.add_argument("path", nargs="?", default=None)
     parser.add_argument("--branch", "-b", default=None)
     parser.add_argument("--format", choices=("html", "markdown"), default="html")

@@ -16,10 +16,11 @@ from IPython.display import display
 
 from ..experiment import load_experiment
 from ..experiment.judging import PairwiseJudge
+from .typos import CommandParser
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="%pi judge", add_help=False)
+    parser = CommandParser("%pi judge")
     parser.add_argument("experiment", nargs="?", default="last")
     parser.add_argument("--by", default=None)
     parser.add_argument("--as", dest="judge", default=None)

@@ -7,7 +7,6 @@ modules of their own (sessions, context, tree, world, export, score, judge, clas
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,10 @@ from IPython.display import display
 from ..agent.agent import Agent
 from ..agent.typed_text import scrub
 from ..session import EntryNotFoundError
+from ..views.digest import plural
+from ..views.reader_bundle import MARK
 from . import context_commands, world_cells
+from .typos import CommandParser
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import NotebookState
@@ -105,8 +107,8 @@ class LineCommands:
         return None
 
     def _cmd_new(self, rest: list[str]) -> Any:
-        agent = self.state.new_session(" ".join(rest) or None)
-        return agent.session
+        # the session is the value (``s = %pi new NAME``); it shows as a line, not an object's repr
+        return self.state.new_session(" ".join(rest) or None).session
 
     def _cmd_open(self, rest: list[str]) -> Any:
         if not rest:
@@ -116,7 +118,7 @@ class LineCommands:
         report = session.load_report
         if not report.ok:
             print(str(report), file=sys.stderr)
-        return agent.session
+        return agent.session  # the value (``s = %pi open NAME``); it shows as a line, not an object's repr
 
     def _cmd_status(self, rest: list[str]) -> Any:
         agent = self._agent()
@@ -135,7 +137,7 @@ class LineCommands:
         return None
 
     def _cmd_checkout(self, rest: list[str]) -> Any:
-        parser = argparse.ArgumentParser(prog="%pi checkout", add_help=False)
+        parser = CommandParser("%pi checkout")
         parser.add_argument("target")
         parser.add_argument("--summarize", action="store_true")
         parser.add_argument("--instructions", default=None)
@@ -154,14 +156,21 @@ class LineCommands:
         return None
 
     def _resolve_ref(self, agent: Agent, ref: str) -> str:
-        from .cells import last_run
+        """An entry id, id prefix or label; else a cell as ``compare`` takes it: ``In[9]`` (this kernel's run
+        when it made one), ``CELL@2`` (the cell's second run), a cell id (its latest run)."""
+        from ..views.compare_cells import Kernels, cell_records, resolve_cell_ref
+        from .cells import KERNEL
 
         try:
             return agent.session.resolve(ref)
         except EntryNotFoundError:
-            run = last_run(agent.session, ref)
-            if run is not None and run.end:
-                return run.end
+            records = cell_records(agent.session.cell_records())
+            try:
+                end = resolve_cell_ref(ref, records, Kernels(records, KERNEL))
+            except LookupError as exc:
+                raise UsageError(str(exc)) from None
+            if end:
+                return end
             raise
 
     def _cmd_fork(self, rest: list[str]) -> Any:
@@ -171,7 +180,8 @@ class LineCommands:
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
         moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
-        print(f"forked into {self.state.header(new)} ({len(new)} entries); the notebook's next %%pi cells continue in it")
+        size = plural(len(new), "entry", "entries")
+        print(f"forked into {self.state.header(new)} ({size}); the notebook's next %%pi cells continue in it")
         world_cells.say(moved)
         return new
 
@@ -206,14 +216,14 @@ class LineCommands:
     def _cmd_compact(self, rest: list[str]) -> Any:
         agent = self._agent()
         instructions = " ".join(rest) or None
-        result = self.state.runner.wait(self.state.runner.submit(agent.compact(instructions)), on_interrupt=agent.abort)
-        print(f"compacted: {getattr(result, 'tokens_before', '?')} tokens before; kept from {getattr(result, 'first_kept_entry_id', '?')}")
-        return result
+        # the value is the result; it shows as one line (CompactionResult's display), not the summary's text
+        return self.state.runner.wait(self.state.runner.submit(agent.compact(instructions)), on_interrupt=agent.abort)
 
     def _cmd_context(self, rest: list[str]) -> Any:
         from .context_view import context_bundle
 
-        display(context_bundle(self._agent()), raw=True)  # prose wraps at word boundaries (HTML), text wrapped too
+        # prose wraps at word boundaries (HTML), text wrapped too; marked, so exports show the Markdown (see views.reader_bundle)
+        display(context_bundle(self._agent()), raw=True, metadata={MARK: {"view": "context"}})
         return None
 
     def _cmd_tree(self, rest: list[str]) -> Any:
@@ -227,7 +237,10 @@ class LineCommands:
         if len(refs) < 2:
             raise UsageError("%pi compare: give two or more branches (ids, labels, root, In[n], cell ids, CELL@2) [--turns]")
         # Session.compare resolves every form the tree shows (In[20], root, CELL@2, labels, ids)
-        return world_cells.show_compare(self._agent().session.compare(*refs, by=by), self._agent().session)  # and their worlds
+        from .cells import KERNEL
+
+        session = self._agent().session
+        return world_cells.show_compare(session.compare(*refs, by=by, kernel=KERNEL), session)  # and their worlds
 
     def _cmd_world(self, rest: list[str]) -> Any:
         return world_cells.command(self, rest)
@@ -339,4 +352,5 @@ class LineCommands:
 
 def _show_markdown(text: str) -> None:
     # the Markdown source doubles as text/plain, so a terminal or a text export reads it instead of an object repr
-    display({"text/markdown": text, "text/plain": text}, raw=True)
+    # marked as pi's, so a sanitized HTML export draws it with the tags a sanitizer keeps (see views.reader_bundle)
+    display({"text/markdown": text, "text/plain": text}, raw=True, metadata={MARK: {"view": "markdown"}})

@@ -33,7 +33,7 @@ from .result import CellResult
 from .runner import BackgroundRun, PendingRun
 from .siblings import siblings_footer
 from .state import NotebookState
-from .typos import command_error, named, option_error, session_label
+from .typos import OptionError, command_error, named, option_error, session_label
 
 _USER_ERRORS = (
     SessionError,
@@ -353,6 +353,8 @@ class PiMagics(LineCommands, Magics, PiConfig):
             return handler(rest)
         except UsageError:
             raise
+        except OptionError as exc:  # already the one line, naming the command and the option
+            raise UsageError(str(exc)) from None
         except SystemExit:
             raise UsageError(f"%pi {command}: bad arguments {' '.join(rest)!r}") from None
         except _USER_ERRORS as exc:
@@ -366,6 +368,10 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if self.shell is None:  # a PiMagics built by hand, not registered with a shell
             raise UsageError("%%pi: no IPython shell; load the extension in a notebook with %load_ext pi_jupyter")
         return self.shell.user_ns
+
+
+# an abbreviation is a typo taken silently (``--tool`` for ``--tools``): every option is written whole
+PiMagics.pi.parser.allow_abbrev = False  # the parser @magic_arguments made
 
 
 def register(shell: Any) -> PiMagics:

@@ -65,9 +65,11 @@ def for_sanitizer(nb: Any) -> None:
     """Pi outputs' HTML is their transcript in the tags a sanitizer keeps (no script, no style, no ``details``)."""
     for output in _pi_outputs(nb):
         data = output["data"]
-        if "text/html" not in data:
-            continue
         markdown = _text(data.get("text/markdown"))
+        if "text/html" not in data:
+            if markdown:  # nbconvert would draw the Markdown with <h3> and <p>, which the sanitizer prints as text
+                data["text/html"] = basic_html(markdown)
+            continue
         plain = _text(data.get("text/plain"))
         data["text/html"] = basic_html(markdown) if markdown else f"<pre>{html.escape(plain)}</pre>"
 

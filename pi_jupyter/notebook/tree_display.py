@@ -19,6 +19,7 @@ from ..views import TextTree
 from ..views.display_scale import display_scale, scaled_svg
 from ..views.raster import render_png
 from .save_hook import WIDGET_VIEW
+from .typos import CommandParser
 
 DURABLE_TREE_TYPES = ["image/svg+xml", "image/png", "text/plain"]
 
@@ -26,7 +27,7 @@ USAGE = "%(prog)s [--full] [--text] [--static] [--max-nodes N] [--lr] [--expand 
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="%pi tree", add_help=False, usage=USAGE)
+    parser = CommandParser("%pi tree", usage=USAGE)
     parser.add_argument("--full", action="store_true", help="one node per entry instead of per turn")
     parser.add_argument("--text", action="store_true", help="a text tree")
     parser.add_argument("--static", action="store_true", help="the picture without the widget")
@@ -54,7 +55,7 @@ def show_tree(agent: Any, args: list[str], *, shell: Any = None) -> Any:
     """What ``%pi tree`` returns for ``agent``'s session: a TreeView, a graph, or a text tree.
 
     ``--text`` gives the text tree, ``--static`` the picture without the widget; ``--full``
-    draws one node per entry. Bad arguments raise ``SystemExit`` (the magic reports them).
+    draws one node per entry. Bad arguments raise :class:`~.typos.OptionError` (one line, naming the option).
     """
     opts = _parser().parse_args(args)
     graph_options: dict[str, Any] = {"mode": "full" if opts.full else "turns"}

@@ -26,12 +26,28 @@ def option_error(parser: argparse.ArgumentParser, message: str, magic: str = "%%
     """``argparse``'s complaint about ``magic``'s options, with a guess for each option that looks like a typo."""
     options = _OPTION.findall(parser.format_usage())
     match = _UNRECOGNIZED.search(message)
+    lists = f"{magic}? lists the options" if magic == "%%pi" else "%pi help lists the commands and their options"
     if match is None:
-        return f"{magic}: {message} ({magic}? lists the options)"
+        return f"{magic}: {message} ({lists})"
     unknown = [word for word in match.group(1).split() if word.startswith("-")]
     guesses = [f"{word} (did you mean {guess}?)" if (guess := _guess(word.split("=", 1)[0], options)) else word for word in unknown]
     what = ", ".join(guesses) if guesses else match.group(1)
-    return f"{magic}: unknown option {what}; {magic}? lists the options"
+    return f"{magic}: unknown option {what}; {lists}"
+
+
+class OptionError(ValueError):
+    """A magic's options could not be read; the message is the one line a user reads."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of a ``%pi`` command's options: no abbreviations (``--tex`` is not taken for ``--text``),
+    and a bad option is an :class:`OptionError` naming it, with a guess at a typo."""
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        super().__init__(prog=prog, add_help=False, allow_abbrev=False, **kwargs)
+
+    def error(self, message: str) -> Any:  # raises instead of exiting
+        raise OptionError(option_error(self, message, self.prog))
 
 
 def command_error(command: str, commands: Iterable[str]) -> str:

@@ -66,7 +66,7 @@ from .registry import (
 )
 from .replay import ReplayProvider, replay_model
 from .retry_after import retry_after_ms
-from .transcript import collapse_request
+from .transcript import collapse_request, sent_messages, wire_request
 
 _providers: dict[str, Any] = {}
 _replays: dict[str, ReplayProvider] = {}
@@ -260,4 +260,6 @@ __all__ = [
     "scrub",
     "stream",
     "transform_messages",
+    "sent_messages",
+    "wire_request",
 ]

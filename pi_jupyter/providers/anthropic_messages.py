@@ -21,8 +21,8 @@ import orjson
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
-from .normalize import transform_messages
 from .text import sanitize_surrogates
+from .transcript import wire_request
 
 REDACTED_TEXT = "[Reasoning redacted]"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
@@ -58,7 +58,7 @@ def _tool_result_content(content: list[Any]) -> Any:
 def convert_messages(model: Model, request: LlmRequest, cache: bool = True) -> list[dict[str, Any]]:
     """The ``messages`` array of a Messages request (after :func:`transform_messages`)."""
     params: list[dict[str, Any]] = []
-    messages = transform_messages(request.messages, model, normalize_tool_call_id)
+    messages: list[Any] = wire_request(request, model, normalize_tool_call_id).messages  # what %pi context and the lens count
     i = 0
     while i < len(messages):
         msg = messages[i]

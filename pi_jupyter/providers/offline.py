@@ -68,7 +68,8 @@ from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall,
 from ..messages.notebook_context import NOTEBOOK_CONTEXT_HEAD, is_notebook_context_text
 from ._stream import MessageBuilder
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions, ToolSpec
-from .normalize import USER_IMAGE_PLACEHOLDER, transform_messages
+from .normalize import USER_IMAGE_PLACEHOLDER
+from .transcript import wire_request
 
 PREFIX = "[offline model]"
 OFFLINE_PROVIDER = "offline"
@@ -485,7 +486,7 @@ class OfflineProvider:
         delay = float(model.compat.get("delta_delay_s") or 0.0)
         yield b.start()
         try:
-            messages = transform_messages(request.messages, model)
+            messages = wire_request(request, model).messages  # what a vendor adapter sends
             tokens_in = estimate_tokens(input_chars(request))
             b.set_usage(tokens_in, 0)
             if tokens_in > model.context_window:

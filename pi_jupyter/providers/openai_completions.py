@@ -37,8 +37,8 @@ import orjson
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
-from .normalize import transform_messages
 from .text import sanitize_surrogates
+from .transcript import wire_request
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
@@ -77,7 +77,7 @@ def normalize_tool_call_id(call_id: str, model: Model, _source: AssistantMessage
 def convert_messages(model: Model, request: LlmRequest, compat: dict[str, Any]) -> list[dict[str, Any]]:
     """The ``messages`` array of a chat-completions request (after :func:`transform_messages`)."""
     params: list[dict[str, Any]] = []
-    messages = transform_messages(request.messages, model, normalize_tool_call_id)
+    messages: list[Any] = wire_request(request, model, normalize_tool_call_id).messages  # what %pi context and the lens count
     if request.system_prompt:
         role = "developer" if model.reasoning and compat["supports_developer_role"] else "system"
         params.append({"role": role, "content": sanitize_surrogates(request.system_prompt)})

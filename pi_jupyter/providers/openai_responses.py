@@ -32,9 +32,10 @@ import orjson
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ._stream import HttpAdapter, MessageBuilder, ProviderError, SseEvents
 from .base import AssistantEvent, LlmRequest, Model, StreamOptions
-from .normalize import same_model, transform_messages
+from .normalize import same_model
 from .openai_completions import clamp_effort, openai_client
 from .text import sanitize_surrogates
+from .transcript import wire_request
 
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _STATUS = {"completed": "stop", "incomplete": "length", "failed": "error", "cancelled": "error", "in_progress": "stop", "queued": "stop"}
@@ -134,7 +135,7 @@ def convert_input(model: Model, request: LlmRequest) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     if request.system_prompt:
         items.append({"role": "developer" if model.reasoning else "system", "content": sanitize_surrogates(request.system_prompt)})
-    for index, msg in enumerate(transform_messages(request.messages, model, normalize_tool_call_id)):
+    for index, msg in enumerate(wire_request(request, model, normalize_tool_call_id).messages):  # what %pi context counts
         if isinstance(msg, UserMessage):
             if isinstance(msg.content, str):
                 items.append({"role": "user", "content": [{"type": "input_text", "text": sanitize_surrogates(msg.content)}]})

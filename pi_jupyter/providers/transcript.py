@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..messages.convert import convert_to_llm
 from ..messages.system import current_system_message, system_message_text
 from ..messages.types import SystemMessage
-from .base import LlmRequest, ToolSpec
+from .base import LlmRequest, Model, ToolSpec
+from .normalize import IdNormalizer, transform_messages
 
 
 def collapse_request(request: LlmRequest) -> LlmRequest:
@@ -45,3 +47,25 @@ def _tool_spec(declaration: dict[str, Any]) -> ToolSpec:
     if isinstance(parameters, dict):
         spec.parameters = parameters
     return spec
+
+
+def wire_request(request: LlmRequest, model: Model, normalize_tool_call_id: IdNormalizer | None = None) -> LlmRequest:
+    """What ``request`` carries to ``model``, in neutral form: system messages folded (:func:`collapse_request`),
+    then :func:`~pi_jupyter.providers.transform_messages` (failed replies left out, a tool call without a
+    result answered with a placeholder, images a model cannot take replaced by a note).
+
+    Every adapter sends exactly these messages (with its ``normalize_tool_call_id``), converted to its
+    vendor's shapes; ``%pi context``, the tree's context lens and the request itself come from here,
+    so they cannot disagree.
+    """
+    request = collapse_request(request)
+    return request.model_copy(update={"messages": transform_messages(request.messages, model, normalize_tool_call_id)})
+
+
+def sent_messages(history: list[Any], model: Model) -> LlmRequest:
+    """The request a model call from the agent messages ``history`` carries (see :func:`wire_request`).
+
+    ``history`` is what :meth:`Session.context` rebuilds (``.messages``) or an agent holds; the
+    request's own system prompt and tools are not added (they do not change what is counted).
+    """
+    return wire_request(LlmRequest(messages=convert_to_llm(history)), model)

@@ -111,6 +111,12 @@ class SessionReading:
         name = f" {self.name!r}" if self.name else ""
         return f"<Session{name} {where}: {len(self)} entries, leaf {self.leaf_id}>"
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        # what a notebook shows for a session (the repr is for debugging)
+        name = f"session {self.name!r}" if self.name else "session"
+        count = f"{len(self):,} entr{'y' if len(self) == 1 else 'ies'}"
+        p.text(f"{name} · {self.id.replace('-', '')[-8:]}: {count}, leaf {self.leaf_id or '(none)'}\n{self._path or 'in memory'}")
+
     # ---------------------------------------------------------------- reading
 
     def entry(self, ref: str) -> Entry:

@@ -27,7 +27,9 @@ def _e(text: object) -> str:
     return html.escape(digest.utf8_safe(str(text)), quote=True)
 
 
-def _heat(distance: float | None) -> str:
+def _heat(distance: float | None, failed: bool = False) -> str:
+    if failed:
+        return " pic-failed"  # a failure is never coloured as close to the right answer
     if distance is None:
         return ""
     return f" pic-d{min(4, int(distance * 5))}"
@@ -41,11 +43,13 @@ def _cell_td(g: int, k: int, i: int, work: CellWork | None) -> str:
         bits.append(f'<span class="pic-err">{digest.plural(work.tool_errors, "tool error")}</span>')
     bits.append(f"{digest.tokens_text(work.tokens)} tok · {digest.cost_text(work.cost)}")
     if work.runs > 1:
-        bits.append(f"{work.runs} runs")
+        bits.append(digest.plural(work.runs, "run"))
+    if work.failed:
+        bits.append('<span class="pic-err">✖ failed</span>')
     if work.distance is not None:
         bits.append(f'<span class="pic-dist">distance {work.distance:.2f}</span>')
     link = f'<a href="#pic-c{g}-{k}" data-card="pic-a{g}-{k}-{i}">{"<br>".join(bits)}</a>'
-    return f'<td class="pic-cell{_heat(work.distance)}">{link}</td>'
+    return f'<td class="pic-cell{_heat(work.distance, work.failed)}">{link}</td>'
 
 
 def _table(g: int, course: Course) -> str:
@@ -120,14 +124,14 @@ def _answers(g: int, course: Course) -> str:
             cards.append(f'<div class="pic-card pic-measure"><b>{label}</b><pre>{_e(digest.clip(col.measure, ANSWER_CHARS))}</pre></div>')
         ranked = sorted(
             ((i, r, r.cells[col.key]) for i, r in enumerate(course.rows) if col.key in r.cells),
-            key=lambda t: (t[2].distance if t[2].distance is not None else 2.0, t[1].student),
+            key=lambda t: (t[2].failed, t[2].distance if t[2].distance is not None else 2.0, t[1].student),
         )
         for i, row, work in ranked:
-            dist = f" · distance {work.distance:.2f}" if work.distance is not None else ""
+            dist = (" · ✖ failed" if work.failed else "") + (f" · distance {work.distance:.2f}" if work.distance is not None else "")
             runs = f" · {work.runs} runs" if work.runs > 1 else ""
             answer = _e(digest.clip(work.answer, ANSWER_CHARS)) or "<em>(no answer)</em>"
             cards.append(
-                f'<div class="pic-card{_heat(work.distance)}" id="pic-a{g}-{k}-{i}"><b>{_e(row.student)}</b>'
+                f'<div class="pic-card{_heat(work.distance, work.failed)}" id="pic-a{g}-{k}-{i}"><b>{_e(row.student)}</b>'
                 f'<span class="pic-sub">{dist}{runs}</span><pre>{answer}</pre></div>'
             )
         missing = len(course.rows) - len(ranked)

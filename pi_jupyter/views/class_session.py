@@ -132,6 +132,7 @@ def student_row(sf: SessionFile) -> StudentRow:
         work = works[key]
         work.prompt = next((digest.content_text(msg_of[i].get("content")) for i in ids if role_of.get(i) == USER), "")
         work.answer = _last_answer([msg_of[i] for i in ids if role_of.get(i) == ASSISTANT])
+        work.failed = _failed(ids, role_of, msg_of)
     leaves = len(content - below)
     return StudentRow(
         student=sf.student, path=sf.path, name=sf.name, entries=len(entries), branches=max(1, leaves) if entries else 0,
@@ -164,6 +165,15 @@ def _count(work: CellWork, ids: list[str], role_of: dict[str, int], usage_of: Us
     work.tool_errors += errors
     work.tokens += tokens
     work.cost += cost
+
+
+def _failed(ids: list[str], role_of: dict[str, int], msg_of: dict[str, Any]) -> bool:
+    """True when a run's last tool result is an error, or its last reply stopped on an error (or was aborted)."""
+    results = [role_of[i] for i in ids if role_of.get(i) in (RESULT, FAILED)]
+    if results and results[-1] == FAILED:
+        return True
+    replies = [msg_of[i] for i in ids if role_of.get(i) == ASSISTANT and i in msg_of]
+    return bool(replies) and replies[-1].get("stopReason") in ("error", "aborted")
 
 
 def _last_answer(messages: Any) -> str:

@@ -38,6 +38,9 @@ class CellWork:
     """The first few tool errors, as the tool reported them."""
     distance: float | None = None
     """From the reference (or the class's common) answer: 0 the same words, 1 none shared."""
+    failed: bool = False
+    """The run the cell shows failed: its last tool result is an error, or its reply stopped on an error.
+    Such an answer is shown as failed whatever its distance (a quoted "File not found" reads much like a right answer)."""
 
 
 @dataclass(slots=True)

@@ -58,6 +58,7 @@ class ClassView:
                             "tokens": work.tokens if work else 0,
                             "cost": work.cost if work else 0.0,
                             "distance": work.distance if work else None,
+                            "failed": work.failed if work else None,
                             "prompt": work.prompt if work else col.prompt,
                             "answer": work.answer if work else "",
                         }
@@ -74,6 +75,12 @@ class ClassView:
 
     def _repr_html_(self) -> str:
         return self.html()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        from .class_markdown import class_markdown
+        from .reader_bundle import pi_bundle
+
+        return pi_bundle(self.html(), class_markdown(self), repr(self), "class")
 
     def __repr__(self) -> str:
         return f"ClassView({self.folder.folder!r}: {self.summary()})"

@@ -3,10 +3,14 @@
 Each ref (an entry id, an id prefix, a label, or a notebook cell id: the end of that cell's
 latest run) names the end of a branch; a ref naming a prompt stands for its whole turn. The
 comparison finds the deepest entry all branches share and, per branch, counts what came
-after it: turns, tool calls, tokens, cost, duration (the sum of each turn's time, from its
-prompt to its last message) and stop reasons; the final answer is the last assistant text on
-the whole branch. It displays as an HTML table with a figure and the final answers side by
-side (a word diff for two branches).
+after it: turns, tool calls, tokens, cost, duration and stop reasons; the final answer is the
+last assistant text on the whole branch. It displays as an HTML table with a figure and the
+final answers side by side (a word diff for two branches).
+
+A turn's duration is the time from the first message its run wrote on the branch (its prompt,
+or the system prompt the run recorded just before it) to its last message; a branch's duration
+is the sum of its turns'. A cell's run in the cell-by-cell table is timed the same way, so the
+two tables agree; the idle time between runs (a user reading, typing) is in neither.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from pydantic import BaseModel, Field
 from ..session.report import EntryNotFoundError, SessionError
 from ..session.usage import SPENDING_ENTRY_TYPES
 from . import digest
-from .compare_cells import CellComparison, CellRecord, cell_records, compare_cells, resolve_cell_ref
+from .compare_cells import CellComparison, CellRecord, Kernels, cell_records, compare_cells, resolve_cell_ref
 from .diff import seconds_text, word_diff_html
 from .digest import RawEntry, plural
 from .figure import PALETTE, SvgFigure, per_turn_chart
+from .reader_bundle import pi_bundle
 from .scores import Scores, branch_variant, leaf_scores, score_value_text, scores_text, variant_name, variant_text
 
 if TYPE_CHECKING:
@@ -108,6 +113,15 @@ class AnswerDiff(BaseModel):
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        from .markdown_safe import md_quote, md_text
+
+        parts = [
+            f"*{md_text(name)}*\n\n" + (md_quote(text) if text.strip() else "*no answer*")
+            for name, text in ((self.a_name, self.a), (self.b_name, self.b))
+        ]
+        return pi_bundle(self._repr_html_(), "\n\n".join(parts), str(self), "answer-diff")
 
     def _repr_html_(self) -> str:
         left, right = word_diff_html(self.a, self.b)
@@ -257,6 +271,15 @@ class Comparison(BaseModel):
         parts.append("</table>")
         return "".join(parts)
 
+    def to_markdown(self) -> str:
+        """The comparison as Markdown (what Markdown exports and sanitizing readers show)."""
+        from .compare_markdown import comparison_markdown
+
+        return comparison_markdown(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        return pi_bundle(self._repr_html_(), self.to_markdown(), str(self), "compare")
+
     def _repr_html_(self) -> str:
         if self.ancestor_id is None:
             head = "The branches share no entry."
@@ -271,7 +294,7 @@ class Comparison(BaseModel):
         ]
         if self.cells is not None and self.by != "turns":
             parts.append(
-                f'<div style="margin:8px 0 4px;font-weight:bold">Cell by cell ({len(self.cells.rows)} cell runs)</div>'
+                f'<div style="margin:8px 0 4px;font-weight:bold">Cell by cell ({plural(len(self.cells.rows), "cell run")})</div>'
                 + self.cells.to_html()
                 + f'<div style="margin:8px 0">{self.cells.figure().svg}</div>'
                 + '<div style="color:#57606a;font-size:90%">Turn by turn: <code>comparison.by_turn()</code> '
@@ -320,13 +343,18 @@ class HtmlTable:
 # ------------------------------------------------------------------------------ building
 
 
-def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "cells", "turns"] = "auto") -> Comparison:
+def compare(
+    session: Session, *refs: str, limit: int = 12, by: Literal["auto", "cells", "turns"] = "auto", kernel: str | None = None
+) -> Comparison:
     """Compare the branches ending at ``refs`` (see :meth:`Session.compare`).
 
     One ref compares it with the current leaf; none compares the ``limit`` most recent tips.
     A ref is an entry id or prefix, a label, ``root``, a cell id (its latest run), ``CELL@2``
     (its second run) or ``In[20]`` (the cell run with execution count 20). ``by``: show cell
     by cell when the branches ran notebook cells (``auto``, the default), or ``turns``.
+    ``kernel``: the id of the notebook's kernel (``In [n]`` names its runs; another kernel's read
+    ``In [n] (earlier kernel)``, since a restart counts from 1 again); default: the latest kernel
+    that recorded a run.
     """
     if by not in ("auto", "cells", "turns"):
         raise ValueError(f"Session.compare(): by must be 'auto', 'cells' or 'turns', not {by!r}")
@@ -344,8 +372,12 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
                 raise SessionError("Session.compare(): one ref is compared with the current leaf, and there is none")
             names.append(session.leaf_id)
     records = cell_records(entries)
-    cells = digest.cell_records(entries)
-    leaves = [_resolve(session, ref, records) for ref in names]
+    kernels = Kernels(records, kernel)
+    cells: dict[str, tuple[str, str | None]] = {}  # entry id -> (cell id, how its run is named), the latest run wins
+    for rec in records:
+        for eid in rec.produced:
+            cells[eid] = (rec.cell_id, kernels.label(rec))
+    leaves = [_resolve(session, ref, records, kernels) for ref in names]
     paths = [digest.branch_of(session, leaf) for leaf in leaves]
     ancestor_at = _common_prefix(paths)
     shared = [e for e in paths[0][:ancestor_at] if not digest.is_transparent(e)]
@@ -358,7 +390,7 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
         if b.variant is not None and b.name == b.ref and b.label is None:
             b.name = variant_name(b.variant)  # the experiment table's and plot's name, not a bare id
     _unique_names(branches)
-    by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at) if by != "turns" else None
+    by_cell = compare_cells(session, [b.name for b in branches], paths, ancestor_at, kernel) if by != "turns" else None
     if by_cell is not None:
         by_cell.scores = [b.scores for b in branches]
     if by == "cells" and by_cell is None:
@@ -373,7 +405,7 @@ def compare(session: Session, *refs: str, limit: int = 12, by: Literal["auto", "
     )
 
 
-def _resolve(session: Session, ref: Any, records: list[CellRecord]) -> str:
+def _resolve(session: Session, ref: Any, records: list[CellRecord], kernels: Kernels) -> str:
     if not isinstance(ref, str) or not ref:
         raise TypeError(f"Session.compare(): refs are entry ids, labels, root, In[n] or cell ids (strings), got {ref!r}")
     if ref == "root" and "root" not in session:
@@ -385,7 +417,7 @@ def _resolve(session: Session, ref: Any, records: list[CellRecord]) -> str:
         eid = session.resolve(ref)
     except EntryNotFoundError:
         try:
-            end = resolve_cell_ref(ref, records)
+            end = resolve_cell_ref(ref, records, kernels)
         except LookupError as exc:
             raise SessionError(f"Session.compare(): {exc}") from None
         if end is None:
@@ -456,14 +488,14 @@ def _branch(
     path: list[RawEntry],
     ancestor_at: int,
     labels: dict[str, str],
-    cells: dict[str, tuple[str, int | None]],
+    cells: dict[str, tuple[str, str | None]],
 ) -> BranchStats:
     after = [e for e in path[ancestor_at:] if not digest.is_transparent(e)]
     label = digest.as_text(labels[leaf]) if labels.get(leaf) else None  # pi keeps any truthy value as a label
     cell = cells.get(leaf)
     if cell is None:
         cell = next((cells[e["id"]] for e in reversed(after) if e["id"] in cells), None)
-    name = label or (f"In [{cell[1]}] {ref}" if cell is not None and cell[1] is not None and ref == leaf else ref)
+    name = label or (f"{cell[1]} {ref}" if cell is not None and cell[1] is not None and ref == leaf else ref)
     stats = BranchStats(ref=ref, leaf_id=leaf, name=name, label=label, cell_id=cell[0] if cell else None)
     stats.entry_ids = [e["id"] for e in after]
     stops: Counter[str] = Counter()
@@ -471,6 +503,7 @@ def _branch(
     turn_start: int | None = None
     turn_end: int | None = None
     durations: list[float] = []
+    opened: int | None = None  # when the run that opens the next turn began (the system prompt it recorded first)
 
     def close() -> None:
         if turn is not None:
@@ -479,19 +512,22 @@ def _branch(
                 durations.append(turn.duration_s)
             stats.per_turn.append(turn)
 
-    before = path[ancestor_at - 1] if ancestor_at > 0 else None
     for entry in after:
         ms = digest.entry_ms(entry)
         if digest.is_head(entry):
             close()
             turn = TurnStats(entry_id=entry["id"], prompt=digest.preview(digest.entry_text(entry), 80))
-            turn_start, turn_end = ms, ms
+            turn_start, turn_end = (opened if opened is not None else ms), ms
+            opened = None
             stats.turns += 1
+        elif turn is None and digest.role(entry) == "system":
+            # the prompt a run records before its first turn belongs to that turn, not to one of its own
+            opened = ms if opened is None else opened
         elif turn is None and digest.message(entry) is not None:
-            # the rest of a turn that began before the branches parted (a retry, a continue)
+            # the rest of a turn that began before the branches parted (a retry, a continue): timed from
+            # its first entry on this branch, as a cell's run is (never from the shared entry above)
             turn = TurnStats(entry_id=entry["id"])
-            turn_start = digest.entry_ms(before) if before is not None else ms
-            turn_end = ms
+            turn_start, turn_end = ms, ms
         elif turn is not None and ms is not None and digest.message(entry) is not None:
             # only the turn's own messages extend it: a model change or label appended to a
             # recorded branch months later is no part of the turn's time

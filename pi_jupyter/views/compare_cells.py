@@ -39,6 +39,35 @@ class CellRecord(BaseModel):
     produced: list[str] = Field(default_factory=list)
     execution_count: int | None = None
     record_id: str = ""
+    kernel: str | None = None
+    """The kernel that ran it (records written before kernels were recorded have none)."""
+    ms: int | None = None
+    """When the record was written."""
+
+
+class Kernels:
+    """Which kernel's ``In [n]`` a reader means: ``current`` (the notebook's own kernel; default: the
+    kernel of the latest record), and when it first recorded a run (earlier runs are earlier kernels')."""
+
+    def __init__(self, records: list[CellRecord], current: str | None = None) -> None:
+        known = [r for r in records if r.kernel]
+        self.current = current if current is not None else (known[-1].kernel if known else None)
+        mine = [r.ms for r in records if r.kernel == self.current and r.ms is not None]
+        self.since = min(mine) if mine else None
+
+    def mine(self, rec: CellRecord) -> bool:
+        """True when ``rec`` was run by the current kernel (or nothing tells kernels apart)."""
+        return self.current is None or rec.kernel == self.current
+
+    def label(self, rec: CellRecord) -> str | None:
+        """``In [3]`` for the current kernel's run; ``In [3] (earlier kernel)`` (or ``another kernel``) for others."""
+        if rec.execution_count is None:
+            return None
+        base = f"In [{rec.execution_count}]"
+        if self.mine(rec):
+            return base
+        earlier = self.since is None or rec.ms is None or rec.ms < self.since
+        return f"{base} ({'earlier' if earlier else 'another'} kernel)"
 
 
 def cell_records(entries: list[RawEntry]) -> list[CellRecord]:
@@ -61,6 +90,8 @@ def cell_records(entries: list[RawEntry]) -> list[CellRecord]:
                 produced=[p for p in produced if isinstance(p, str)] if isinstance(produced, list) else [],
                 execution_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
                 record_id=digest.as_text(entry.get("id")),
+                kernel=data["kernel"] if isinstance(data.get("kernel"), str) else None,
+                ms=digest.entry_ms(entry),
             )
         )
     return out
@@ -70,10 +101,11 @@ _IN = re.compile(r"^In\s*\[\s*(\d+)\s*\]$")
 _AT = re.compile(r"^(.+)@(\d+)$")
 
 
-def resolve_cell_ref(ref: str, records: list[CellRecord]) -> str | None:
+def resolve_cell_ref(ref: str, records: list[CellRecord], kernels: Kernels | None = None) -> str | None:
     """The end entry a cell-shaped ref names, or ``None`` when ``ref`` is not one.
 
-    ``In[20]`` (or ``In [20]``): the latest run whose execution count is 20; ``CELL@2``: the
+    ``In[20]`` (or ``In [20]``): the run whose execution count is 20, this kernel's when it ran
+    one (``kernels``: which kernel is this one; a restart counts from 1 again), else the latest; ``CELL@2``: the
     second run of cell ``CELL`` (1 is the first); a bare cell id: its latest run. Raises
     ``LookupError`` with a one-line reason when the form is right but no run matches.
     """
@@ -81,6 +113,8 @@ def resolve_cell_ref(ref: str, records: list[CellRecord]) -> str | None:
     if m:
         n = int(m.group(1))
         runs = [r for r in records if r.execution_count == n and r.end]
+        kernels = kernels or Kernels(records)
+        runs = [r for r in runs if kernels.mine(r)] or runs
         if not runs:
             counts = sorted({r.execution_count for r in records if r.execution_count is not None})
             raise LookupError(f"no recorded cell ran as In [{n}] (recorded: {', '.join(f'In [{c}]' for c in counts[-12:]) or 'none'})")
@@ -103,6 +137,8 @@ class CellRunStats(BaseModel):
     run: int
     """1 for the cell's first run on this branch (after the common ancestor), 2 for its second, ..."""
     execution_count: int | None = None
+    label: str | None = None
+    """How the run is named: ``In [3]``, or ``In [3] (earlier kernel)`` when another kernel counted it."""
     end: str | None = None
     prompt: str = ""
     answer: str = ""
@@ -111,6 +147,12 @@ class CellRunStats(BaseModel):
     duration_s: float | None = None
     tool_calls: int = 0
     stop_reason: str | None = None
+
+    def stats(self) -> str:
+        """``2,906 tok · $0 · 0.1 s · 1 tool call`` (and the stop reason when it is not a plain stop)."""
+        calls = digest.plural(self.tool_calls, "tool call")
+        text = f"{self.tokens:,} tok · {digest.cost_text(self.cost)} · {seconds_text(self.duration_s)} · {calls}"
+        return text + (f" · {self.stop_reason}" if self.stop_reason and self.stop_reason not in ("stop", "toolUse") else "")
 
 
 class CellRow(BaseModel):
@@ -156,7 +198,7 @@ class CellComparison(BaseModel):
 
     def figure(self) -> SvgFigure:
         """Tokens and cost per cell, one series per branch (0 where a branch did not run the cell)."""
-        ticks = [_tick(row, i) for i, row in enumerate(self.rows)]
+        ticks = [row_name(row, i) for i, row in enumerate(self.rows)]
         return per_turn_chart(
             self.names,
             [[(row.runs[i].tokens if row.runs[i] is not None else 0) for row in self.rows] for i in range(len(self.names))],  # type: ignore[union-attr]
@@ -178,7 +220,7 @@ class CellComparison(BaseModel):
         parts.append("</tr>")
         for position, row in enumerate(self.rows):
             prompt = html.escape(digest.clip(row.prompt, 300)) or "<i>(no prompt)</i>"
-            tag = html.escape(_tick(row, position))
+            tag = html.escape(row_name(row, position))
             only = row.only_in
             note = f" · only on {', '.join(html.escape(self.names[i]) for i in only)}" if only else ""
             # the cell's id is for the curious (a tooltip): the reader knows a cell by its In [n]
@@ -196,11 +238,7 @@ class CellComparison(BaseModel):
                 if r is None:
                     parts.append(f'<td style="{td};color:#57606a"><i>did not run on this branch</i></td>')
                     continue
-                calls = digest.plural(r.tool_calls, "tool call")
-                stats = f"{r.tokens:,} tok · {digest.cost_text(r.cost)} · {seconds_text(r.duration_s)} · {calls}"
-                if r.stop_reason and r.stop_reason not in ("stop", "toolUse"):
-                    stats += f" · {html.escape(r.stop_reason)}"
-                foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{stats}</div>'
+                foot = f'<div style="color:#57606a;font-size:90%;margin-top:3px">{html.escape(r.stats())}</div>'
                 parts.append(f'<td style="{td}">{body or "<i>no answer</i>"}{foot}</td>')
             parts.append("</tr>")
         parts.append('<tr class="pi-cell-totals">')
@@ -215,19 +253,25 @@ class CellComparison(BaseModel):
         return "".join(parts)
 
 
-def _tick(row: CellRow, position: int) -> str:
+def row_name(row: CellRow, position: int) -> str:
     """The row's name as the notebook shows the cell: ``In [3]`` (``In [3] / In [7]`` when the branches
     ran it at different counts), else ``cell N`` (its place in the comparison); never the cell's id."""
-    counts = list(dict.fromkeys(r.execution_count for r in row.runs if r is not None and r.execution_count is not None))
-    base = " / ".join(f"In [{c}]" for c in counts) if counts else f"cell {position + 1}"
+    counts = list(dict.fromkeys(r.label for r in row.runs if r is not None and r.label is not None))
+    base = " / ".join(counts) if counts else f"cell {position + 1}"
     return base + (f" (run {row.run})" if row.run > 1 else "")
 
 
-def compare_cells(session: Session, names: list[str], paths: list[list[RawEntry]], ancestor_at: int) -> CellComparison | None:
-    """Align the branches' cell runs after the common ancestor; ``None`` when no branch ran a cell there."""
+def compare_cells(
+    session: Session, names: list[str], paths: list[list[RawEntry]], ancestor_at: int, kernel: str | None = None
+) -> CellComparison | None:
+    """Align the branches' cell runs after the common ancestor; ``None`` when no branch ran a cell there.
+
+    ``kernel``: the id of the kernel whose ``In [n]`` are shown plain (see :class:`Kernels`).
+    """
     records = cell_records(session.raw_entries())
     if not records:
         return None
+    kernels = Kernels(records, kernel)
     per_branch: list[list[CellRunStats]] = []
     for path in paths:
         after = {e["id"]: i for i, e in enumerate(path) if i >= ancestor_at}
@@ -236,7 +280,7 @@ def compare_cells(session: Session, names: list[str], paths: list[list[RawEntry]
         ordered = sorted((r for r in records if r.end in after), key=lambda r: after[r.end])
         for rec in ordered:
             seen[rec.cell_id] = seen.get(rec.cell_id, 0) + 1
-            runs.append(_run_stats(session, rec, seen[rec.cell_id]))
+            runs.append(_run_stats(session, rec, seen[rec.cell_id], kernels.label(rec)))
         per_branch.append(runs)
     if not any(per_branch):
         return None
@@ -273,20 +317,21 @@ def merge_orders(sequences: list[list[K]]) -> list[K]:
     return order
 
 
-def _run_stats(session: Session, rec: CellRecord, run: int) -> CellRunStats:
-    stats = CellRunStats(cell_id=rec.cell_id, run=run, execution_count=rec.execution_count, end=rec.end)
+def _run_stats(session: Session, rec: CellRecord, run: int, label: str | None) -> CellRunStats:
+    stats = CellRunStats(cell_id=rec.cell_id, run=run, execution_count=rec.execution_count, label=label, end=rec.end)
     first_ms = last_ms = None
     for eid in rec.produced:
         entry = digest.lookup(session, eid)
         if entry is None:
             continue
+        msg = digest.message(entry)
+        if msg is None:
+            continue
+        # a run's time, as a turn's in the turn table: from the first message it wrote to its last
         ms = digest.entry_ms(entry)
         if ms is not None:
             first_ms = ms if first_ms is None else min(first_ms, ms)
             last_ms = ms if last_ms is None else max(last_ms, ms)
-        msg = digest.message(entry)
-        if msg is None:
-            continue
         if digest.is_head(entry) and not stats.prompt:
             stats.prompt = digest.entry_text(entry)
         if msg.get("role") == "assistant":

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import AssistantMessage, CustomMessage, ToolResultMessage, as_message, text_of
+from ..messages.system import system_message_note
 from .export_file import HTML_MARKER, MARKDOWN_MARKER
 from .highlight import markdown_html
 from .playback import playback_tags
@@ -31,6 +32,9 @@ def _message(raw: dict[str, Any]) -> Any | None:
     kind = raw.get("type")
     try:
         if kind == "message" and isinstance(raw.get("message"), dict):
+            if raw["message"].get("role") == "system":  # the recorded prompt: one line, as the notebook shows it
+                note = system_message_note(raw["message"])
+                return Notice(text=note[:1].upper() + note[1:] + " (the prompt itself is in the session file)")
             return as_message(raw["message"])
         if kind == "custom_message" and raw.get("display") is not False:
             return CustomMessage(custom_type=str(raw.get("customType") or ""), content=raw.get("content") or "", display=True)
@@ -194,6 +198,7 @@ _PAGE = """<!DOCTYPE html>
 <div id="tree">{tree}</div>
 <div id="lists"><div id="hits-box" hidden><h2>Matches</h2><div id="hits"></div></div>
 <h2>Branches</h2><ul>{branches}</ul></div></div>
+<div id="split" role="separator" aria-orientation="vertical" title="drag to give the tree more room"></div>
 <div id="transcript">{entries}</div></main>
 <script type="application/json" id="pi-data">{data}</script>
 <script>{js}</script>{playback}</body></html>

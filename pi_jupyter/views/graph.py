@@ -229,15 +229,19 @@ def _build_model(session: Session, options: GraphOptions, cache: GraphCache | No
     )
 
     def path_of(entry_id: str) -> list[dict[str, Any]]:
-        # a compaction's context is its summary plus what it kept: walk up to its first kept
-        # entry only (a walk to the root per compaction made 100k-entry sessions slow)
+        # what the context at an entry is rebuilt from: the latest compaction on the way up brings its
+        # summary and what it kept, so the walk stops at its first kept entry (a walk to the root per
+        # compaction made 100k-entry sessions slow)
         entry = digest.lookup(session, entry_id)
-        stop = entry.get("firstKeptEntryId") if entry is not None else None
+        stop: Any = None
+        met = False
         out: list[dict[str, Any]] = []
         cur = entry
         while cur is not None and len(out) < 100_000:
             out.append(cur)
-            if cur.get("id") == stop:
+            if not met and cur.get("type") == "compaction":
+                met, stop = True, cur.get("firstKeptEntryId")
+            if met and isinstance(stop, str) and cur.get("id") == stop:
                 return out[::-1]
             parent = cur.get("parentId")
             cur = digest.lookup(session, parent) if isinstance(parent, str) and parent else None

@@ -10,12 +10,14 @@ gets one state:
 * ``summary``: sent as a summary (the compaction that applies; a branch summary);
 * ``replaced``: an original the compaction replaced (before its first kept entry), or an
   older compaction it supersedes; not sent;
-* ``dropped``: a message the rebuild left out for another reason (a ``context_edit`` dropped it);
+* ``dropped``: forgotten: a ``context_edit`` with a ``null`` replacement leaves it out;
 * ``out``: on the path but never sent (``custom`` entries, labels, model and thinking
-  changes, session names).
+  changes, session names; a failed or aborted reply, which every request leaves out, with a note).
 
-Messages are matched to entries by identity (the rebuild hands back the entry's own message
-object), so the lens shows what the rebuild did, not a second guess of it.
+The states are read off the projection the rebuild is made of (the same context positions and
+edits, :class:`~pi_jupyter.session.projection.BranchProjection`), and the counts of the headline
+come from :func:`~pi_jupyter.providers.sent_messages`, the account of a request that ``%pi
+context`` and the providers use: the lens, ``%pi context`` and the request cannot disagree.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..compaction.tokens import estimate_context_tokens, estimate_tokens
+from ..session.projection import BranchProjection
 from . import digest
 from .digest import RawEntry, plural
 from .edit_marks import branch_edit_marks
@@ -49,6 +52,8 @@ class LensEntry(BaseModel):
     tokens: int = 0
     """Estimated tokens it adds to the request (0 when not sent)."""
     preview: str = ""
+    note: str = ""
+    """Why an entry that holds a message is not sent, when its state alone does not say (a failed reply)."""
 
 
 class ContextLens(BaseModel):
@@ -105,9 +110,12 @@ class ContextLens(BaseModel):
         if c.get("edited"):
             parts.append(f"{plural(c['edited'], 'message')} sent as edited")
         if c.get("dropped"):
-            parts.append(f"{plural(c['dropped'], 'message')} dropped by context edits")
-        if c.get("out"):
-            parts.append(f"{plural(c['out'], 'entry', 'entries')} never sent (labels, settings, custom entries)")
+            parts.append(f"{plural(c['dropped'], 'message')} forgotten (context edits)")
+        failed = sum(1 for e in self.entries if e.state == "out" and e.note == FAILED_NOTE)
+        if failed:
+            parts.append(f"{plural(failed, 'failed reply', 'failed replies')} left out")
+        if c.get("out", 0) - failed:
+            parts.append(f"{plural(c['out'] - failed, 'entry', 'entries')} never sent (labels, settings, custom entries)")
         return " · ".join(parts)
 
     def node_states(self, model: GraphModel) -> dict[str, str]:
@@ -138,7 +146,7 @@ class ContextLens(BaseModel):
         hidden = 0
         replaced_run = 0
         for e in self.entries:
-            if e.state in ("replaced",):
+            if e.state == "replaced":
                 replaced_run += 1
                 if replaced_run > 3:
                     hidden += 1
@@ -158,6 +166,8 @@ class ContextLens(BaseModel):
                 "dropped": "dropped",
                 "out": "not sent",
             }[e.state]
+            if e.note:
+                tag = "not sent (failed)"
             what = e.role or e.type
             tokens = f" · ≈{e.tokens:,} tok" if e.tokens else ""
             rows.append(
@@ -190,31 +200,31 @@ def _context_lens(session: Session, leaf: str | None) -> ContextLens:
     leaf_id = session.resolve(leaf) if leaf is not None else session.leaf_id
     if leaf_id is None:
         return ContextLens(leaf_id=None)
-    path = [e for e in session.raw_branch(leaf_id) if not digest.is_transparent(e)]
+    whole = session.raw_branch(leaf_id)
     ctx = session.context(leaf_id)
-    raw = ctx.raw_messages
-    states = _provenance(path, raw)
+    proj = BranchProjection(whole)
+    states = _provenance(whole, proj)
     entries: list[LensEntry] = []
-    by_entry_msg: dict[int, int] = {}
-    for i, entry in enumerate(path):
-        state, msg_index = states[i]
-        if msg_index is not None:
-            by_entry_msg[i] = msg_index
-        tokens = estimate_tokens(raw[msg_index]) if msg_index is not None and isinstance(raw[msg_index], dict) else 0
+    for i, entry in enumerate(whole):
+        if digest.is_transparent(entry):
+            continue
+        state, messages, note = states[i]
+        sent = state in ("in", "edited", "summary")
         entries.append(
             LensEntry(
                 entry_id=digest.as_text(entry.get("id")),
                 type=digest.as_text(entry.get("type") or "entry"),
                 role=digest.role(entry) if entry.get("type") == "message" else None,
                 state=state,
-                tokens=tokens,
+                tokens=sum(estimate_tokens(m) for m in messages if isinstance(m, dict)) if sent else 0,
                 preview=digest.preview(digest.entry_text(entry), 90),
+                note=note,
             )
         )
-    compaction = next((path[i] for i in range(len(path) - 1, -1, -1) if path[i].get("type") == "compaction"), None)
-    applies = compaction is not None and bool(raw) and isinstance(raw[0], dict) and raw[0].get("role") == "compactionSummary"
-    first_kept = compaction.get("firstKeptEntryId") if applies and compaction is not None else None
+    head = proj.entry(0) if proj.compaction_head and len(proj) else None
+    first_kept = head.get("firstKeptEntryId") if head is not None else None
     model = ctx.model
+    raw = ctx.raw_messages
     return ContextLens(
         leaf_id=leaf_id,
         entries=entries,
@@ -222,7 +232,7 @@ def _context_lens(session: Session, leaf: str | None) -> ContextLens:
         tokens=sum(e.tokens for e in entries),
         sent_messages=_request_messages(ctx),
         sent_tokens=estimate_context_tokens([m for m in raw if isinstance(m, dict)]).tokens,
-        compaction_id=digest.as_text(compaction.get("id")) if applies and compaction is not None else None,
+        compaction_id=digest.as_text(head.get("id")) if head is not None else None,
         first_kept_id=first_kept if isinstance(first_kept, str) else None,
         model=str(model) if model is not None else None,
         thinking_level=ctx.thinking_level if isinstance(ctx.thinking_level, str) else None,
@@ -230,41 +240,22 @@ def _context_lens(session: Session, leaf: str | None) -> ContextLens:
 
 
 def _request_messages(ctx: Any) -> int:
-    """How many messages the request carries, counted as ``%pi context`` counts them.
+    """How many messages the request carries, counted as ``%pi context`` counts them (:func:`~pi_jupyter.providers.sent_messages`).
 
-    The rebuilt messages go through the vendor conversion every request goes through
-    (:func:`~pi_jupyter.providers.transform_messages`: a tool call whose result was forgotten
-    gets a placeholder result, failed replies are left out); system messages travel as the
-    system prompt and are not counted.
+    System messages travel as the system prompt and are not counted; a failed reply is left
+    out and a tool call whose result was forgotten gets a placeholder result, as in every request.
     """
-    from ..messages import convert_to_llm
-    from ..providers import default_model, find_model, transform_messages
+    from ..providers import default_model, find_model, sent_messages
 
     try:
         model = (find_model(str(ctx.model)) if ctx.model else None) or default_model()
-        llm = transform_messages(convert_to_llm(ctx.messages), model)
+        return len(sent_messages(ctx.messages, model).messages)
     except Exception:  # noqa: BLE001 - an odd file: count what the rebuild gave
-        llm = [m for m in ctx.raw_messages if isinstance(m, dict)]
-    return sum(1 for m in llm if (m.get("role") if isinstance(m, dict) else getattr(m, "role", None)) != "system")
+        return sum(1 for m in ctx.raw_messages if isinstance(m, dict) and m.get("role") != "system")
 
 
 _SENDABLE = {"message", "custom_message", "branch_summary"}
-
-
-def _matches(entry: RawEntry, msg: Any) -> bool:
-    """True when rebuilt message ``msg`` came from ``entry`` (the rebuild reuses the entry's own objects)."""
-    if not isinstance(msg, dict):
-        return entry.get("type") == "message" and entry.get("message") is msg
-    kind = entry.get("type")
-    if kind == "message":
-        return entry.get("message") is msg
-    if kind == "custom_message":
-        return (
-            msg.get("role") == "custom" and msg.get("content") is entry.get("content") and msg.get("customType") == entry.get("customType")
-        )
-    if kind == "branch_summary":
-        return msg.get("role") == "branchSummary" and msg.get("summary") is entry.get("summary")
-    return False
+FAILED_NOTE = "a failed or aborted reply: kept in the file, left out of every request"
 
 
 def _sendable(entry: RawEntry) -> bool:
@@ -273,53 +264,46 @@ def _sendable(entry: RawEntry) -> bool:
     return kind in ("message", "custom_message") or (kind == "branch_summary" and bool(entry.get("summary")))
 
 
-def _same_role(entry: RawEntry, msg: Any) -> bool:
-    if not isinstance(msg, dict):
-        return False
-    if entry.get("type") == "custom_message":
-        return msg.get("role") == "custom"
-    own = entry.get("message")
-    return isinstance(own, dict) and own.get("role") == msg.get("role")
+def _failed(messages: list[Any]) -> bool:
+    """True when every message an entry gives is a reply the request leaves out (``error`` / ``aborted``)."""
+    return bool(messages) and all(
+        isinstance(m, dict) and m.get("role") == "assistant" and m.get("stopReason") in ("error", "aborted") for m in messages
+    )
 
 
-def _provenance(path: list[RawEntry], raw: list[Any]) -> list[tuple[State, int | None]]:
-    """Per path entry: its state and the index of the rebuilt message it became (if any)."""
-    out: list[tuple[State, int | None]] = [("out", None)] * len(path)
-    edits = {eid: mark.state for eid, mark in branch_edit_marks(path).items()}
-    ptr = 0
-    applying = -1
-    if raw and isinstance(raw[0], dict) and raw[0].get("role") == "compactionSummary":
-        summary = raw[0].get("summary")
-        for i in range(len(path) - 1, -1, -1):
-            if path[i].get("type") == "compaction" and path[i].get("summary") is summary:
-                applying = i
-                break
-        else:  # a summary whose entry cannot be told by identity: the latest compaction
-            applying = max((i for i, e in enumerate(path) if e.get("type") == "compaction"), default=-1)
-        if applying >= 0:
-            out[applying] = ("summary", 0)
-        ptr = 1
-    kept_from = -1
-    if applying >= 0:
-        first_kept = path[applying].get("firstKeptEntryId")
-        kept_from = next((i for i in range(applying) if path[i].get("id") == first_kept), applying)
+def _provenance(path: list[RawEntry], proj: BranchProjection) -> list[tuple[State, list[Any], str]]:
+    """Per path entry: its state, the messages it puts in the context, and a note.
+
+    Read off the projection the rebuild itself is made of (:class:`~pi_jupyter.session.projection.BranchProjection`:
+    the latest compaction, the entries it keeps, everything after it, each with its edits applied), so the
+    lens cannot tell a different story from the request: an entry that is not a context entry was replaced by
+    the compaction (or is an older compaction it supersedes); a context entry that gives nothing was
+    forgotten (a ``null`` context edit) or is never sent (labels, settings, custom entries).
+    """
+    where = {p: j for j, p in enumerate(proj.positions)}
+    marks = {eid: mark.state for eid, mark in branch_edit_marks(path).items()}
+    head = proj.positions[0] if proj.compaction_head and len(proj) else -1
+    out: list[tuple[State, list[Any], str]] = []
     for i, entry in enumerate(path):
-        if i == applying:
-            continue
         kind = entry.get("type")
-        if kind in _SENDABLE and ptr < len(raw) and _matches(entry, raw[ptr]):
-            out[i] = ("summary" if kind == "branch_summary" else "in", ptr)
-            ptr += 1
-        elif edits.get(digest.as_text(entry.get("id"))) in ("edited", "restored") and ptr < len(raw) and _same_role(entry, raw[ptr]):
-            # the rebuild sends a rewritten copy, not the entry's own message (a restore rewrites it as it was)
-            out[i] = ("edited" if edits[digest.as_text(entry.get("id"))] == "edited" else "in", ptr)
-            ptr += 1
-        elif applying >= 0 and i < kept_from and _sendable(entry):
-            out[i] = ("replaced", None)
-        elif kind == "compaction" and applying >= 0 and i < applying:
-            out[i] = ("replaced", None)  # an older compaction the latest one supersedes
-        elif _sendable(entry):
-            out[i] = ("dropped", None)
+        j = where.get(i)
+        if j is None:
+            replaced = head >= 0 and i < head and (kind == "compaction" or _sendable(entry))
+            out.append(("replaced" if replaced else "out", [], ""))
+            continue
+        messages = proj.messages(j)
+        entry_id = entry.get("id")
+        edited = isinstance(entry_id, str) and entry_id in proj.edits
+        if i == head or (kind == "branch_summary" and messages):
+            out.append(("summary", messages, ""))
+        elif edited and not messages:
+            out.append(("dropped", [], ""))
+        elif not messages:
+            out.append(("out", [], ""))
+        elif _failed(messages):
+            out.append(("out", [], FAILED_NOTE))
+        elif edited and marks.get(digest.as_text(entry_id)) == "edited":
+            out.append(("edited", messages, ""))
         else:
-            out[i] = ("out", None)
+            out.append(("in", messages, ""))
     return out

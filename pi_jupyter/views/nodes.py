@@ -59,7 +59,10 @@ class GraphNode:
     answer: str = ""
     summary: str = ""
     tokens_before: int | None = None
+    """A compaction: the estimated context just before it (the same estimate as ``tokens_after``)."""
     tokens_after: int | None = None
+    recorded_tokens_before: int | None = None
+    """A compaction: the ``tokensBefore`` its entry records (often the model's own count)."""
     """For a compaction: the context before, and an estimate (chars / 4) of the context right after."""
     tooltip: str = ""
     search: str = ""
@@ -290,6 +293,8 @@ def _settings(entries: list[RawEntry], limit: int) -> str:
             parts.append(f"named {name!r}" if isinstance(name, str) else f"named {digest.as_text(name)}")
         elif kind == "label":
             parts.append("label")
+        elif kind == "message" and digest.role(entry) == "system":
+            parts.append("system prompt")
         else:
             parts.append(digest.as_text(entry.get("customType") or kind))
     return digest.clip(", ".join(dict.fromkeys(parts)), limit)
@@ -324,8 +329,12 @@ def _describe_compaction(node: GraphNode, unit: Unit, limit: int, path_of: Calla
     entry = unit.entries[0]
     node.title = "Compaction"
     before = entry.get("tokensBefore")
-    node.tokens_before = digest.count(before) if isinstance(before, (int, float)) and not isinstance(before, bool) else None
+    node.recorded_tokens_before = digest.count(before) if isinstance(before, (int, float)) and not isinstance(before, bool) else None
     node.summary = digest.as_text(entry.get("summary") or "")
+    # before and after by the same estimate of the rebuilt context (the recorded figure may be a model's
+    # count, which compared with an estimate made a compaction look as if it grew the context)
+    parent = entry.get("parentId")
+    node.tokens_before = estimate_context_tokens(path_of(parent)) if isinstance(parent, str) and parent else 0
     node.tokens_after = estimate_context_tokens(path_of(entry["id"]))
     node.answer = digest.preview(node.summary, limit)
 
@@ -407,7 +416,9 @@ def _tooltip(node: GraphNode, units: list[Unit]) -> str:
         if node.summary:
             lines.append(node.summary)
     if node.kind == "compaction":
-        lines.append(f"context: {node.tokens_before or 0:,} tokens before, ≈{node.tokens_after or 0:,} after")
+        lines.append(f"context: ≈{node.tokens_before or 0:,} tokens before, ≈{node.tokens_after or 0:,} after (estimated alike)")
+        if node.recorded_tokens_before is not None:
+            lines.append(f"recorded before: {node.recorded_tokens_before:,} tokens")
     stats = f"tokens {node.tokens:,} · cost {digest.cost_text(node.cost)}"
     if node.tool_calls:
         stats += f" · {node.tool_calls} tool call{'s' if node.tool_calls != 1 else ''}"

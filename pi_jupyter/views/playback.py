@@ -23,6 +23,7 @@ from ..messages.text import ms_from_iso
 
 _ASSETS = Path(__file__).parent / "assets"
 _CONTENT = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+_SETTINGS = frozenset({"model_change", "thinking_level_change", "session_info"})
 
 
 def _number(value: Any) -> int | None:
@@ -36,7 +37,9 @@ def playback_data(raws: list[dict[str, Any]]) -> dict[str, Any]:
 
     ``times``: per entry id ``[start, end, kind, parent]`` plus, for an assistant message with
     tool calls, the entry ids of their results in order (kind ``u`` user, ``a`` assistant,
-    ``r`` tool result, ``o`` other; times in ms since the epoch or ``None``).
+    ``r`` tool result, ``s`` a setting (model, thinking level, the recorded system prompt: those
+    before the first prompt are the scene, shown before playing starts), ``o`` other; times in
+    ms since the epoch or ``None``).
     ``branchPoints``: entries whose parent has other children, with how many others.
     """
     times: dict[str, list[Any]] = {}
@@ -51,7 +54,9 @@ def playback_data(raws: list[dict[str, Any]]) -> dict[str, Any]:
         end = ms_from_iso(raw.get("timestamp"))
         message = raw.get("message") if raw.get("type") == "message" else None
         role = message.get("role") if isinstance(message, dict) else None
-        kind = {"user": "u", "assistant": "a", "toolResult": "r"}.get(role if isinstance(role, str) else "", "o")
+        kind = {"user": "u", "assistant": "a", "toolResult": "r", "system": "s"}.get(role if isinstance(role, str) else "", "o")
+        if raw.get("type") in _SETTINGS:
+            kind = "s"
         start = _number(message.get("timestamp")) if kind == "a" and isinstance(message, dict) else end
         calls: list[str | None] = []
         if kind == "a" and isinstance(message, dict) and isinstance(message.get("content"), list):

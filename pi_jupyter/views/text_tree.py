@@ -6,7 +6,9 @@ import html
 
 from . import digest
 from .edit_marks import mark_summary
+from .markdown_safe import md_fence
 from .nodes import GraphNode
+from .reader_bundle import pi_bundle
 from .scores import scores_text
 
 PATH_MARK = "*"
@@ -47,7 +49,10 @@ def stat_parts(node: GraphNode) -> list[str]:
     if node.cell_id:
         out.append((f"In [{node.execution_count}] " if node.execution_count is not None else "") + f"cell {node.cell_id[:8]}")
     if node.kind == "compaction":
-        out.append(f"{digest.tokens_text(node.tokens_before or 0)} → ≈{digest.tokens_text(node.tokens_after or 0)} tokens")
+        before, after = node.tokens_before or 0, node.tokens_after or 0
+        # a compaction made elsewhere (pi, an older version) may not have shrunk the context: say so, never a bare "→ more"
+        grew = " (did not shrink the context)" if after >= before and before else ""
+        out.append(f"≈{digest.tokens_text(before)} → ≈{digest.tokens_text(after)} tokens{grew}")
     if node.folded:
         out.append(f"{len(node.entry_ids):,} entries")
     if node.tool_calls:
@@ -105,3 +110,6 @@ class TextTree:
 
     def _repr_html_(self) -> str:
         return f'<pre class="pi-text-tree" style="line-height:1.3">{html.escape(self.text)}</pre>'
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> tuple[dict[str, str], dict[str, object]]:
+        return pi_bundle(self._repr_html_(), md_fence(self.text), self.text, "tree-text")

@@ -321,8 +321,10 @@ def _annotate(
         msg = digest.message(entry)
         if msg is None:
             continue
-        conversation = True
         r = msg.get("role")
+        if r == "system":
+            continue  # pi 1.x's record of the prompt and tools: a setting, so the session's first node is its start
+        conversation = True
         if r == "assistant":
             tokens, cost = digest.usage_brief(msg)
             unit.tokens += tokens

@@ -22,6 +22,8 @@ from ..world import Store, delta_of
 from ..world.record import is_ref, listing, same_slot, shown, unsaved_reason
 from ..world.store import Untrusted
 from ..world.values import describe, preview
+from .digest import plural
+from .reader_bundle import pi_bundle
 
 LOAD_LIMIT = 64 * 1024 * 1024
 """Objects larger than this (on disk) are described from the record, not loaded."""
@@ -64,6 +66,15 @@ class WorldComparison(BaseModel):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 
+    def to_markdown(self) -> str:
+        """The same as Markdown (what Markdown exports and sanitizing readers show)."""
+        from .compare_markdown import world_markdown
+
+        return world_markdown(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        return pi_bundle(self._repr_html_(), self.to_markdown(), str(self), "world-compare")
+
     def _repr_html_(self) -> str:
         if not self.rows:
             return f"<div class='pi-world-compare'>{html.escape(str(self))}</div>"
@@ -86,8 +97,9 @@ class WorldComparison(BaseModel):
         return f"<div class='pi-world-compare'>{title}{table}{note}</div>"
 
 
-def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
-    """The variables and files at ``leaf``; ``before`` learns what each was before its first change."""
+def _fold(session: Any, leaf: str, before: dict[str, Any], described: dict[str, str]) -> tuple[dict[str, tuple[Any, str]], dict[str, Any]]:
+    """The variables and files at ``leaf``; ``before`` learns what each was before its first change,
+    ``described`` what the records say of each stored value (``what`` after a change, ``was`` before it)."""
     vars_: dict[str, tuple[Any, str]] = {}
     files: dict[str, Any] = {}
     for eid in session.branch_ids(leaf):
@@ -97,6 +109,9 @@ def _fold(session: Any, leaf: str, before: dict[str, Any]) -> tuple[dict[str, tu
         for c in d.vars:
             before.setdefault(c.name, c.before)
             vars_[c.name] = (c.after, c.what)
+            for slot, text in ((c.before, c.was), (c.after, c.what)):
+                if text and is_ref(slot):
+                    described.setdefault(slot, text)
         for f in d.files:
             before.setdefault("file:" + f.path, f.before)
             files[f.path] = f.after
@@ -111,7 +126,8 @@ def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: 
     """
     store = Store.of(session)
     first: dict[str, Any] = {}  # a branch that never touched a name holds what it was before anyone did
-    folds = [_fold(session, leaf, first) for _name, leaf in branches]
+    described: dict[str, str] = {}
+    folds = [_fold(session, leaf, first, described) for _name, leaf in branches]
     out = WorldComparison(names=[clean(n) for n, _ in branches])
     untrusted: dict[str, list[str]] = {}
     hint = ""
@@ -128,7 +144,9 @@ def compare_worlds(session: Any, branches: Sequence[tuple[str, str]], *, clean: 
                 hint = value.hint
                 value = _NOT_LOADED
             values.append(value)
-        cells = [clean(_cell(s, v, fold[0].get(name, (None, ""))[1])) for s, v, fold in zip(slots, values, folds, strict=True)]
+        own = [fold[0].get(name, (None, ""))[1] for fold in folds]
+        whats = [w or (described.get(s, "") if is_ref(s) else "") for s, w in zip(slots, own, strict=True)]
+        cells = [clean(_cell(s, v, what)) for s, v, what in zip(slots, values, whats, strict=True)]
         diff = clean(_value_diff(values, out.names)) if len(values) == 2 else ""
         out.rows.append(WorldRow(kind="variable", key=shown(name), cells=cells, diff=diff))
     if untrusted:
@@ -178,7 +196,8 @@ def _cell(slot: Any, value: Any, what: str) -> str:
     if reason:
         return f"not saved: {_told(reason)}"
     if value is _NOT_LOADED:
-        return _told(what) or "not loaded"
+        # described from the record, never loaded; a record from before descriptions were kept says what it can
+        return _told(what) or "a saved value (its record does not describe it)"
     shown = preview(value)
     if shown is not None:
         return shown
@@ -246,4 +265,4 @@ def _file_cell(slot: Any, text: str | None) -> str:
     if text is None:
         return "binary or missing from the store"
     first = text.splitlines()[0] if text else ""
-    return f"{len(text.splitlines())} lines: {first[:60]}"
+    return f"{plural(len(text.splitlines()), 'line')}: {first[:60]}"

@@ -58,11 +58,16 @@ class VarChange:
     after: Slot
     what: str = ""
     """A short description of the value after (``DataFrame 1,000×4``), empty when deleted."""
+    was: str = ""
+    """The same of the value before, when it was saved (a frame the user made, then the agent changed):
+    readers describe it from here and never load it."""
 
     def to_data(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "before": self.before, "after": self.after}
         if self.what:
             out["what"] = self.what
+        if self.was:
+            out["was"] = self.was
         return out
 
 
@@ -109,8 +114,8 @@ class Delta:
         delta = cls()
         for item in data.get("vars") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str):
-                what = item.get("what")
-                delta.vars.append(VarChange(item["name"], item.get("before"), item.get("after"), what if isinstance(what, str) else ""))
+                what, was = (v if isinstance(v := item.get(k), str) else "" for k in ("what", "was"))
+                delta.vars.append(VarChange(item["name"], item.get("before"), item.get("after"), what, was))
         for item in data.get("files") or []:
             if isinstance(item, dict) and isinstance(item.get("path"), str):
                 delta.files.append(FileChange(item["path"], item.get("before"), item.get("after")))

@@ -260,9 +260,11 @@ class PythonCall:
         self.before_ids = _ids(self.before)
         self.candidates = candidates(code, self.before)
         self.before_slots: dict[str, Slot] = {}
+        self.before_what: dict[str, str] = {}  # described now: a change in place leaves nothing to describe after
         self.copied: dict[str, Any] = {}
         for name in self.candidates:
             value = self.before[name]
+            self.before_what[name] = describe(value)
             slot = recorder.tracker.slot_of(name, value)
             if slot is None:
                 slot = recorder.shared_slot(value)  # changed in place: its content before is gone after
@@ -323,7 +325,8 @@ class PythonCall:
             rec.shared.discard(id(new))
             if not rebound and is_ref(before) and before == after_slot:
                 continue  # named in a changing way, but unchanged
-            delta.vars.append(VarChange(name, before, after_slot, describe(new)))
+            was = (self.before_what.get(name) or describe(old)) if is_ref(before) else ""
+            delta.vars.append(VarChange(name, before, after_slot, describe(new), was))
         # what it saved at its start, or long before (a name's earlier value), may be older than a gc's min age: young again
         rec.store.keep({c.before for c in delta.vars if is_ref(c.before)} - fresh)
         return delta

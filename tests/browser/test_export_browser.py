@@ -148,3 +148,59 @@ def test_search_counts_scrolls_to_and_steps_through_matches(browser, tmp_path):
         page.wait_for_function("() => document.querySelector('#search-count').textContent === ''")
     finally:
         context.close()
+
+
+READABLE = """() => {
+  const D = JSON.parse(document.getElementById('pi-data').textContent);
+  const tree = document.querySelector('#tree'), pane = tree.getBoundingClientRect();
+  const heights = [...document.querySelectorAll('#tree g.node text')].map(t => t.getBoundingClientRect().height).sort((a, b) => a - b);
+  const onPath = new Set();
+  for (let id = D.leaf; id && !onPath.has(id); id = D.parents[id]) onPath.add(id);
+  const ids = g => D.nodes[g.querySelector('title').textContent] || [];
+  const path = [...document.querySelectorAll('#tree g.node')].filter(g => ids(g).some(id => onPath.has(id)));
+  const whole = r => r.left >= pane.left - 1 && r.right <= pane.right + 1 && r.top >= pane.top - 1 && r.bottom <= pane.bottom + 1;
+  const pathWhole = path.map(g => whole(g.getBoundingClientRect()));
+  return {median: heights[Math.floor(heights.length / 2)], pathWhole: pathWhole, paneWidth: pane.width};
+}"""
+
+
+def _lesson(tmp_path: Path) -> str:
+    """A session as a notebook leaves it: the model, thinking level and system prompt recorded, then a question
+    answered three ways (a tree wider than the pane at a size that reads)."""
+    from pi_jupyter import Agent, Session
+    from pi_jupyter.agent.sync import run_blocking  # Playwright runs an event loop in this thread
+
+    agent = Agent(Session.create(path=tmp_path / "lesson.jsonl"), model="offline/echo")
+    run_blocking(agent.prompt("First, what is a learning rate?"))
+    start = agent.session.leaf_id
+    for i in range(3):
+        run_blocking(agent.checkout(start))
+        run_blocking(agent.prompt(f"Way {i}: why would the loss diverge?"))
+    return agent.session.path
+
+
+def test_the_tree_reads_and_playback_starts_at_the_first_prompt(browser, tmp_path):
+    out = tmp_path / "lesson.html"
+    assert main(["export", _lesson(tmp_path), "-o", str(out)]) == 0
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(out.as_uri())
+        page.wait_for_function("() => !!window.piPlayback && !!document.querySelector('#tree g.node.sel')")
+        page.screenshot(path=str(ARTIFACTS / "export_page_readable_tree.png"))
+        tree = page.evaluate(READABLE)
+        assert tree["median"] >= 10, tree  # the node text reads (it was about 5 px)
+        assert all(tree["pathWhole"]) and len(tree["pathWhole"]) >= 2, tree  # the first and the current node: whole, not cut
+        text = page.locator("#transcript").inner_text()
+        assert "[system message]" not in text and "The model's instructions" in text  # what the recorded prompt did, in words
+        # one step of playback shows the first prompt: the settings before it are the scene, shown, not played
+        page.click(".pb-step")
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('#transcript .entry.on')].filter(e => !e.classList.contains('pb-future'))"
+            ".map(e => e.innerText)"
+        )
+        assert any("First, what is a learning rate?" in t for t in shown), shown
+        assert any("Model: offline/echo" in t for t in shown) and not any("You said" in t for t in shown), shown
+        page.screenshot(path=str(ARTIFACTS / "export_page_playback_first_step.png"))
+    finally:
+        context.close()

@@ -365,7 +365,7 @@ Object.assign(View.prototype, {
     const legend = el(this.doc, "div", "pitv-lens-legend");
     const keys = [["from", "the request is built from here"], ["in", "sent"], ["summary", "sent as a summary"]];
     if (lens.firstKept) keys.push(["firstkept", "first entry the compaction kept"]);
-    keys.push(["replaced", "replaced by the compaction (not sent)"], ["out", "on the path, never sent"], ["off", "other branches"]);
+    keys.push(["replaced", "replaced by the compaction or forgotten (not sent)"], ["out", "on the path, never sent"], ["off", "other branches"]);
     for (const [cls, text] of keys) {
       const item = el(this.doc, "span", "pitv-lens-key pitv-lens-key-" + cls);
       item.append(el(this.doc, "i"), this.doc.createTextNode(text));

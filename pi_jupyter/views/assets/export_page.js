@@ -41,7 +41,7 @@
       g.classList.toggle("sel", on);
       if (on) selected = g;
     });
-    if (selected && selected.scrollIntoView) selected.scrollIntoView({ block: "nearest", inline: "center" });
+    if (selected) reveal(selected);
     var target = scrollTo === false ? null : entryEl(scrollTo || leaf);
     if (target) pane.scrollTop = target.offsetTop - pane.offsetTop;
   }
@@ -57,19 +57,86 @@
     a.addEventListener("click", function (ev) { ev.preventDefault(); show(a.dataset.leaf); });
   });
   // The tree is drawn as large as the pane allows, never above its own size, and never so small
-  // that it cannot be read (then the pane scrolls, to the current node first); "whole tree" fits it all.
+  // that its node text reads under READABLE_PX (then the pane scrolls, to the current node); "whole
+  // tree" fits it all. The smallest scale is worked out from the picture's own font size.
   var svg = tree.querySelector("svg");
   var fit = document.getElementById("tree-fit");
   var whole = false;
-  var MIN_SCALE = 0.5;
+  var READABLE_PX = 11;
+  function minScale(w) {
+    var sizes = {}, best = 10, most = 0;
+    svg.querySelectorAll("text[font-size]").forEach(function (t) {
+      var s = parseFloat(t.getAttribute("font-size"));
+      if (s > 0) sizes[s] = (sizes[s] || 0) + 1;
+    });
+    Object.keys(sizes).forEach(function (s) { if (sizes[s] > most) { most = sizes[s]; best = +s; } });
+    var vb = svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width ? svg.viewBox.baseVal.width : w;
+    return Math.min(1.5, READABLE_PX / (best * (w / vb))); // the node text's common size, READABLE_PX on screen
+  }
   function size() {
     if (!svg || !svg.width || !svg.width.baseVal) return;
     var w = svg.width.baseVal.value, h = svg.height.baseVal.value;
     if (!w || !h) return;
     var k = Math.min(1, Math.max(50, tree.clientWidth - 16) / w);
-    if (!whole) k = Math.max(k, MIN_SCALE);
+    if (!whole) k = Math.max(k, minScale(w));
     svg.style.width = w * k + "px";
     svg.style.height = h * k + "px";
+    svg.style.margin = w * k > tree.clientWidth ? "0" : "0 auto"; // centred when it fits; from the left edge when it scrolls
+  }
+  // Bring a node into the tree pane with as much of its branch above it as fits: the pane stays at its
+  // left (and top) edge when that shows them, else it scrolls to the start of the part of the branch
+  // that fits, so the node and the turns that led to it read whole rather than cut at the edge.
+  function reveal(g) {
+    var pane = tree.getBoundingClientRect(), sx = tree.scrollLeft, sy = tree.scrollTop;
+    function at(el) {
+      var b = el.getBoundingClientRect();
+      return { l: b.left - pane.left + sx, r: b.right - pane.left + sx, t: b.top - pane.top + sy, b: b.bottom - pane.top + sy };
+    }
+    var pad = 8, room = tree.clientWidth - 2 * pad, tall = tree.clientHeight - 2 * pad;
+    var box = at(g);
+    var onPath = shown ? path(shown) : [];
+    var above = [];
+    nodes().forEach(function (other) {
+      var ids = nodeIds(other);
+      if (other === g || !ids || !ids.some(function (id) { return onPath.indexOf(id) >= 0; })) return;
+      var o = at(other);
+      if (o.t < box.t) above.push(o);
+    });
+    above.sort(function (a, b) { return b.t - a.t; }); // nearest first
+    for (var i = 0; i < above.length; i++) {
+      var o = above[i];
+      var l = Math.min(box.l, o.l), r = Math.max(box.r, o.r), t = Math.min(box.t, o.t), b = Math.max(box.b, o.b);
+      if (r - l > room || b - t > tall) break;
+      box = { l: l, r: r, t: t, b: b };
+    }
+    tree.scrollLeft = box.r + pad <= tree.clientWidth ? 0 : Math.max(0, box.l - pad);
+    tree.scrollTop = box.b + pad <= tree.clientHeight ? 0 : Math.max(0, box.t - pad);
+  }
+  // the splitter between the tree and the transcript: drag it to give the tree more room
+  var split = document.getElementById("split"), main = split && split.parentElement;
+  if (split && main) {
+    split.addEventListener("pointerdown", function (ev) {
+      ev.preventDefault();
+      split.setPointerCapture(ev.pointerId);
+      function move(e) {
+        var box = main.getBoundingClientRect();
+        var px = Math.max(200, Math.min(box.width - 260, e.clientX - box.left));
+        main.style.setProperty("--side", px + "px");
+        size();
+      }
+      function up() {
+        split.removeEventListener("pointermove", move);
+        split.removeEventListener("pointerup", up);
+      }
+      split.addEventListener("pointermove", move);
+      split.addEventListener("pointerup", up);
+    });
+  }
+  // at first the tree pane takes the width the readable tree needs, up to 55% of the page
+  if (svg && main && svg.width && svg.width.baseVal && svg.width.baseVal.value) {
+    var w0 = svg.width.baseVal.value, needed = w0 * Math.min(1, minScale(w0)) + 32;
+    var widest = main.getBoundingClientRect().width * 0.55;
+    if (needed > tree.clientWidth) main.style.setProperty("--side", Math.min(needed, widest) + "px");
   }
   if (fit && svg) {
     fit.addEventListener("click", function () {
@@ -77,7 +144,7 @@
       fit.textContent = whole ? "readable size" : "whole tree";
       size();
       var sel = tree.querySelector("g.node.sel");
-      if (sel && sel.scrollIntoView) sel.scrollIntoView({ block: "nearest", inline: "center" });
+      if (sel) reveal(sel);
     });
     window.addEventListener("resize", size);
   } else if (fit) {

@@ -113,10 +113,13 @@
     var cursor = 0;
     var prevEnd = null;
     var cards = {};
+    var scene = true; // the settings before the first prompt (model, thinking level, the system prompt) are not played
     shownBranch().forEach(function (id) {
       var info = T[id];
       var sec = document.getElementById("e-" + id);
       var kind = info[2];
+      if (scene && kind === "s") return;
+      scene = false;
       var card = kind === "r" ? cards[id] : null;
       if (!sec && !card) return; // nothing on the page to show (labels, cell records)
       var timed = info[0] != null && info[1] != null;
