@@ -29,6 +29,19 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
     (
+        "|a reproducible experiment|a question about a data set the notebook makes, as a grid (thinking level"
+        "s × prompt variants × repeats) of sibling branches with two scorers; the table rebuilt from the sess"
+        "ion file alone, a figure; replayed from the shipped recording (made with the offline model, and it s"
+        "ays so) with the same scores and tokens; the same grid as one `%%pi --vary` cell; which variant is b"
+        "etter (means with 95% intervals, a paired verdict, `--until-decided` stopping after 4 of 10 repeats)"
+        ", a blind judging round (`%pi judge`) and a model judge asked in both orders, the grid again on a Da"
+        "sk `LocalCluster` (`--executor dask`, the same table), and the summary rebuilt from the file alone; "
+        "runs under papermill (`-p REPLAY False -p MODELS ...` for a real model)|~10 s|"
+    ): (
+        "| ~25 s (half of it the Dask section, which starts worker processes) |",
+        "issue 37: measured with nbclient (bench/bench_notebooks.py)",
+    ),
+    (
         "Tools: pi's `read`, `ls`, `grep`, `find`, `write`, `edit`, `bash` (pi's output limits; truncated out"
         "put is saved to a file the result names) and `python`, which runs in the notebook's own namespace (s"
         "tdout, the value's repr, rich reprs as text, short tracebacks, a timeout; images go to `details` for"
