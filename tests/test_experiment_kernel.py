@@ -128,8 +128,10 @@ def test_a_recorded_grid_replays_in_a_fresh_kernel_without_a_key(wire, tmp_path)
     cell = "%%pi --vary model=openai/gpt-a,openai/gpt-b --vary q=one,two\nAnswer {q}."
     setup = SETUP.format(dir=str(tmp_path / "sessions")) + REGISTER.format(url=wire.openai_url)
     tables = []
+    notebook = tmp_path / "grid.ipynb"  # JupyterLab tells the kernel its notebook (JPY_SESSION_NAME)
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     for env in ({"OPENAI_API_KEY": "sk-test-recording"}, {"OPENAI_API_KEY": ""}):
-        k = Kernel(str(tmp_path), env=env)
+        k = Kernel(str(tmp_path), env={**env, "JPY_SESSION_NAME": str(notebook)})
         try:
             assert k.run(setup).status == "ok"
             run = k.run(cell, cell_id="grid")

@@ -196,8 +196,10 @@ def test_restart_and_run_all_give_every_branch_the_same_world(tmp_path):
         ("grid", py_cell("counter = globals().get('counter', 0) + 1", "--tools python --repeat 2")),
         ("after", py_cell("done = plan + str(counter)")),
     ]
+    notebook = tmp_path / "study.ipynb"  # JupyterLab tells the kernel its notebook (JPY_SESSION_NAME)
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     for _ in range(2):  # Run All, then Restart & Run All
-        k = Kernel(str(tmp_path))
+        k = Kernel(str(tmp_path), env={"JPY_SESSION_NAME": str(notebook)})
         try:
             assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
             for cell_id, source in cells:
