@@ -167,6 +167,8 @@ def test_the_timeout_wakes_code_that_sleeps(kernel):
 
 def test_a_background_run_waits_for_the_running_cell_and_says_so(kernel):
     path = session_path(kernel)
+    # a tool call as the session file writes it (the notebook context records these cells' code, which names it too)
+    assert kernel.run("""CALL = '"type":"toolCall"'""").status == "ok"
     started = kernel.run(
         "%%pi --background --name bg --tools python --model offline/slow\n"
         "use python\n```python\nimport threading\nprint('agent on', threading.current_thread().name)\n```",
@@ -175,7 +177,7 @@ def test_a_background_run_waits_for_the_running_cell_and_says_so(kernel):
     assert started.status == "ok", started.error
     # the user's cell starts while the slow model streams, and holds the main thread until a while after the call came
     busy = kernel.run(
-        f"import time\nwhile 'toolCall' not in open({path!r}).read():\n    time.sleep(0.05)\ntime.sleep(1.5)\nprint('user cell done')",
+        f"import time\nwhile CALL not in open({path!r}).read():\n    time.sleep(0.05)\ntime.sleep(1.5)\nprint('user cell done')",
         cell_id="busy",
     )
     assert busy.stdout == "user cell done\n"
@@ -186,12 +188,12 @@ def test_a_background_run_waits_for_the_running_cell_and_says_so(kernel):
     assert result.endswith(" s for the kernel's main thread (a cell was running there) before the code ran.]")
     # a cell that waits for a background run lends it the main thread: no deadlock, with .result() and with await
     # stopped while it waits for its turn: it says it never ran
-    calls = open(path).read().count("toolCall")
+    calls = open(path).read().count('"type":"toolCall"')
     kernel.run(
         "%%pi --background --name bg3 --tools python --model offline/slow\nuse python\n```python\nprint('never')\n```", cell_id="bg3"
     )
     stopped = kernel.run(
-        f"import time\nwhile open({path!r}).read().count('toolCall') <= {calls}:\n    time.sleep(0.05)\n"
+        f"import time\nwhile open({path!r}).read().count(CALL) <= {calls}:\n    time.sleep(0.05)\n"
         "time.sleep(1.2)\nbg3.abort()\nwhile not bg3.done:  # this cell keeps the main thread: the call cannot start\n"
         "    time.sleep(0.05)\nprint(bg3.result(30).stop_reason)",
         cell_id="abort-waiting",
