@@ -159,7 +159,11 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "p`) goes on in a fork of the original's conversation, said once in its first cell, and the original "
         "never sees the copy's turns."
     ): (
-        "When a kernel runs its first `%%pi` or `%pi` command, whichever cell that is (an old one, or a new one typed at the bottom after a restart), it reads the notebook's saved file and goes on with the conversation of its newest output:",
+        (
+            "When a kernel runs its first `%%pi` or `%pi` command, whichever cell that is (an old one, or a new "
+            "one typed at the bottom after a restart), it reads the notebook's saved file and goes on with the "
+            "conversation of its newest output:"
+        ),
         "issue 37: the rule changed (the section is now a table of what the user did and what the first cell does)",
     ),
     (
@@ -168,7 +172,8 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "e notebook's)."
     ): (
         (
-            "not tell the kernel which notebook it runs, nor the cells' ids: it finds it by its `%pi` cells and goes on in a fork, said once."
+            "not tell the kernel which notebook it runs, nor the cells' ids: it finds it by its `%pi` cells "
+            "and goes on in a fork, said once."
         ),
         "issue 37: the rule changed",
     ),
