@@ -218,7 +218,7 @@ def test_a_worker_without_the_session_folder_is_one_line_and_writes_nothing(sess
             asyncio.run(exp.run(DaskExecutor(client=client)))
         assert str(info.value) == (
             f"--executor: worker {address} cannot see the session file {session.path} (no such file there); "
-            "put the session on a folder every worker shares (see the README, Beyond one machine)"
+            "put the session on a folder every worker shares (see the manual, Experiments: Beyond one machine)"
         )
         assert Path(session.path).read_bytes() == before
         assert wire.requests_to("openai") == []

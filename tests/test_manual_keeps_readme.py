@@ -29,6 +29,77 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
     (
+        "A branch's world (see A branch carries its world) is what the tools did: `bash` and files written by"
+        " `python` are counted or missed, not restored; a grid branch is isolated by a namespace of its own, "
+        "not a process, so code that reaches the notebook's globals through a function defined there changes "
+        "the notebook."
+    ): (
+        (
+            "the `python` tool's code writes past Python's own functions (native code, a subprocess, a thread it "
+            "starts) are counted or missed, not restored"
+        ),
+        "the world page says files the python tool writes through Python are restored; the limit is what bypasses Python",
+    ),
+    (
+        "The data is in `.pi-world/` in the session folder: content-addressed (SHA-256, the same value or fil"
+        "e kept once whatever refers to it), Zstandard-compressed when it pays (random floats are kept as the"
+        "y are), written atomically (a full disk is one line in the record, `not saved: the disk is full: …`,"
+        " and the call and the record go on), and checked against its hash when read: a damaged object is one"
+        " line for the name it held (`could not restore plan (the saved object 1a88ffdcfc26 is cut short)`, `"
+        "… is damaged (its content does not match its hash)`, `… cannot be read`, `… is not one of the world'"
+        "s`) and everything else comes back."
+    ): (
+        (
+            "The data is in `.pi-world/` in the session folder (plain data as MessagePack with each array's bytes"
+            " beside it, anything else a pickle signed with your key"
+        ),
+        "issue 36: plain data is stored without pickle, pickles are signed",
+    ),
+    (
+        "Not restored, and named in the line: objects that cannot be pickled (connections, locks, generators,"
+        " open files, a `numpy.memmap`, which is a view of a file) once the kernel that made them is gone (th"
+        "e same kernel holds the last 256 of them, so a checkout there brings the very object back), values o"
+        'ver 512 MB, values and files that hold a secret (see below), what `bash` did (counted: "N bash comma'
+        'nds had effects outside the tracked files").'
+    ): (
+        "objects that need pickle and were saved by someone else",
+        "issue 36: objects that need pickle load only when your key signed them",
+    ),
+    (
+        "Restored: every variable a `python` call rebound, deleted or changed in place through its own name ("
+        '`df["c"] = 1`, `xs.append(2)`, `del d[k]`, `df.drop(columns="c", inplace=True)`, `model.fit(...)`, p'
+        "assing it to a function defined in the notebook), modules (imported again by name), functions and cl"
+        "asses defined in the notebook (kept by value), every file `write` and `edit` wrote inside the projec"
+        "t folder, and every file the `python` tool wrote through Python inside it: `open()`, `Path.write_tex"
+        "t`, `df.to_csv`, `np.save`, `plt.savefig`, `os.remove`, `os.rename`, `shutil.copy`, `shutil.rmtree`,"
+        " a `sqlite3` database (`changed: wrote out.csv; removed old.txt`)."
+    ): (
+        ("modules (imported again by name, when installed in your environment: never a `.py` from the session's or the project's folder)"),
+        "issue 36: a checkout imports only installed modules",
+    ),
+    "|`tool_timeout`|`60`|seconds before the python tool gives up|": (
+        "seconds before the python tool stops the code (0: no limit)",
+        "issue 37: the python tool's timeout stops the code on the kernel's main thread (0: no limit)",
+    ),
+    (
+        "`%%pi [--session NAME|PATH] [--model PROVIDER/MODEL] [--thinking LEVEL] [--tools LIST] [--continue] "
+        "[--background] [--name VAR] [--replay] [--pace 2x] [--step]`"
+    ): (
+        "[--replay] [--pace 2x] [--step] [--no-notebook]",
+        "issue 39: --no-notebook",
+    ),
+    "|`tools`|`read ls grep find python`|tools a cell may use|": (
+        "| `tools` | `read ls grep find python notebook` | tools a cell may use |",
+        "issue 39: the notebook tool is in the default set",
+    ),
+    (
+        "A code block in an answer offers Copy and Insert as cell (a new code cell right below, in JupyterLab"
+        " and Notebook 7; elsewhere the code is copied to paste)."
+    ): (
+        "A code block in an answer offers Copy, and code the agent wrote for you Insert as cell too",
+        "issue 37: Insert as cell only on code the agent wrote for you",
+    ),
+    (
         "|a reproducible experiment|a question about a data set the notebook makes, as a grid (thinking level"
         "s × prompt variants × repeats) of sibling branches with two scorers; the table rebuilt from the sess"
         "ion file alone, a figure; replayed from the shipped recording (made with the offline model, and it s"
@@ -88,15 +159,22 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "p`) goes on in a fork of the original's conversation, said once in its first cell, and the original "
         "never sees the copy's turns."
     ): (
-        "(whichever cell runs first, a new one included, even before the first save) go on with the same one",
-        "issue 37: the rule changed",
+        (
+            "When a kernel runs its first `%%pi` or `%pi` command, whichever cell that is (an old one, or a new "
+            "one typed at the bottom after a restart), it reads the notebook's saved file and goes on with the "
+            "conversation of its newest output:"
+        ),
+        "issue 37: the rule changed (the section is now a table of what the user did and what the first cell does)",
     ),
     (
         "`jupyter execute` and papermill do not tell the kernel which notebook it runs, so each of their runs"
         " starts a session of its own (run them with `JPY_SESSION_NAME=path/to/notebook.ipynb` to continue th"
         "e notebook's)."
     ): (
-        ("not tell the kernel which notebook it runs: it finds it by its `%pi` cells and goes on in a fork, said once"),
+        (
+            "not tell the kernel which notebook it runs, nor the cells' ids: it finds it by its `%pi` cells "
+            "and goes on in a fork, said once."
+        ),
         "issue 37: the rule changed",
     ),
     "Or run the notebooks on mybinder.org: `binder/` holds what it installs, and "
@@ -112,8 +190,8 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "the README shows one picture; the others are on the pages of what they show (notebook, tree, experiments)",
     ),
     "pi: stop · 2 new entries · 1,498 tokens · $0.0000 · 0.1s · offline/echo": (
-        "pi: stop · 3 new entries · 1,508 tokens · $0.0000 · 0.0s · offline/echo",
-        "what the quickstart's first cell shows today (the recorded system prompt is one entry more)",
+        "pi: stop · 3 new entries · 1,848 tokens · $0.0000 · 0.0s · offline/echo",
+        "what the first cell shows today (the recorded system prompt is one entry more; the notebook tool is in the system prompt)",
     ),
     "compare A B [C ...] compare branches (ids, labels or cell ids)": (
         "compare A B [C ...] compare branches (ids, labels, root, In[n], cell ids, CELL@2; --turns)",

@@ -251,7 +251,7 @@ class DaskExecutor:
             if theirs != here:
                 raise ExecutorError(
                     f"--executor: worker {worker} cannot see the session file {path} ({theirs}); "
-                    "put the session on a folder every worker shares (see the README, Beyond one machine)"
+                    "put the session on a folder every worker shares (see the manual, Experiments: Beyond one machine)"
                 )
         self._checked.add(path)
 

@@ -1,7 +1,8 @@
 """Which conversation a notebook continues: the notebook decides, never its file name nor the order its cells run in.
 
-The rule (DESIGN decision 14), as the README states it. At the first ``%%pi`` or ``%pi`` of a
-kernel, whichever cell it is (an old one, or a new one typed after a restart):
+The rule (DESIGN decision 14), as the manual states it (``docs/notebook.md``, *A notebook owns its
+conversation*). At the first ``%%pi`` or ``%pi`` of a kernel, whichever cell it is (an old one, or
+a new one typed after a restart):
 
 1. **The notebook's path** is the one Jupyter gave the kernel (``JPY_SESSION_NAME``), followed
    through the renames and moves the server logged since the kernel started (:mod:`.moves`),
