@@ -265,3 +265,7 @@ def test_an_f_string_in_a_code_block_reaches_the_agent_as_written(kernel):
     assert tool_results(kernel)[1:] == ["branch 102", "branch 102"]  # each branch from the world of the start (counter 101)
     refused = kernel.run("%%pi --vary n=1,2\nuse python\n```python\nprint({n})\n```", cell_id="refused")
     assert refused.status == "error" and "--vary n: the prompt has no {n} outside code" in refused.error["evalue"]
+    # a varied name read inside a field's expression is used (the experiment notebook's {INSTRUCTIONS[how]})
+    kernel.run("INSTRUCTIONS = {'words': ' Answer in words.', 'python': ' Use python.'}", cell_id="instructions")
+    indexed = kernel.run("%%pi --vary how=words,python\nWhat is 2 + 2?{INSTRUCTIONS[how]}", cell_id="indexed")
+    assert indexed.status == "ok", indexed.error

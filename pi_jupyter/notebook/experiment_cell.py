@@ -187,11 +187,24 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     return pending if getattr(magics, "_awaited", False) else pending.wait()
 
 
+def _names_in(expression: str) -> set[str]:
+    """The names an f-string field's expression reads (its text alone when it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return {expression.strip()}
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
 def _check_bound(vary: dict[str, list[str]], filled: list[tuple[str, str]]) -> None:
     """A varied name the prompt's prose never uses would give every branch the same prompt: refused, saying why."""
     from ..experiment.variants import AGENT_KEYS
 
-    used = {shown[1:].split("}")[0].split("!")[0].split(":")[0].strip() for shown, _ in filled}
+    used: set[str] = set()
+    for shown, _ in filled:  # ``{how}``, ``{INSTRUCTIONS[how]}``, ``{n * 2:.1f}``: every name the field's expression reads
+        used |= _names_in(shown[1:].split("}")[0].split("!")[0].split(":")[0])
     for key in vary:
         if key not in AGENT_KEYS and key not in used:
             raise UsageError(
