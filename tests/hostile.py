@@ -46,12 +46,17 @@ VECTORS: dict[str, str] = {
     "split-code": "a ` b\n`<img src=x onerror=__pwn('@')>` c",
     "attributes": "{onclick=__pwn('@')} [x]{onmouseover=__pwn('@')}\n\n```{=html}\n<img src=x onerror=__pwn('@')>\n```\n",
     "entities": "&lt;img src=x onerror=__pwn('@')&gt; &#60;script&#62;__pwn('@')&#60;/script&#62;",
+    "open-fence": "\n```\n<img src=x onerror=__pwn('@')>\n",
+    "elements": "<base href=\"javascript:__pwn('@')//\"><object data=\"javascript:__pwn('@')\"></object>"
+    "<embed src=\"javascript:__pwn('@')\"><meta http-equiv=\"refresh\" content=\"0;url=javascript:__pwn('@')\">",
 }
 """Ways text becomes markup: raw tags, ``javascript:`` links (plain, entity-encoded, by reference,
 behind an ``https`` tail for an unanchored filter), breaking out of ``<style>``/``<script>``/comments,
 SVG, Markdown code that is not code (an escaped backtick, a fence whose info holds a backtick, a
-code span across lines, a run of backticks that ends a fence of fixed length), pandoc/kramdown
-attributes and raw blocks, and text that is already escaped."""
+code span across lines, a run of backticks that ends a fence of fixed length), a fence left open
+(a later field's fence would close it and free what follows), pandoc/kramdown attributes and raw
+blocks, text that is already escaped, and the elements that act without a script (``<base>``,
+``<object>``, ``<embed>``, ``<meta http-equiv>``)."""
 
 
 def payload(marker: str, vector: str) -> str:
@@ -315,6 +320,8 @@ class _Reader(HTMLParser):
             self.found.append(f"<{tag}>")
         if tag == "img" and dict(attrs).get("src") in ("x", None):
             self.found.append("<img src=x>")
+        if tag == "meta" and any(name == "http-equiv" for name, _ in attrs):
+            self.found.append("<meta http-equiv>")  # a refresh to any URL, no script needed
         kind = tag
         if tag == "script":
             self.scripts += 1
