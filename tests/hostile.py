@@ -48,7 +48,7 @@ VECTORS: dict[str, str] = {
     "entities": "&lt;img src=x onerror=__pwn('@')&gt; &#60;script&#62;__pwn('@')&#60;/script&#62;",
     "open-fence": "\n```\n<img src=x onerror=__pwn('@')>\n",
     "elements": "<base href=\"javascript:__pwn('@')//\"><object data=\"javascript:__pwn('@')\"></object>"
-    "<embed src=\"javascript:__pwn('@')\"><meta http-equiv=\"refresh\" content=\"0;url=javascript:__pwn('@')\">",
+    '<embed src="javascript:__pwn(\'@\')"><meta http-equiv="refresh" content="0;url=javascript:__pwn(\'@\')">',
 }
 """Ways text becomes markup: raw tags, ``javascript:`` links (plain, entity-encoded, by reference,
 behind an ``https`` tail for an unanchored filter), breaking out of ``<style>``/``<script>``/comments,

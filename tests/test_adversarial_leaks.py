@@ -104,8 +104,7 @@ def test_pi_export_in_a_notebook_shows_no_key(ip, tmp_path: Path) -> None:  # no
 
 def test_a_url_password_written_raw_by_a_tool_is_neither_stored_nor_sent(wire, tmp_path: Path) -> None:
     (tmp_path / "creds.txt").write_text(
-        f"primary {RAW}\nbackup https://ops:pa#{BODY[:6]}@backup.example/x\nspare https://ops:pa {BODY[6:12]}@spare.example\n"
-        f"api {KEPT}\n"
+        f"primary {RAW}\nbackup https://ops:pa#{BODY[:6]}@backup.example/x\nspare https://ops:pa {BODY[6:12]}@spare.example\napi {KEPT}\n"
     )
     wire.queue("openai", openai_reply(tool_calls=[tool_call("read", {"path": "creds.txt"}, id="call_1")]), openai_reply(text="read it"))
     session = Session.open(tmp_path / "s.jsonl", create=True)

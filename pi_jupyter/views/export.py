@@ -82,9 +82,7 @@ def _keep(text: str) -> str:
     return text
 
 
-def branch_markdown(
-    session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT, clean: Clean | None = None
-) -> str:
+def branch_markdown(session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT, clean: Clean | None = None) -> str:
     """One branch of ``session`` (default: the current one) as Markdown, with labels and summaries.
 
     ``clean`` is applied to every text before it is written (see :data:`Clean`).
