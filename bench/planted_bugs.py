@@ -175,6 +175,14 @@ PLANTED: list[Planted] = [
         (*EXP, "tests/test_adversarial_secrets.py", "tests/test_typed_secrets.py"),
         "an experiment's recorded prompt skips the secret scrub",
     ),
+    Planted(
+        "fence-left-open",
+        "pi_jupyter/views/markdown_safe.py",
+        'if "```" not in text and "~~~" not in text:\n        return text\n    lines',
+        "if True:\n        return text\n    lines",
+        ("tests/test_adversarial_markdown.py",),
+        "an answer that ends inside a fence leaves it open",
+    ),
 ]
 
 
