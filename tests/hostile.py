@@ -127,6 +127,8 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "graph": ("prompt", "answer", "label", "error", "variant", "scorer"),
     "tree panel": (*SESSION_FIELDS, "wrote", "scorer"),
     "experiment table": ("variant", "scorer"),
+    "experiment summary": ("variant", "scorer"),
+    "experiment figure": ("variant", "scorer"),
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
     "experiment widget": ("variant",),

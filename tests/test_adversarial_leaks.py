@@ -119,3 +119,17 @@ def test_a_url_password_written_raw_by_a_tool_is_neither_stored_nor_sent(wire, t
         assert text.count("[REDACTED:url-password]") >= 3, where
         assert KEPT in text, where  # a port, a path and an address: nothing hidden
         assert "db.internal" in text and "backup.example" in text and "spare.example" in text, where  # the hosts stay readable
+
+
+def test_an_experiments_prompt_and_values_are_recorded_without_the_key(tmp_path: Path) -> None:
+    """A key pasted into a grid's prompt (and a value): the template each branch records, the end record and the
+    messages hold none of it; the table still shows where it was."""
+    from pi_jupyter.experiment import experiment, load_experiment
+
+    session = Session.open(tmp_path / "grid.jsonl", create=True)
+    result = asyncio.run(experiment(session, f"Use {KEY} and {RAW} to answer {{how}}.", vary={"how": ["briefly", f"with {KEY}"]}))
+    text = (tmp_path / "grid.jsonl").read_text()
+    assert leaks(text) == [], leaks(text)
+    again = load_experiment(Session.open(tmp_path / "grid.jsonl", readonly=True))
+    assert "[REDACTED:openai-key]" in again.grid.prompt and "[REDACTED:url-password]" in again.grid.prompt
+    assert [r.state for r in result.rows] == ["done", "done"]
