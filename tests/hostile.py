@@ -101,6 +101,7 @@ FIELDS: dict[str, str] = {
     "provider": "a provider in a model change",
     "variant": "a variant value of a grid",
     "scorer": "a scorer's name",
+    "judge": "a judge's name (a pairwise judgement of the grid)",
 }
 """Every field a renderer shows, by short name (the marker is ``X<name>9``)."""
 
@@ -127,8 +128,9 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "graph": ("prompt", "answer", "label", "error", "variant", "scorer"),
     "tree panel": (*SESSION_FIELDS, "wrote", "scorer"),
     "experiment table": ("variant", "scorer"),
-    "experiment summary": ("variant", "scorer"),
+    "experiment summary": ("variant", "scorer", "judge"),
     "experiment figure": ("variant", "scorer"),
+    "judgements": ("variant", "judge"),
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
     "experiment widget": ("variant",),
@@ -273,7 +275,8 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
 
     scorer.name = p("scorer")  # type: ignore[attr-defined]
     view = ExperimentView(title=p("name"))
-    exp = Experiment(s, "Say it {tone}.", vary={"tone": [p("variant")]}, model="offline/echo", scorers=[scorer])
+    # two values: the summary compares them (a verdict line names the hostile one)
+    exp = Experiment(s, "Say it {tone}.", vary={"tone": [p("variant"), "plain"]}, model="offline/echo", scorers=[scorer])
     ticker = asyncio.ensure_future(view.follow(exp))
     try:
         grid = await exp.run()
@@ -283,6 +286,10 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
             await ticker
         except asyncio.CancelledError:
             pass
+    from pi_jupyter.experiment.judging import pairs_for, record_judgement
+
+    (pair,) = pairs_for(s, grid.grid, grid.rows, "tone", seed=1)
+    record_judgement(s, grid.id, pair, "A", judge=p("judge"), note=p("judge"))
     world = World(vector=vector, session=s, cell=cell, rerun=rerun, grid=grid, answer_leaf=answer_id, rerun_leaf=rerun_leaf)
     world.widgets = {
         "agent": _view_state(first),

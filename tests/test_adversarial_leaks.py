@@ -104,7 +104,8 @@ def test_pi_export_in_a_notebook_shows_no_key(ip, tmp_path: Path) -> None:  # no
 
 def test_a_url_password_written_raw_by_a_tool_is_neither_stored_nor_sent(wire, tmp_path: Path) -> None:
     (tmp_path / "creds.txt").write_text(
-        f"primary {RAW}\nbackup https://ops:pa#{BODY[:6]}@backup.example/x\nspare https://ops:pa {BODY[6:12]}@spare.example\napi {KEPT}\n"
+        f"primary {RAW}\nbackup https://ops:pa#{BODY[:6]}@backup.example/x\nspare https://ops:pa {BODY[6:12]}@spare.example\n"
+        f"numeric mysql://root:2024{BODY[12:18]}@num.example/db\napi {KEPT}\n"
     )
     wire.queue("openai", openai_reply(tool_calls=[tool_call("read", {"path": "creds.txt"}, id="call_1")]), openai_reply(text="read it"))
     session = Session.open(tmp_path / "s.jsonl", create=True)
@@ -116,9 +117,9 @@ def test_a_url_password_written_raw_by_a_tool_is_neither_stored_nor_sent(wire, t
     sent = json.dumps(wire.requests_to("openai")[-1].body)
     for where, text in (("session file", stored), ("request", sent)):
         assert leaks(text) == [], (where, leaks(text))
-        assert text.count("[REDACTED:url-password]") >= 3, where
+        assert text.count("[REDACTED:url-password]") >= 4, where
         assert KEPT in text, where  # a port, a path and an address: nothing hidden
-        assert "db.internal" in text and "backup.example" in text and "spare.example" in text, where  # the hosts stay readable
+        assert all(host in text for host in ("db.internal", "backup.example", "spare.example", "num.example")), where  # hosts stay
 
 
 def test_an_experiments_prompt_and_values_are_recorded_without_the_key(tmp_path: Path) -> None:

@@ -112,12 +112,15 @@ def test_a_line_nested_too_deeply_is_a_malformed_line_for_every_reader(tmp_path:
 
 def test_up_to_the_limit_a_deep_value_reads_and_every_reader_agrees(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
-    write(path, deep_in("details", MAX_DEPTH - 3))  # the entry, its message and details: MAX_DEPTH levels in all
+    write(path, deep_in("details", MAX_DEPTH - 2))  # the entry, its message and the arrays: MAX_DEPTH levels exactly
     seen = readers(path)
     for name, read in seen.items():
         assert problems(read) == [], name
         assert contents(read)[1] == [{"type": "text", "text": "the answer"}, {"type": "toolCall", "id": "c1", "name": "read",
                                                                             "arguments": {"path": "a"}}], name  # fmt: skip
+    write(path, deep_in("details", MAX_DEPTH - 1))  # one level more
+    for name, read in readers(path).items():
+        assert problems(read)[0] == (3, "malformed", TOO_DEEP), name
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

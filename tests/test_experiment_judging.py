@@ -175,3 +175,21 @@ def test_parse_choice(reply, choice):
 def test_parse_choice_without_a_choice_is_one_line():
     with pytest.raises(JudgingError, match="no choice"):
         parse_choice("both are fine")
+
+
+def test_a_judge_who_changed_their_mind_agrees_by_their_latest_verdict(session, grid):
+    """alice first preferred the brief answers, then judged again and took the examples, as bob did: they agree
+    now (4 of 4), and alice is shown as having changed her verdict on every pair."""
+
+    def judge(name: str, wanted: str, seed: int) -> None:
+        round_ = grid.judging(name, seed=seed)
+        while not round_.done:
+            pair = round_.current
+            round_.choose("A" if pair.a.values["how"] == wanted else "B")
+
+    judge("alice", "briefly", 1)
+    judge("bob", "with an example", 2)
+    judge("alice", "with an example", 3)
+    prefs = grid.preferences()
+    assert any(line.startswith("alice and bob agree on 4 of 4 pairs both judged (100%") for line in prefs.agreement), prefs.agreement
+    assert "alice gave the same verdict both times on 0 of 4 pairs judged twice" in prefs.agreement

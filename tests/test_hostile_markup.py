@@ -136,6 +136,7 @@ HTML_RENDERINGS: dict[str, Callable[[World], str]] = {
     "experiment table": experiment_table,
     "experiment summary": experiment_summary,
     "experiment figure": experiment_figure,
+    "judgements": lambda w: w.grid.preferences().html(),  # what %pi judge shows, its own HTML
 }
 MARKDOWN_RENDERINGS: dict[str, Callable[[World], str]] = {
     "context markdown": lambda w: context(w)["text/markdown"],

@@ -235,3 +235,24 @@ def test_a_pause_in_step_mode_moves_the_rest_of_the_reply_later_by_the_pause(tmp
     for target, _ in after:
         assert target >= went[0] - 0.02  # nothing is due before Go was pressed
         assert target - start >= paused_at + 0.3 - 0.02  # every later piece moved by the time held
+
+
+def test_a_go_pressed_early_passes_one_pause_only(tmp_path):
+    """Go pressed before the replay reached its first pause lets that pause through; the next one holds again."""
+    path = write_recording(tmp_path / "rec.jsonl", [{"content": TOOL, "took_ms": 100, "stop": "toolUse"}])
+    gate = StepGate()
+    gate.go()  # early: kept for the first pause
+
+    async def main():
+        provider = ReplayProvider(path, pace="instant", step=gate)
+        first = await _play(provider, _request())  # the first pause is passed at once
+        task = asyncio.create_task(_play(provider, _request()))
+        while gate.paused is None and not task.done():
+            await asyncio.sleep(0.01)
+        held = gate.paused is not None and not task.done()
+        gate.go()
+        return first, held, await task
+
+    first, held, second = asyncio.run(main())
+    assert first[-1].type == "done" and second[-1].type == "done"
+    assert held  # the second replay stopped at its tool call until Go

@@ -9,8 +9,6 @@ model is a local OpenAI-compatible server, so what is checked is the request bod
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from wire.helpers import sent_since
 
@@ -149,8 +147,11 @@ def test_a_notebook_owns_its_conversation_in_jupyterlab(lab, jupyter_server, wir
 
     # the renamed original, its kernel restarted (as Kernel > Restart does): the same conversation, without the copy's turn
     open_existing(lab, f"{FOLDER}/zebra.ipynb")
-    lab.page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
-    time.sleep(1)
+    # restarted, and answering again (its reply to a kernel-info request is the event), before the next cell
+    lab.page.evaluate(
+        "async () => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+        " await k.restart(); await k.requestKernelInfo(); }"
+    )
     lab.wait_for_kernel()
     out = ask(lab, wire, 2, "What is the fruit?")
     body = sent_since(wire)
