@@ -77,36 +77,34 @@ class Kernel:
         import json
 
         deadline = time.monotonic() + timeout
-        while (remaining := deadline - time.monotonic()) > 0:
-            try:
-                msg = self.kc.get_iopub_msg(timeout=remaining)
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
+        while (msg := self._next(msg_id, deadline, [])) is not None:
             self._read.setdefault(msg_id, []).append(msg)
             if seen(msg):
                 return msg
         shown = [json.dumps(m["content"])[:120] for m in self._read.get(msg_id, [])[-3:]]
         raise TimeoutError(f"the awaited output of {msg_id} did not come within {timeout}s; last: {shown}")
 
+    def _next(self, msg_id: str, deadline: float, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The next output message of ``msg_id`` (from ``kept`` first), or ``None`` once ``deadline`` passed."""
+        if kept:
+            return kept.pop(0)
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg
+        return None
+
     def collect(self, msg_id: str, timeout: float = 120) -> Execution:
         result = Execution()
         deadline = time.monotonic() + timeout
         kept = self._read.pop(msg_id, [])
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            msg = self._next(msg_id, deadline, kept)
+            if msg is None:
                 raise TimeoutError(f"no idle status for {msg_id} within {timeout}s; outputs so far: {result.outputs[-5:]}")
-            if kept:
-                msg = kept.pop(0)
-            else:
-                try:
-                    msg = self.kc.get_iopub_msg(timeout=remaining)
-                except queue.Empty:
-                    continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
             kind = msg["msg_type"]
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break

@@ -79,7 +79,7 @@ def test_interrupt_of_a_cell_that_blocks_the_old_way_ends_in_two_lines_too(tmp_p
         setup = k.run(f"%autoawait off\n%load_ext pi_jupyter\n%config PiMagics.session_dir = {str(tmp_path / 's')!r}")
         assert setup.status == "ok", setup.error
         msg_id = k.send("%%pi --model offline/typewriter\n" + "word " * 400, cell_id="slow")
-        k.until(msg_id, _streams_text)  # the answer is streaming (a piece of its text went to the view): then interrupt
+        k.until(msg_id, _AnswerStreams())  # the answer's text is streaming into the view (past its thinking): then interrupt
         k.interrupt()
         result = k.collect(msg_id, timeout=60)
         assert result.status == "error" and result.reply["ename"] == "RunStopped"
@@ -95,8 +95,16 @@ def test_interrupt_of_a_cell_that_blocks_the_old_way_ends_in_two_lines_too(tmp_p
         k.close()
 
 
-def _streams_text(msg: dict) -> bool:
-    """An output of the cell that carries a piece of the answer's text to its view."""
-    data = msg["content"].get("data") if msg["msg_type"] == "comm_msg" else None
-    sent = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None  # a widget's own message
-    return isinstance(sent, dict) and any(op.get("o") == "d" for op in sent.get("ops") or [])
+class _AnswerStreams:
+    """True once the pieces the cell sent to its view hold the answer's own words ("You said"), not only its thinking."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    def __call__(self, msg: dict) -> bool:
+        data = msg["content"].get("data") if msg["msg_type"] == "comm_msg" else None
+        sent = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None  # a widget's own message
+        for op in (sent.get("ops") or []) if isinstance(sent, dict) else []:
+            if op.get("o") == "d":
+                self.pieces += op.get("t") or []
+        return "You said" in "".join(self.pieces)

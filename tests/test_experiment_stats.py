@@ -8,29 +8,16 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from statistics_reference import (
+    contingency,
+    multitest,
+    power,
+    proportion,
+    quick_multitest,  # noqa: F401 - a fixture
+    scipy_stats,
+)
 
 from pi_jupyter.experiment import stats
-
-scipy_stats = pytest.importorskip("scipy.stats", reason="the statistics are checked against scipy (the test extra)")
-proportion = pytest.importorskip("statsmodels.stats.proportion")
-multitest = pytest.importorskip("statsmodels.stats.multitest")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _quick_multitest():
-    """statsmodels' Holm runs a full garbage collection on every call (0.2 s in a test process): skipped here."""
-    import gc
-
-    collect = gc.collect
-    gc.collect = lambda *args: 0  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        gc.collect = collect  # type: ignore[assignment]
-
-
-contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
-power = pytest.importorskip("statsmodels.stats.power")
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 7, 10, 29, 30, 101, 2000])

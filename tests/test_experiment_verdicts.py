@@ -18,29 +18,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from statistics_reference import (
+    contingency,
+    multitest,
+    quick_multitest,  # noqa: F401 - a fixture
+    scipy_stats,
+)
 
 from pi_jupyter.experiment import stats
 from pi_jupyter.experiment.analysis import comparisons, sequential_comparisons, summarize
 from pi_jupyter.experiment.records import Grid, Row
-
-scipy_stats = pytest.importorskip("scipy.stats", reason="the verdicts are checked against scipy (the test extra)")
-multitest = pytest.importorskip("statsmodels.stats.multitest")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _quick_multitest():
-    """statsmodels' Holm runs a full garbage collection on every call (0.2 s in a test process): skipped here."""
-    import gc
-
-    collect = gc.collect
-    gc.collect = lambda *args: 0  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        gc.collect = collect  # type: ignore[assignment]
-
-
-contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
 
 
 def grid_of(vary: dict[str, list[str]], repeat: int, score: Any, sequential: dict[str, Any] | None = None) -> tuple[Grid, list[Row]]:
@@ -199,15 +186,20 @@ def strong(values, r):
     return {"s": 6 + 0.27 * (r % 4) if values["how"] == "b" else 4.0}
 
 
-def test_each_look_counts_the_repeats_before_it_only():
-    """Looks after 4, 8 and 12 repeats: at each look exactly the pairs with a repeat index under it, compared as scipy does."""
-    rng = random.Random(5)
+def noisy(seed: int, lift: float) -> Any:
+    """Scores ``s`` drawn once per branch (the same on a second call): variant ``b`` is ``lift`` higher on average."""
+    rng = random.Random(seed)
     cache: dict[tuple[str, int], float] = {}
 
-    def noisy(values, r):
-        return {"s": cache.setdefault((values["how"], r), rng.gauss(5 + 0.3 * (values["how"] == "b"), 1))}
+    def score(values: dict[str, str], r: int) -> dict[str, float]:
+        return {"s": cache.setdefault((values["how"], r), rng.gauss(5 + lift * (values["how"] == "b"), 1))}
 
-    grid, rows = grid_of({"how": ["a", "b"]}, 12, noisy)
+    return score
+
+
+def test_each_look_counts_the_repeats_before_it_only():
+    """Looks after 4, 8 and 12 repeats: at each look exactly the pairs with a repeat index under it, compared as scipy does."""
+    grid, rows = grid_of({"how": ["a", "b"]}, 12, noisy(5, 0.3))
     for looks in ([4], [4, 8], [4, 8, 12]):
         grid.sequential = {"looks": looks, "planned": 12}
         (c,) = sequential_comparisons(grid, rows)
@@ -229,13 +221,7 @@ def test_a_comparison_decided_at_a_look_keeps_that_looks_verdict():
 
 
 def test_when_the_second_value_wins_its_interval_is_its_own():
-    rng = random.Random(9)
-    cache: dict[tuple[str, int], float] = {}
-
-    def score(values, r):
-        return {"s": cache.setdefault((values["how"], r), rng.gauss(5 + 2 * (values["how"] == "b"), 1))}
-
-    grid, rows = grid_of({"how": ["a", "b"]}, 10, score)
+    grid, rows = grid_of({"how": ["a", "b"]}, 10, noisy(9, 2.0))
     (c,) = comparisons(grid, rows)
     assert c.decided and c.mean < 0
     xs, ys = pairs(rows, "how", "a", "b", "s")
