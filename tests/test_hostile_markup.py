@@ -64,7 +64,18 @@ def _pandoc(fmt: str) -> Callable[[str], str]:
     return run
 
 
-READERS: dict[str, Callable[[str], str]] = {"markdown-it": _markdown_it, "mistune": _mistune, "python-markdown": _python_markdown}
+def _mistune_raw(text: str) -> str:
+    import mistune
+
+    return mistune.create_markdown(escape=False)(text)  # mistune as a page or an editor uses it: raw HTML passes
+
+
+READERS: dict[str, Callable[[str], str]] = {
+    "markdown-it": _markdown_it,
+    "mistune": _mistune,
+    "mistune (escape off)": _mistune_raw,
+    "python-markdown": _python_markdown,
+}
 if shutil.which("pandoc"):
     READERS |= {f"pandoc {fmt}": _pandoc(fmt) for fmt in ("gfm", "commonmark_x", "markdown")}
 
