@@ -46,12 +46,17 @@ VECTORS: dict[str, str] = {
     "split-code": "a ` b\n`<img src=x onerror=__pwn('@')>` c",
     "attributes": "{onclick=__pwn('@')} [x]{onmouseover=__pwn('@')}\n\n```{=html}\n<img src=x onerror=__pwn('@')>\n```\n",
     "entities": "&lt;img src=x onerror=__pwn('@')&gt; &#60;script&#62;__pwn('@')&#60;/script&#62;",
+    "open-fence": "\n```\n<img src=x onerror=__pwn('@')>\n",
+    "elements": "<base href=\"javascript:__pwn('@')//\"><object data=\"javascript:__pwn('@')\"></object>"
+    '<embed src="javascript:__pwn(\'@\')"><meta http-equiv="refresh" content="0;url=javascript:__pwn(\'@\')">',
 }
 """Ways text becomes markup: raw tags, ``javascript:`` links (plain, entity-encoded, by reference,
 behind an ``https`` tail for an unanchored filter), breaking out of ``<style>``/``<script>``/comments,
 SVG, Markdown code that is not code (an escaped backtick, a fence whose info holds a backtick, a
-code span across lines, a run of backticks that ends a fence of fixed length), pandoc/kramdown
-attributes and raw blocks, and text that is already escaped."""
+code span across lines, a run of backticks that ends a fence of fixed length), a fence left open
+(a later field's fence would close it and free what follows), pandoc/kramdown attributes and raw
+blocks, text that is already escaped, and the elements that act without a script (``<base>``,
+``<object>``, ``<embed>``, ``<meta http-equiv>``)."""
 
 
 def payload(marker: str, vector: str) -> str:
@@ -96,6 +101,7 @@ FIELDS: dict[str, str] = {
     "provider": "a provider in a model change",
     "variant": "a variant value of a grid",
     "scorer": "a scorer's name",
+    "judge": "a judge's name (a pairwise judgement of the grid)",
 }
 """Every field a renderer shows, by short name (the marker is ``X<name>9``)."""
 
@@ -122,6 +128,9 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "graph": ("prompt", "answer", "label", "error", "variant", "scorer"),
     "tree panel": (*SESSION_FIELDS, "wrote", "scorer"),
     "experiment table": ("variant", "scorer"),
+    "experiment summary": ("variant", "scorer", "judge"),
+    "experiment figure": ("variant", "scorer"),
+    "judgements": ("variant", "judge"),
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
     "experiment widget": ("variant",),
@@ -266,7 +275,8 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
 
     scorer.name = p("scorer")  # type: ignore[attr-defined]
     view = ExperimentView(title=p("name"))
-    exp = Experiment(s, "Say it {tone}.", vary={"tone": [p("variant")]}, model="offline/echo", scorers=[scorer])
+    # two values: the summary compares them (a verdict line names the hostile one)
+    exp = Experiment(s, "Say it {tone}.", vary={"tone": [p("variant"), "plain"]}, model="offline/echo", scorers=[scorer])
     ticker = asyncio.ensure_future(view.follow(exp))
     try:
         grid = await exp.run()
@@ -276,6 +286,10 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
             await ticker
         except asyncio.CancelledError:
             pass
+    from pi_jupyter.experiment.judging import pairs_for, record_judgement
+
+    (pair,) = pairs_for(s, grid.grid, grid.rows, "tone", seed=1)
+    record_judgement(s, grid.id, pair, "A", judge=p("judge"), note=p("judge"))
     world = World(vector=vector, session=s, cell=cell, rerun=rerun, grid=grid, answer_leaf=answer_id, rerun_leaf=rerun_leaf)
     world.widgets = {
         "agent": _view_state(first),
@@ -315,6 +329,8 @@ class _Reader(HTMLParser):
             self.found.append(f"<{tag}>")
         if tag == "img" and dict(attrs).get("src") in ("x", None):
             self.found.append("<img src=x>")
+        if tag == "meta" and any(name == "http-equiv" for name, _ in attrs):
+            self.found.append("<meta http-equiv>")  # a refresh to any URL, no script needed
         kind = tag
         if tag == "script":
             self.scripts += 1

@@ -56,6 +56,7 @@ class Kernel:
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
+        self._read: dict[str, list[dict[str, Any]]] = {}
 
     def send(self, code: str, cell_id: str | None = None, allow_stdin: bool = False) -> str:
         content = {
@@ -70,19 +71,40 @@ class Kernel:
         self.kc.shell_channel.send(msg)
         return msg["header"]["msg_id"]
 
-    def collect(self, msg_id: str, timeout: float = 120) -> Execution:
-        result = Execution()
+    def until(self, msg_id: str, seen: Any, timeout: float = 120) -> dict[str, Any]:
+        """Read the output of ``msg_id`` (its comm messages too) until ``seen(msg)`` says the awaited event happened;
+        returns that message. What was read is kept for :meth:`collect`."""
+        import json
+
         deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no idle status for {msg_id} within {timeout}s; outputs so far: {result.outputs[-5:]}")
+        while (msg := self._next(msg_id, deadline, [])) is not None:
+            self._read.setdefault(msg_id, []).append(msg)
+            if seen(msg):
+                return msg
+        shown = [json.dumps(m["content"])[:120] for m in self._read.get(msg_id, [])[-3:]]
+        raise TimeoutError(f"the awaited output of {msg_id} did not come within {timeout}s; last: {shown}")
+
+    def _next(self, msg_id: str, deadline: float, kept: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The next output message of ``msg_id`` (from ``kept`` first), or ``None`` once ``deadline`` passed."""
+        if kept:
+            return kept.pop(0)
+        while (remaining := deadline - time.monotonic()) > 0:
             try:
                 msg = self.kc.get_iopub_msg(timeout=remaining)
             except queue.Empty:
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return msg
+        return None
+
+    def collect(self, msg_id: str, timeout: float = 120) -> Execution:
+        result = Execution()
+        deadline = time.monotonic() + timeout
+        kept = self._read.pop(msg_id, [])
+        while True:
+            msg = self._next(msg_id, deadline, kept)
+            if msg is None:
+                raise TimeoutError(f"no idle status for {msg_id} within {timeout}s; outputs so far: {result.outputs[-5:]}")
             kind = msg["msg_type"]
             if kind == "status" and msg["content"]["execution_state"] == "idle":
                 break

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -81,10 +79,7 @@ def test_interrupt_of_a_cell_that_blocks_the_old_way_ends_in_two_lines_too(tmp_p
         setup = k.run(f"%autoawait off\n%load_ext pi_jupyter\n%config PiMagics.session_dir = {str(tmp_path / 's')!r}")
         assert setup.status == "ok", setup.error
         msg_id = k.send("%%pi --model offline/typewriter\n" + "word " * 400, cell_id="slow")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any('"role":"user"' in f.read_text() for f in (tmp_path / "s").glob("*.jsonl")):
-            time.sleep(0.1)
-        time.sleep(0.5)
+        k.until(msg_id, _AnswerStreams())  # the answer's text is streaming into the view (past its thinking): then interrupt
         k.interrupt()
         result = k.collect(msg_id, timeout=60)
         assert result.status == "error" and result.reply["ename"] == "RunStopped"
@@ -98,3 +93,18 @@ def test_interrupt_of_a_cell_that_blocks_the_old_way_ends_in_two_lines_too(tmp_p
         assert k.run("%%pi --model offline/echo\nStill there?").status == "ok"
     finally:
         k.close()
+
+
+class _AnswerStreams:
+    """True once the pieces the cell sent to its view hold the answer's own words ("You said"), not only its thinking."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    def __call__(self, msg: dict) -> bool:
+        data = msg["content"].get("data") if msg["msg_type"] == "comm_msg" else None
+        sent = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None  # a widget's own message
+        for op in (sent.get("ops") or []) if isinstance(sent, dict) else []:
+            if op.get("o") == "d":
+                self.pieces += op.get("t") or []
+        return "You said" in "".join(self.pieces)

@@ -239,3 +239,26 @@ def test_a_failed_answer_is_never_coloured_as_a_close_one(folder):
     assert view.table().query("student == 'bob' and cell == 2").failed.tolist() == [True]
     data, metadata = view._repr_mimebundle_()
     assert "✖ failed" in data["text/markdown"] and metadata == {"pi_jupyter": {"view": "class"}}
+
+
+def test_a_cell_shows_the_run_on_the_students_current_branch_not_the_latest(tmp_path):
+    """eve ran the intro cell twice (two answers, two branches), then went back to the first answer: the class view
+    shows the run she is on, whichever ran last."""
+    from classroom import run_cell
+
+    from pi_jupyter import Agent, Session
+
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    session = Session.create(path=folder / "eve.jsonl", cwd=str(tmp_path))
+    session.set_name("course")
+    agent = Agent(session, model="offline/echo", tools=[], cwd=str(tmp_path))
+    run_cell(agent, "c-intro", "Hello! My name is Eve, first try.", 1)
+    first_end = session.leaf_id
+    run_cell(agent, "c-intro", "Hello! My name is Eve, second try.", 2)
+    session.checkout(first_end)  # back to the first answer, persisted as a student's kernel does
+    session.close()
+    view = class_view(folder)
+    cell = _cell(view, "eve", "c-intro")
+    assert cell.runs == 2
+    assert cell.prompt == "Hello! My name is Eve, first try." and "first try" in cell.answer

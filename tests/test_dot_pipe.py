@@ -91,8 +91,9 @@ def test_two_graphs_in_one_source_do_not_leak_into_the_next_answer():
 
 def test_a_dot_that_died_is_started_again():
     assert piped(graph(6))[0] == once(graph(6))
-    os.kill(pipe_pid(), signal.SIGKILL)
-    time.sleep(0.1)
+    dead = pipe_pid()
+    os.kill(dead, signal.SIGKILL)
+    _until(lambda: not _running(dead))  # the process is gone (an event, however slow the machine)
     assert render_svg(graph(7), backend="dot").svg == once(graph(7))  # the dead pipe is noticed; dot runs once
     svg, _ = piped(graph(8))
     assert svg == once(graph(8)) and pipe_pid() is not None
@@ -128,9 +129,25 @@ def test_an_idle_pipe_is_closed(monkeypatch):
     assert piped(graph(10))[0] is not None
     pid = pipe_pid()
     assert pid is not None
-    time.sleep(0.6)
-    assert pipe_pid() is None
+    _until(lambda: pipe_pid() is None)  # closed once idle for 0.2 s: waited for, not timed
     with pytest.raises(ProcessLookupError):
         for _ in range(50):
             os.kill(pid, 0)
             time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting to be reaped runs no more)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _until(happened, bound_s: float = 60.0) -> None:
+    """Wait until ``happened()`` is true (the bound only stops a wait for what never happens)."""
+    deadline = time.monotonic() + bound_s
+    while not happened():
+        assert time.monotonic() < deadline, "it never happened"
+        time.sleep(0.02)

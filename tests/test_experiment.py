@@ -237,3 +237,20 @@ def test_branch_session_keeps_its_own_leaf(session):
     assert session.raw_entry(ida)["parentId"] == start and session.raw_entry(idb)["parentId"] == start
     assert session.raw_entry(a.leaf_id)["parentId"] == ida and b.leaf_id == idb
     assert os.path.exists(session.path)
+
+
+def test_replay_serves_the_latest_recording_of_each_variant(session, wire, monkeypatch):
+    """The grid ran twice against a real model's wire (its answers changed); a replay serves each variant the answer
+    of its latest run, not its first."""
+    from wire.server import openai_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-" + "r" * 24)
+    options = {"vary": {"how": ["briefly", "slowly"]}, "model": "openai/gpt-test", "base_url": wire.openai_url, "concurrency": 1}
+    wire.queue("openai", openai_reply(text="first run, briefly"), openai_reply(text="first run, slowly"))
+    run(experiment(session, "Say it {how}.", **options))
+    wire.queue("openai", openai_reply(text="second run, briefly"), openai_reply(text="second run, slowly"))
+    latest = run(experiment(session, "Say it {how}.", **options))
+    asked = len(wire.requests)
+    replayed = run(experiment(session, "Say it {how}.", replay=True, **options))
+    assert len(wire.requests) == asked  # served from the file
+    assert [r.answer for r in replayed.rows] == [r.answer for r in latest.rows] == ["second run, briefly", "second run, slowly"]

@@ -57,7 +57,7 @@ def test_a_round_shows_pairs_blind_in_random_order_and_records_both_sides(sessio
     assert (example.low, example.high) == pytest.approx(wilson(3.5, 4))
     text = str(load_experiment(reopened).summary())
     assert "judged: 4 blind pairwise judgements by alice" in text
-    assert "how=with an example won 88% [" in text and "of 4 judgements (3 wins, 1 tie)" in text
+    assert "alice: how=with an example won 88% [" in text and "of 4 pairs (3 wins, 1 tie)" in text
 
 
 def test_two_judges_agreement_and_position_bias(session, grid):
@@ -90,6 +90,11 @@ def test_two_judges_agreement_and_position_bias(session, grid):
     assert line.startswith(f"alice and bob agree on {same} of 4 pairs both judged ({same / 4:.0%}; Cohen's kappa {kappa:.2f})")
     position = {line.split()[1]: line for line in prefs.position}
     assert position["alice"].startswith("position: alice picked the answer shown first in 4 of 4 decisive judgements (100% [")
+    # the sign test of "no position bias" is scipy's exact binomial test of the first side's count
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for line in position.values():
+        first, decisive = (int(x) for x in line.split(" in ")[1].split(" decisive")[0].split(" of "))
+        assert f"p = {scipy_stats.binomtest(first, decisive, 0.5).pvalue:.2g} against no bias" in line, line
 
 
 def test_a_model_judge_asks_both_orders_and_its_position_bias_shows(session, grid):
@@ -109,6 +114,42 @@ def test_a_model_judge_asks_both_orders_and_its_position_bias_shows(session, gri
     # the offline stand-in takes the first answer when it cannot tell: position bias, and no consistency
     assert any(line.startswith("position: stand-in picked the answer shown first in 8 of 8") for line in prefs.position)
     assert "stand-in gave the same verdict both times on 0 of 4 pairs judged twice" in prefs.agreement
+
+
+def test_each_judge_and_people_apart_from_models_with_their_agreement(session, grid):
+    """7 pairs a person judged and a model that judged them in both orders: never "won 72% of 23 judgements"
+    pooled. Each judge has their own win rate (a pair counts once: the model's two verdicts are its mean),
+    the people and the models their agreement, and pooling is asked for by name."""
+    alice = grid.judging("alice", seed=1)
+    while not alice.done:  # alice prefers the example every time
+        pair = alice.current
+        alice.choose("A" if pair.a.values["how"] == "with an example" else "B")
+    grid.judge_with(PairwiseJudge(rubric="Kind and gentle.", name="model stand-in"), seed=2)  # takes whatever is shown first
+    prefs = grid.preferences()
+    kinds = {j.judge: j.kind for j in prefs.judgements}
+    assert kinds == {"alice": "person", "model stand-in": "model"}
+    rates = {(w.judge, w.value): w for w in prefs.win_rates}
+    mine = rates[("alice", "with an example")]
+    assert (mine.n, mine.judgements, mine.rate) == (4, 4, 1.0) and (mine.low, mine.high) == pytest.approx(wilson(4, 4))
+    model = rates[("model stand-in", "with an example")]
+    assert (model.n, model.judgements, model.rate, model.ties) == (4, 8, 0.5, 4)  # each pair won once, lost once: half
+    lines = prefs.lines()
+    assert lines[0] == "judged: 12 blind pairwise judgements by alice, model stand-in (1 person, 1 model); each judge counted apart"
+    assert "  alice: how=with an example won 100% [" in "\n".join(lines)
+    assert "  model stand-in: how=with an example won 50% [" in "\n".join(lines) and "of 4 pairs, 8 judgements" in "\n".join(lines)
+    assert any(line.startswith("people and models agree on ") for line in prefs.agreement)
+    # pooling, when asked for: people together and models together, or everyone as one judge
+    by_kind = grid.preferences(pool="kind")
+    assert {w.judge for w in by_kind.win_rates} == {"people", "models"}
+    assert by_kind.lines()[0].endswith("; people counted together, models together")
+    pooled = grid.preferences(pool="all")
+    everyone = next(w for w in pooled.win_rates if w.value == "with an example")
+    assert everyone.judge == "all judges" and everyone.n == 4 and everyone.judgements == 12
+    assert everyone.rate == pytest.approx(2 / 3)  # each pair: alice's win, the model's win and loss, as one judge's
+    assert "every judge counted together (pooled)" in pooled.lines()[0]
+    assert "each judge counted apart" in str(grid.summary()) and "(pooled)" in str(grid.summary(pool_judges="all"))
+    # the file says who judged: a reader rebuilds the same kinds
+    assert {j.kind for j in load_experiment(Session.open(session.path, readonly=True)).preferences().judgements} == {"person", "model"}
 
 
 def test_judging_bad_input_is_one_line(session, tmp_path):
@@ -134,3 +175,21 @@ def test_parse_choice(reply, choice):
 def test_parse_choice_without_a_choice_is_one_line():
     with pytest.raises(JudgingError, match="no choice"):
         parse_choice("both are fine")
+
+
+def test_a_judge_who_changed_their_mind_agrees_by_their_latest_verdict(session, grid):
+    """alice first preferred the brief answers, then judged again and took the examples, as bob did: they agree
+    now (4 of 4), and alice is shown as having changed her verdict on every pair."""
+
+    def judge(name: str, wanted: str, seed: int) -> None:
+        round_ = grid.judging(name, seed=seed)
+        while not round_.done:
+            pair = round_.current
+            round_.choose("A" if pair.a.values["how"] == wanted else "B")
+
+    judge("alice", "briefly", 1)
+    judge("bob", "with an example", 2)
+    judge("alice", "with an example", 3)
+    prefs = grid.preferences()
+    assert any(line.startswith("alice and bob agree on 4 of 4 pairs both judged (100%") for line in prefs.agreement), prefs.agreement
+    assert "alice gave the same verdict both times on 0 of 4 pairs judged twice" in prefs.agreement

@@ -156,15 +156,13 @@ def test_a_recorded_grid_replays_in_a_fresh_kernel_without_a_key(wire, tmp_path)
 
 
 def test_interrupt_stops_the_grid_and_the_kernel_keeps_working(tmp_path):
-    import time
-
     k = Kernel(str(tmp_path))
     try:
         assert k.run(SETUP.format(dir=str(tmp_path / "sessions"))).status == "ok"
         values = ",".join(str(i) for i in range(20))
         cell = f"%%pi --model offline/typewriter --vary n={values} --concurrency 1 --name sg\nCount slowly to {{n}} hundred."
         msg_id = k.send(cell, "slow")
-        time.sleep(1.5)
+        k.until(msg_id, _a_branch_finished)  # the grid is under way (one branch done, the rest to come): then interrupt
         k.interrupt()
         run = k.collect(msg_id)
         assert run.error is not None and run.error["ename"] == "RunStopped", run.error
@@ -211,3 +209,11 @@ def test_grid_branches_run_python_in_the_notebook_namespace(tmp_path):
         assert "total 6" in results[0] and "total 12" in results[1] and "NameError" not in "".join(results), results
     finally:
         k.close()
+
+
+def _a_branch_finished(msg: dict) -> bool:
+    """An update of the grid's live view that counts a finished branch."""
+    data = msg["content"].get("data") if msg["msg_type"] == "comm_msg" else None
+    sent = data.get("content") if isinstance(data, dict) and data.get("method") == "custom" else None
+    progress = sent.get("progress") if isinstance(sent, dict) else None
+    return isinstance(progress, dict) and (progress.get("done") or 0) >= 1

@@ -57,3 +57,29 @@ def test_calls_beyond_the_limit_wait_their_turn():
 
     asyncio.run(scenario())
     assert order.index("start c") > min(order.index("end a"), order.index("end b"))
+
+
+def test_a_later_shorter_retry_after_never_shortens_the_clusters_pause():
+    """A worker hears Retry-After 20 s, another then hears 1 s: every worker still waits the 20 s (a shorter pause
+    heard later would send calls into the provider's refusal); a longer one heard later extends it."""
+    import pytest
+
+    distributed = pytest.importorskip("distributed", reason="the Dask executor is the optional 'dask' extra")
+    from pi_jupyter.experiment.cluster_limit import ClusterLimiter
+
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=50)
+    client = distributed.Client(cluster)
+    try:
+        limiter = ClusterLimiter("pi-limit-test")
+        limiter.start(client)
+        limiter.bind(client)
+        limiter.pause("openai", 20.0)
+        limiter.pause("openai", 1.0)  # heard later, shorter
+        assert 15.0 < limiter.reserve("openai", "c1") <= 20.0
+        limiter.pause("openai", 40.0)
+        assert 35.0 < limiter.reserve("openai", "c2") <= 40.0
+        assert limiter.reserve("anthropic", "c3") <= 0  # another provider is not paused
+        limiter.stop(client)
+    finally:
+        client.close()
+        cluster.close()

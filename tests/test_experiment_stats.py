@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from statistics_reference import (
+    contingency,
+    multitest,
+    power,
+    proportion,
+    quick_multitest,  # noqa: F401 - a fixture
+    scipy_stats,
+)
 
 from pi_jupyter.experiment import stats
-
-scipy_stats = pytest.importorskip("scipy.stats", reason="the statistics are checked against scipy (the test extra)")
-proportion = pytest.importorskip("statsmodels.stats.proportion")
-multitest = pytest.importorskip("statsmodels.stats.multitest")
-contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
-power = pytest.importorskip("statsmodels.stats.power")
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 7, 10, 29, 30, 101, 2000])
@@ -63,17 +68,115 @@ def test_paired_0_1_is_mcnemar_exact(n10, n01, n00, n11):
     assert -1 <= est.low <= est.high <= 1
 
 
-def test_paired_without_spread_uses_the_sign_test():
-    est = stats.paired_estimate([5, 6, 7], [3, 4, 5])  # every pair differs by exactly 2
-    assert est.mean == 2 and est.low == est.high == 2
+def test_paired_without_spread_uses_the_sign_test_and_its_exact_interval():
+    """Every pair differs by 2: no t statistic. At n = 3 the sign test cannot decide at 5% (p = 0.25), so its
+    interval for the median difference is unbounded, not [+2, +2]; from 6 pairs on it is [2, 2], exactly."""
+    est = stats.paired_estimate([5, 6, 7], [3, 4, 5])
+    assert est.mean == 2 and est.method == "sign"
     assert est.p == pytest.approx(scipy_stats.binomtest(3, 3, 0.5).pvalue)
+    assert (est.low, est.high) == (-math.inf, math.inf)
+    assert stats.pairs_to_decide(est) == 6 == min(n for n in range(1, 20) if scipy_stats.binomtest(n, n, 0.5).pvalue < 0.05)
+    six = stats.paired_estimate([5] * 6, [3] * 6)
+    assert (six.low, six.high) == (2, 2) and six.p < 0.05
     same = stats.paired_estimate([5, 6], [5, 6])
-    assert same.mean == 0 and same.p == 1.0
+    assert same.mean == 0 and same.p == 1.0 and same.low <= 0 <= same.high
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.025, 0.0125, 0.2])
+@pytest.mark.parametrize(
+    "differences",
+    [[1.0] * 3, [1.0] * 8, [0.0] * 7, [0, 0, 1, 1, 1, 2, 5, -1, 3, 3], [float(i) for i in range(-3, 17)], [2, 2, 2, 2, 2, 2, 2, -1]],
+)
+def test_the_sign_interval_holds_exactly_the_medians_the_sign_test_keeps(differences, alpha):
+    """Checked by inverting scipy's exact binomial test at every candidate median between and at the values."""
+    low, high = stats.sign_interval(differences, alpha)
+    values = sorted(set(differences))
+    candidates = sorted({*values, *[(a + b) / 2 for a, b in zip(values, values[1:], strict=False)], values[0] - 1, values[-1] + 1})
+
+    def kept(m: float) -> bool:
+        pos, neg = sum(d > m for d in differences), sum(d < m for d in differences)
+        return pos + neg == 0 or scipy_stats.binomtest(pos, pos + neg, 0.5).pvalue > alpha
+
+    # at a value itself ties drop out of the sign test, so the test is read between the values (and beyond them)
+    between = [m for m in candidates if m not in values]
+    assert all(kept(m) for m in between if low <= m <= high)
+    assert all(not kept(m) for m in between if not low <= m <= high)
+    if len(values) == 1:  # no spread: the one value is the median, and it is inside
+        assert low <= values[0] <= high
 
 
 def test_holm_matches_statsmodels():
     ps = [0.01, 0.04, 0.03, 0.005, 0.5, 0.2]
     assert stats.holm(ps) == pytest.approx(list(multitest.multipletests(ps, method="holm")[1]))
+    # where the running maximum matters: 3 x 0.010 = 0.030 comes before 2 x 0.011 = 0.022
+    ps = [0.010, 0.011, 0.04]
+    assert stats.holm(ps) == pytest.approx(list(multitest.multipletests(ps, method="holm")[1]))
+    assert stats.holm(ps)[1] == pytest.approx(0.03)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ps=st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=12))
+def test_holm_matches_statsmodels_on_any_p_values(ps):
+    assert stats.holm(ps) == pytest.approx(list(multitest.multipletests(ps, method="holm")[1]), abs=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.05 / 2, 0.05 / 3, 0.001])
+def test_paired_t_interval_at_any_level_matches_scipy(alpha):
+    a = [7.1, 6.3, 8.8, 5.2, 9.0, 6.6, 7.7]
+    b = [6.0, 6.1, 7.2, 5.9, 7.5, 6.0, 6.2]
+    est = stats.paired_estimate(a, b, alpha)
+    ci = scipy_stats.ttest_rel(a, b).confidence_interval(1 - alpha)
+    assert (est.low, est.high) == pytest.approx((ci.low, ci.high), rel=1e-8) and est.alpha == alpha
+    # the interval excludes 0 exactly when the test decides at that level
+    assert (est.low > 0 or est.high < 0) == (est.p < alpha)
+
+
+@pytest.mark.parametrize("df", [101, 102, 200, 1000, 10**6])
+def test_the_quick_t_quantile_is_within_1e_4_of_scipy(df):
+    for p in (0.975, 0.99, 0.9992, 0.99999):
+        assert stats._t_quantile_near(p, df) == pytest.approx(scipy_stats.t.ppf(p, df), abs=1e-4)
+
+
+def test_pairs_to_decide_matches_scipy_for_the_t_test():
+    est = stats.paired_estimate([5, 6, 7.5, 6], [4, 5, 5, 5.5])  # mean 1.25, sd 0.87: p = 0.06 at n = 4
+    want = next(n for n in range(2, 100) if scipy_stats.t.ppf(0.975, n - 1) * est.sd / math.sqrt(n) < est.mean)
+    assert stats.pairs_to_decide(est) == want == 5
+    want = next(n for n in range(2, 100) if scipy_stats.t.ppf(1 - 0.0125 / 2, n - 1) * est.sd / math.sqrt(n) < est.mean)
+    assert stats.pairs_to_decide(est, 0.0125) == want
+
+
+def test_degenerate_cases_agree_with_scipy_and_statsmodels():
+    # n = 1: a mean, no interval; a pair, no test
+    one = stats.mean_estimate([3.0])
+    assert one.low is None and one.high is None
+    assert stats.paired_estimate([3.0], [2.0]).p is None
+    # all equal, 0/1: McNemar's exact test has nothing to count (p = 1), the interval is around 0
+    allsame = stats.paired_estimate([1, 1, 1], [1, 1, 1])
+    assert allsame.p == contingency.mcnemar([[3, 0], [0, 0]], exact=True).pvalue == 1.0
+    assert allsame.low < 0 < allsame.high
+    # n = 3, every pair discordant one way: p = 0.25 as statsmodels says, and not decided at 5%
+    three = stats.paired_estimate([1, 1, 1], [0, 0, 0])
+    assert three.p == pytest.approx(contingency.mcnemar([[0, 3], [0, 0]], exact=True).pvalue)
+    # ties among the differences: the paired t test as scipy runs it
+    a, b = [3, 4, 4, 5, 7, 7], [3, 3, 4, 4, 6, 7]
+    tied = stats.paired_estimate(a, b)
+    assert tied.p == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue)
+    # a mean without spread: the exact interval of the median (unbounded below 6 values), not [5, 5]
+    flat = stats.mean_estimate([5.0, 5.0, 5.0])
+    assert flat.mean == 5 and (flat.low, flat.high) == (-math.inf, math.inf)
+    assert (stats.mean_estimate([5.0] * 6).low, stats.mean_estimate([5.0] * 6).high) == (5, 5)
+
+
+@pytest.mark.parametrize("big", [1e308, -1e308, 1.7e308])
+def test_scores_near_the_largest_float_never_overflow(big):
+    est = stats.mean_estimate([big, big, big / 2, big])
+    assert est.mean == pytest.approx(sum(v / 4 for v in (big, big, big / 2, big)))
+    assert est.low <= est.mean <= est.high
+    mixed = stats.paired_estimate([big, -big, big], [-big, big, big])
+    assert mixed.p is not None and mixed.low <= mixed.mean <= mixed.high
+    same_way = stats.paired_estimate([big] * 4, [-big] * 4)  # each difference is past the largest float
+    assert math.isinf(same_way.mean) and same_way.method == "sign" and stats.pairs_to_decide(same_way) == 6
+    assert stats.pairs_needed(1e-300, big) is None and stats.pairs_needed(big, 1e-300) == 2
 
 
 def test_pass_at_k_and_pass_hat_k():

@@ -80,11 +80,20 @@ def test_no_difference_says_how_many_pairs_would_detect_one(session):
     (c,) = result.summary().comparisons
     assert not c.decided
     line = c.line()
-    assert line.startswith("no detectable difference between how=words and how=python on coin: ")
+    if c.mean:  # an effect was seen: why it is not decided, and the pairs that effect would need
+        assert line.startswith("not decided: how=words vs how=python on coin: ")
+        assert f"(n = 5 pairs: at least {st.pairs_to_decide(st.paired_estimate(*_coins(result)))} needed to decide at this effect)" in line
+    else:
+        assert line.startswith("no detectable difference between how=words and how=python on coin: ")
     if c.sd:
         assert f"about {st.pairs_needed(0.2, c.sd)} pairs would detect a 0.20 difference" in line
     else:
         assert line.endswith("every pair scored the same")
+
+
+def _coins(result):
+    by = {(r.values["how"], r.repeat): r.scores["coin"] for r in result.rows}
+    return [by[("words", i)] for i in range(5)], [by[("python", i)] for i in range(5)]
 
 
 def test_pairs_without_spread_are_named_as_they_are(session):
@@ -93,7 +102,11 @@ def test_pairs_without_spread_are_named_as_they_are(session):
 
     result = asyncio.run(experiment(session, PROMPT, vary={"how": ["words", "python"]}, repeat=2, scorers=[by_how, same]))
     lines = {c.score: c.line() for c in result.summary().comparisons}
-    assert lines["by_how"].endswith("(n = 2 pairs); every pair differed by the same amount"), lines
+    # two pairs, each 1 apart: the sign test's own interval is unbounded (it cannot decide under 7 pairs at 2.5%)
+    assert lines["by_how"] == (
+        "not decided: how=words vs how=python on by_how: -1.00 [-∞, +∞] (97.5% interval), p = 1.00 "
+        "(n = 2 pairs: at least 7 needed to decide at this effect); every pair differed by -1.00"
+    ), lines
     assert lines["same"].endswith("(n = 2 pairs); every pair scored the same"), lines
 
 

@@ -64,7 +64,18 @@ def _pandoc(fmt: str) -> Callable[[str], str]:
     return run
 
 
-READERS: dict[str, Callable[[str], str]] = {"markdown-it": _markdown_it, "mistune": _mistune, "python-markdown": _python_markdown}
+def _mistune_raw(text: str) -> str:
+    import mistune
+
+    return mistune.create_markdown(escape=False)(text)  # mistune as a page or an editor uses it: raw HTML passes
+
+
+READERS: dict[str, Callable[[str], str]] = {
+    "markdown-it": _markdown_it,
+    "mistune": _mistune,
+    "mistune (escape off)": _mistune_raw,
+    "python-markdown": _python_markdown,
+}
 if shutil.which("pandoc"):
     READERS |= {f"pandoc {fmt}": _pandoc(fmt) for fmt in ("gfm", "commonmark_x", "markdown")}
 
@@ -108,6 +119,16 @@ def experiment_table(world: World) -> str:
     return grid.table_html() + world.experiment_done["text/html"]
 
 
+def experiment_summary(world: World) -> str:
+    """The grid's durable output: its summary (the per-variant table and the verdicts), the branch table and the figure."""
+    return world.grid._repr_mimebundle_()["text/html"]
+
+
+def experiment_figure(world: World) -> str:
+    """The grid's figures: the interval chart of its score and the bar chart of a column."""
+    return world.grid.plot().svg + world.grid.plot("cost").svg
+
+
 def context(world: World) -> dict[str, str]:
     """``%pi context`` of the current branch (the first run, its branch summary, the grid's branch)."""
     from pi_jupyter import Agent
@@ -124,6 +145,9 @@ HTML_RENDERINGS: dict[str, Callable[[World], str]] = {
     "graph": graph_svg,
     "tree panel": tree_panel,
     "experiment table": experiment_table,
+    "experiment summary": experiment_summary,
+    "experiment figure": experiment_figure,
+    "judgements": lambda w: w.grid.preferences().html(),  # what %pi judge shows, its own HTML
 }
 MARKDOWN_RENDERINGS: dict[str, Callable[[World], str]] = {
     "context markdown": lambda w: context(w)["text/markdown"],
@@ -180,3 +204,41 @@ def test_markdown_keeps_markdown():
         seen = shown_text(html)
         assert "<div>kept</div>" in seen and "a <b>" in seen, name  # the fenced block as written; raw HTML as text
         assert not live_markup(html), name
+
+
+@pytest.mark.parametrize("vector", sorted(VECTORS))
+def test_the_world_comparison_keeps_every_value_and_file_as_text(tmp_path, vector):
+    """Two branches whose python tool set a variable and whose write tool wrote a file, each to a payload: the
+    comparison's cells and its file diff show the payload as text (every HTML writer escapes, this one too)."""
+    import asyncio
+
+    from hostile import payload
+
+    from pi_jupyter import Agent, Session
+    from pi_jupyter.views.world_compare import compare_worlds
+    from pi_jupyter.world import World
+
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["python", "write"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    start = session.leaf_id
+    world.move(start)
+
+    def branch(side: str) -> str:
+        session.checkout(start)
+        world.move(start)
+        agent.reload()
+        value, text = payload(f"Xvalue{side}9", vector), payload(f"Xfile{side}9", vector)
+        call = {"code": f"note = {value!r}"}
+        write = {"path": "notes.txt", "content": f"same line\n{text}\n"}
+        asyncio.run(agent.prompt(f"call python with {json.dumps(call)}\ncall write with {json.dumps(write)}"))
+        world.settle()
+        return session.leaf_id
+
+    a, b = branch("a"), branch("b")
+    page = compare_worlds(session, [("A", a), ("B", b)])._repr_html_()
+    assert not live_markup(page), (vector, live_markup(page))
+    seen = shown_text(page)
+    assert "Xfilea9" in seen and "Xfileb9" in seen, vector  # the diff shows both lines (a long value is described, not shown)
+    assert ("Xvaluea9" in seen) == ("Xvalueb9" in seen), vector

@@ -29,6 +29,26 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
     (
+        "Per compared key (every varied key with 2 to 6 values, or `--compare KEY`; a key with more, such as "
+        "a list of questions, is what the pairs share): branches that share every other value and the repeat "
+        "index (the same question asked both ways) are paired; each comparison has the mean difference, its 9"
+        "5% interval (paired t; Bonett-Price for 0/1 scores), the p-value of a paired test (t; McNemar's exac"
+        "t test for 0/1 scores), Holm-adjusted for every comparison of the summary, and one line in plain wor"
+        "ds with, when nothing was detected, how many pairs would detect a difference (80% power):"
+    ): (
+        "its interval at the level the verdicts were held to",
+        "issue 41: the interval shown is the one the verdict uses; an undecided line says why",
+    ),
+    (
+        "Without a difference the line reads `no detectable difference between tone=dry and tone=warm on qual"
+        "ity: -0.07 [-0.54, +0.40], p = 1.00 (n = 10 pairs); about 6 pairs would detect a 1.60 difference` (0"
+        ".2 on a 0/1 score, a fifth of the largest value otherwise, or the difference seen if larger; `summar"
+        "y(detect=...)` sets it)."
+    ): (
+        "Without a decision the line says why",
+        "issue 41: the interval shown is the one the verdict uses; an undecided line says why",
+    ),
+    (
         "A branch's world (see A branch carries its world) is what the tools did: `bash` and files written by"
         " `python` are counted or missed, not restored; a grid branch is isolated by a namespace of its own, "
         "not a process, so code that reaches the notebook's globals through a function defined there changes "

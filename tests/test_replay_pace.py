@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,55 @@ def test_an_agent_on_a_paced_replay_runs_the_recorded_tool_call(tmp_path):
     assert out.text == "It says: buy milk."
     results = [m for m in s.context().messages if m.role == "toolResult"]
     assert results and "buy milk" in results[0].text  # the tool really ran in the class's session
+
+
+def test_a_pause_in_step_mode_moves_the_rest_of_the_reply_later_by_the_pause(tmp_path):
+    """Step mode holds before the tool call for 0.3 s: the rest of the reply then plays at its recorded pace from
+    the moment Go is pressed (the schedule moves later by the pause), not at once to catch up."""
+    path = write_recording(tmp_path / "rec.jsonl", [{"content": TOOL, "took_ms": 800, "stop": "toolUse"}])
+    gate = StepGate()
+    log: list[tuple[float, float]] = []
+    went: list[float] = []
+
+    async def main():
+        provider = ReplayProvider(path, pace="1x", step=gate, drift_log=log)
+        task = asyncio.create_task(_play(provider, _request()))
+        while gate.paused is None:
+            await asyncio.sleep(0.01)
+        before = len(log)
+        await asyncio.sleep(0.3)
+        went.append(time.monotonic())
+        gate.go()
+        events = await task
+        return before, events
+
+    before, events = asyncio.run(main())
+    assert events[-1].type == "done"
+    after = log[before:]
+    assert after, "the tool call's pieces are paced after the pause"
+    start = log[0][0]
+    paused_at = log[before - 1][0] - start  # where in the recording the pause came
+    for target, _ in after:
+        assert target >= went[0] - 0.02  # nothing is due before Go was pressed
+        assert target - start >= paused_at + 0.3 - 0.02  # every later piece moved by the time held
+
+
+def test_a_go_pressed_early_passes_one_pause_only(tmp_path):
+    """Go pressed before the replay reached its first pause lets that pause through; the next one holds again."""
+    path = write_recording(tmp_path / "rec.jsonl", [{"content": TOOL, "took_ms": 100, "stop": "toolUse"}])
+    gate = StepGate()
+    gate.go()  # early: kept for the first pause
+
+    async def main():
+        provider = ReplayProvider(path, pace="instant", step=gate)
+        first = await _play(provider, _request())  # the first pause is passed at once
+        task = asyncio.create_task(_play(provider, _request()))
+        while gate.paused is None and not task.done():
+            await asyncio.sleep(0.01)
+        held = gate.paused is not None and not task.done()
+        gate.go()
+        return first, held, await task
+
+    first, held, second = asyncio.run(main())
+    assert first[-1].type == "done" and second[-1].type == "done"
+    assert held  # the second replay stopped at its tool call until Go

@@ -79,6 +79,11 @@ _DAMAGED = [
     b'  {"type":"message","id":"ID","parentId":PARENT,"message":{"role":"user","content":"indented"}}',
     b'{"type":"message","id":"ID","parentId":PARENT,"message":{"role":"system","content":"pi 1.x"}}',
     json.dumps(HEADER).encode(),
+    b'{"type":"message","id":"ID","parentId":PARENT,"message":{"role":"user","content":null}}',
+    b'{"type":"message","id":"ID","parentId":PARENT,"message":{"role":"assistant","content":null,"usage":{"totalTokens":'
+    + b"9" * 5000
+    + b"}}}",
+    b'{"type":"message","id":"ID","parentId":PARENT,"message":{"role":"user","content":"x","details":' + b"[" * 600 + b"]" * 600 + b"}}",
 ]
 _PARENTS = ["previous", "previous", "previous", "two back", "none", "absent", "ahead", "missing", "empty", "number", "itself"]
 
@@ -191,6 +196,12 @@ def _chain(n: int) -> list[bytes]:
     return [json.dumps(HEADER).encode()] + [json.dumps(_message(f"e{i}", f"e{i - 1}" if i else None)).encode() for i in range(n)]
 
 
+def _null_content(line: bytes) -> bytes:
+    entry = json.loads(line)
+    entry["message"]["content"] = None  # pi reads it as empty; written as it stands, it would differ
+    return json.dumps(entry).encode()
+
+
 _LAYOUTS = {
     # name: (change the lines, the line the command must name, or None when the file reads clean)
     "a byte that is not UTF-8 in a skipped field": (lambda L: [*L[:10], L[10].replace(b"user e9", b"user \xffe9"), *L[11:]], 11),
@@ -199,6 +210,9 @@ _LAYOUTS = {
     "Windows line ends": (lambda L: [line + b"\r" for line in L], None),
     "spaces after an entry": (lambda L: [*L[:20], L[20] + b"   ", *L[21:]], None),
     "blank lines": (lambda L: [*L[:25], b"", b"  ", *L[25:]], None),
+    "a message whose content is null": (lambda L: [*L[:12], _null_content(L[12]), *L[13:]], None),
+    "a line nested 1,000 deep": (lambda L: [*L[:8], L[8][:-2] + b',"x":' + b"[" * 1000 + b"]" * 1000 + b"}}", *L[9:]], 9),
+    "a number of 5,000 digits": (lambda L: [*L[:7], L[7][:-2] + b',"n":' + b"9" * 5000 + b"}}", *L[8:]], None),
     "a 3 MB line, longer than the read buffer": (
         lambda L: [*L[:30], json.dumps(_message("e29", "e28", note="x" * 3_000_000)).encode(), *L[31:]],
         None,
@@ -213,7 +227,10 @@ def test_cli_context_json_on_odd_layouts_is_the_stores_context_and_names_the_dam
     path.write_bytes(b"\n".join(change(_chain(50))) + b"\n")
     before = path.read_bytes()
     proc = subprocess.run([sys.executable, "-m", "pi_jupyter", "context", "--json", str(path)], capture_output=True, text=True, timeout=60)
-    assert json.loads(proc.stdout) == context_json(Session.open(path, readonly=True))
+    # read as JSON.parse reads it (a number too long for a double is infinity, as Session.open reads it)
+    assert json.loads(proc.stdout, parse_int=lambda s: int(s) if len(s) < 300 else float(s)) == context_json(
+        Session.open(path, readonly=True)
+    )
     if damaged is None:
         assert proc.returncode == 0 and proc.stderr == ""
     else:

@@ -368,3 +368,21 @@ def test_search_looks_inside_folded_turns():
     assert view.search("gradient nowhere") == []
     assert view.search("") == []
     view.close()
+
+
+def test_a_label_is_found_on_the_node_it_labels_not_where_its_entry_was_written():
+    """The label entry hangs below whatever was the leaf when it was set (another branch here): searching the label
+    finds the labelled node only, whenever the kernel's answer arrives."""
+    s = Session.in_memory()
+    write_turn(s, "What is in the data?", "a table")
+    first = s.leaf_id
+    write_turn(s, "Plot the second column", "a plot")
+    s.checkout(first)
+    write_turn(s, "Try a log scale instead", "a log plot")
+    s.label(first, "baseline")
+    s.label(first, "reference")  # relabelled: the old name finds nothing
+    view = TreeView(s)
+    labelled = view.graph.model.by_entry[first]
+    assert view.search("reference") == [labelled]
+    assert view.search("baseline") == []
+    view.close()

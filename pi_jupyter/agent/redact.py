@@ -93,6 +93,19 @@ _BEARER_RE = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:token|basic)\s+
 _SPACE_RE = re.compile(r"\s")
 
 
+# A password written raw, with a "#", a "?" or a space in it (RFC 3986 wants them percent-encoded,
+# but a tool prints what it was given: ``postgres://bob:my pa#ss@db/x``): it runs to the first "@"
+# followed by a host, on the same line, at most 200 characters.
+_RAW_URL_PASSWORD_RE = re.compile(
+    r"((?<![A-Za-z])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\n@]{1,200}?)(@)"
+    r"(?=(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%\-]+)(?::\d*)?(?:[/?#\s\"'<>(),;\]}]|$))"
+)
+_RAW_PASSWORD_CHARS = re.compile(r"[#?\s]")
+# "host:8080/path..." or "host:8080 and words": a port, then the path or the sentence goes on (an
+# "@" further on is an address in the path or the text, not the end of a password)
+_PORT_THEN_MORE = re.compile(r"\d{1,5}[/?#\s]")
+
+
 def _url_password_matches(text: str) -> list[re.Match[str]]:
     """The URL-password matches in ``text``, found around each ``://`` (a scan at every word is slow)."""
     found: list[re.Match[str]] = []
@@ -103,6 +116,16 @@ def _url_password_matches(text: str) -> list[re.Match[str]]:
         space = _SPACE_RE.search(text, at)
         end = space.start() if space else len(text)
         m = _URL_PASSWORD_RE.search(text, start, end)
+        while m is not None and _PORT_THEN_MORE.match(m.group(2)):
+            # http://localhost:8080/api,admin@example.com: a port and a path, no password (a URL inside it may have one)
+            m = _URL_PASSWORD_RE.search(text, m.start() + 1, end)
+        if m is None:
+            line_end = text.find("\n", at)
+            stop = min(len(text) if line_end == -1 else line_end, at + 300)
+            raw = _RAW_URL_PASSWORD_RE.search(text, start, stop)
+            while raw is not None and (not _RAW_PASSWORD_CHARS.search(raw.group(2)) or _PORT_THEN_MORE.match(raw.group(2))):
+                raw = _RAW_URL_PASSWORD_RE.search(text, raw.start() + 1, stop)
+            m = raw
         if m is not None:
             found.append(m)
             done = m.end()
@@ -363,6 +386,21 @@ def _token_hold(text: str) -> int:
     return n
 
 
+_OPEN_URL_PASSWORD_RE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:([^\n@]{0,200})(?:@[^\s/?#]*)?\Z")
+
+
+def _open_url_hold(text: str) -> int:
+    """Where a URL whose password (spaces allowed) or the host after it may still be being written starts."""
+    n = len(text)
+    at = text.rfind("://", max(0, n - 400))
+    if at == -1:
+        return n
+    m = _OPEN_URL_PASSWORD_RE.search(text, max(0, at - 64))
+    if m is None or _PORT_THEN_MORE.match(m.group(1)):
+        return n
+    return m.start()
+
+
 def _literal_hold(text: str, values: Iterable[str]) -> int:
     """Where the longest unfinished start of an exact secret value at the end of ``text`` begins."""
     n = len(text)
@@ -407,7 +445,7 @@ def stream_safe_length(text: str, extra_secrets: Iterable[str | SecretStr] = (),
     if not text:
         return 0
     values = list(_literals(extra_secrets, env))
-    cut = min(_token_hold(text), _literal_hold(text, values))
+    cut = min(_token_hold(text), _literal_hold(text, values), _open_url_hold(text))
     begin = text.rfind("-----BEGIN")
     if begin != -1 and text.find("-----END", begin) == -1:
         cut = min(cut, begin)
@@ -432,33 +470,12 @@ def redact_partial(text: str, extra_secrets: Iterable[str | SecretStr] = (), *, 
 
 
 # -- text a user typed ------------------------------------------------------------------
-#
-# A URL password typed raw may hold a "#", a "?" or a space, where the rule of ``redact`` stops
-# (RFC 3986 wants them percent-encoded): in a prompt, an edit, instructions, a label or a name,
-# the password runs to the first "@" followed by a host. Only such passwords are taken here
-# (the rest is ``redact``'s), and not a "host:port" followed by words and an e-mail address.
-_TYPED_URL_PASSWORD_RE = re.compile(
-    r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:)([^\n@]{1,200}?)(@)"
-    r"(?=(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%\-]+)(?::\d*)?(?:[/?#\s\"'<>(),;\]}]|$))"
-)
-_RAW_PASSWORD_CHARS = re.compile(r"[#?\s]")
-_PORT_RE = re.compile(r"\d{1,5}(?:[\s/?#]|$)")
 
 
 def redact_typed(text: str) -> str:
     """Redact text a user typed (a prompt, an edit, instructions, a label, a name, a ``--vary`` value).
 
-    Everything :func:`redact` hides, and URL passwords written raw, with a ``#``, a ``?`` or a
-    space in them (``postgres://bob:my pa#ss@db/x``): they become ``[REDACTED:url-password]``.
+    The same as :func:`redact`, which hides URL passwords written raw too (with a ``#``, a ``?``
+    or a space in them: ``postgres://bob:my pa#ss@db/x``), whoever wrote them.
     """
-    text = redact(text)
-    if "://" not in text or "@" not in text:
-        return text
-
-    def hide(m: re.Match[str]) -> str:
-        password = m.group(2)
-        if not _RAW_PASSWORD_CHARS.search(password) or _PORT_RE.match(password):
-            return m.group(0)  # redact's own rule, or a host:port and then ordinary words
-        return m.group(1) + "[REDACTED:url-password]" + m.group(3)
-
-    return _TYPED_URL_PASSWORD_RE.sub(hide, text)
+    return redact(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..agent.redact import redact
 from ..session import SessionError
 from ..views.export import branch_markdown, export_html
 from ..views.export_file import ExportRefused, write_export
@@ -49,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
             leaf = session.resolve(args.branch)
         except SessionError as exc:
             raise CliError(f"--branch {args.branch!r}: {exc}") from None
-    text = export_html(session, leaf) if args.format == "html" else branch_markdown(session, leaf)
+    # every text redacted before it is drawn or written: a key in a label or a name never reaches the page
+    text = export_html(session, leaf, clean=redact) if args.format == "html" else branch_markdown(session, leaf, clean=redact)
     out = args.output or default_output(args.file, args.format)
     if out == "-":
         sys.stdout.write(text)

@@ -255,7 +255,7 @@ class MoreCommands:
         base = os.path.splitext(os.path.basename(session.path))[0] if session.path else session.id
         path = os.path.abspath(output_path or f"pi-session-{base}.html")
         # the page `pi-jupyter export` writes: the tree and every branch, no network needed
-        page = redact(export_html(session))
+        page = redact(export_html(session, clean=redact))  # each text before Graphviz and the page's data, then the page
         # never over a session file; over another file only when it is an export or "force" says so
         write_export(path, page, force=force, force_hint='"force": true')
         return path

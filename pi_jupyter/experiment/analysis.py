@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -75,12 +75,18 @@ class Comparison(BaseModel):
     decided: bool = False
     level: float = stats.ALPHA
     """The error rate the verdict was held to (a sequential look's share of 5%)."""
+    interval_level: float = stats.ALPHA
+    """The error rate of the interval shown: the one the verdicts were held to after correcting for every
+    comparison (see :func:`comparisons`), so the interval excludes 0 exactly when the comparison is decided."""
     look: int | None = None
     """``--until-decided``: the look (1-based) at which it was decided."""
     looks: int | None = None
     detect: float | None = None
     needed: int | None = None
     """Pairs a paired test would need to detect ``detect`` (80% power)."""
+    to_decide: int | None = None
+    """Not decided: the fewest pairs at which the effect seen would be decided at this level
+    (``None``: no effect seen, or more than a million)."""
 
     def line(self) -> str:
         """The verdict in plain words."""
@@ -91,22 +97,30 @@ class Comparison(BaseModel):
         when = ""
         if self.look is not None and self.looks:
             when = f"; decided at look {self.look} of {self.looks}"
+        level = "" if math.isclose(self.interval_level, stats.ALPHA) else f" ({confidence(self.interval_level)} interval)"
         if self.decided:
             winner, loser, sign = (a, b, 1) if self.mean > 0 else (b, a, -1)
-            low, high = (self.low, self.high) if sign > 0 else (-(self.high or 0.0), -(self.low or 0.0))
-            shown = f"{_signed(abs(self.mean))} {_interval(low, high)}, {_p(self.p_adjusted)}"
+            low, high = (self.low, self.high) if sign > 0 else (_neg(self.high), _neg(self.low))
+            shown = f"{_signed(abs(self.mean))} {_interval(low, high)}{level}, {_p(self.p_adjusted)}"
             return f"{winner} scores higher than {loser} on {self.score}: {shown} ({pairs}{when})"
-        shown = f"{_signed(self.mean)} {_interval(self.low, self.high)}, {_p(self.p_adjusted)}"
-        excludes_zero = self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
-        if excludes_zero:  # the interval alone would call it, the corrected test does not
-            text = f"not decided: {a} vs {b} on {self.score}: {shown} after correcting for every comparison ({pairs})"
-        else:
+        shown = f"{_signed(self.mean)} {_interval(self.low, self.high)}{level}, {_p(self.p_adjusted)}"
+        if self.mean == 0:
             text = f"no detectable difference between {a} and {b} on {self.score}: {shown} ({pairs})"
+        else:
+            text = f"not decided: {a} vs {b} on {self.score}: {shown} ({pairs}: {self._why()})"
         if self.needed is not None and self.detect is not None:
             text += f"; about {self.needed} pairs would detect a {_num(self.detect)} difference"
         elif not self.sd:
-            text += "; every pair scored the same" if self.mean == 0 else "; every pair differed by the same amount"
+            text += "; every pair scored the same" if self.mean == 0 else f"; every pair differed by {_signed(self.mean)}"
         return text
+
+    def _why(self) -> str:
+        """Why an effect that was seen is not decided."""
+        if self.to_decide is None:
+            return "more than 1,000,000 needed to decide at this effect"
+        if self.to_decide <= self.n:  # enough on its own: the comparisons before it in Holm's order were not decided
+            return "held back by the correction for every comparison"
+        return f"at least {self.to_decide:,} needed to decide at this effect"
 
 
 class Summary(BaseModel):
@@ -147,7 +161,7 @@ class Summary(BaseModel):
             out.append("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip())
             out += ["  ".join(str(r[c]).ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip() for r in records]
         if self.comparisons:
-            out.append(_verdict_heading(len(self.comparisons)))
+            out.append(_verdict_heading(self.comparisons))
             out += [f"  {line}" for line in self.verdicts()]
         out += self.judged
         out += self.notes
@@ -163,7 +177,7 @@ class Summary(BaseModel):
             parts.append(f'<table class="pi-experiment-variants"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
         if self.comparisons:
             items = "".join(f"<li>{html.escape(line)}</li>" for line in self.verdicts())
-            parts.append(f"<p>{html.escape(_verdict_heading(len(self.comparisons)))}</p><ul>{items}</ul>")
+            parts.append(f"<p>{html.escape(_verdict_heading(self.comparisons))}</p><ul>{items}</ul>")
         if self.judged:
             items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in self.judged[1:])
             parts.append(f"<p>{html.escape(self.judged[0])}</p><ul>{items}</ul>")
@@ -191,17 +205,37 @@ class Summary(BaseModel):
         return isinstance(text, str) and text in self.text()
 
 
-def _verdict_heading(m: int) -> str:
+def _verdict_heading(comparisons: Sequence[Comparison]) -> str:
+    tested = [c for c in comparisons if c.p is not None and c.n >= 2]
+    m = len(tested)
     tail = f"; p-values Holm-adjusted for {m} comparisons" if m > 1 else ""
-    return f"verdicts (pairs share every other value and the repeat; 95% intervals{tail}):"
+    levels = {round(c.interval_level, 12) for c in tested}
+    if levels <= {stats.ALPHA}:
+        shown = "95% intervals"
+    elif len(levels) == 1:
+        shown = f"intervals at {confidence(tested[0].interval_level)}, the level the verdicts were held to"
+    else:
+        shown = "each interval at the level its verdict was held to (95% where not said)"
+    return f"verdicts (pairs share every other value and the repeat; {shown}{tail}):"
+
+
+def confidence(alpha: float) -> str:
+    """``0.05`` -> ``95%``, ``0.05 / 3`` -> ``98.3%``."""
+    return f"{(1 - alpha) * 100:.3g}%"
+
+
+def _neg(x: float | None) -> float | None:
+    return None if x is None else -x
 
 
 def _num(x: float) -> str:
-    return f"{x:.2f}" if abs(x) < 100 else f"{x:,.0f}"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    return f"{x:.2f}" if abs(x) < 100 else f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.3g}"
 
 
 def _signed(x: float) -> str:
-    return ("+" if x >= 0 else "-") + _num(abs(x))
+    return ("+" if x >= 0 else "-") + _num(abs(x))  # (abs: "+∞" and "-∞" come out signed once)
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -214,13 +248,22 @@ def _p(p: float | None) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
+TABLE_COLUMNS = frozenset({"score", "n", "mean", "95% interval", "low", "high", "sd", "spread", "k", "pass@k", "pass^k", "missing"})
+"""The per-variant table's own columns (a varied key of the same name is shown beside them, renamed)."""
+
+
+def key_column(key: str, taken: Set[str]) -> str:
+    """The column a varied ``key`` is shown in: its name, or ``"n (varied)"`` when the table has a column ``n`` of its own."""
+    return f"{key} (varied)" if key in taken else key
+
+
 def _variant_record(v: VariantStats, keys: Sequence[str], text: bool = False) -> dict[str, Any]:
     def fmt(x: float | None) -> Any:
         if not text:
             return x
         return "" if x is None else _num(x)
 
-    record: dict[str, Any] = {k: v.values.get(k, "") for k in keys}
+    record: dict[str, Any] = {key_column(k, TABLE_COLUMNS): v.values.get(k, "") for k in keys}
     interval = f"[{_num(v.low)}, {_num(v.high)}]" if v.low is not None and v.high is not None else ""
     record.update(score=v.score, n=v.n, mean=fmt(v.mean))
     if text:
@@ -332,31 +375,74 @@ def compared_keys(grid: Grid, compare: Sequence[str] | None = None) -> list[str]
 
 
 def comparisons(
-    grid: Grid, rows: Sequence[Row], *, compare: Sequence[str] | None = None, detect: Detect = None, max_repeat: int | None = None
+    grid: Grid,
+    rows: Sequence[Row],
+    *,
+    compare: Sequence[str] | None = None,
+    detect: Detect = None,
+    max_repeat: int | None = None,
+    level: float = stats.ALPHA,
 ) -> list[Comparison]:
-    """Every paired comparison (Holm-adjusted together), on the rows with a repeat index under ``max_repeat``."""
+    """Every paired comparison (Holm-adjusted together, at ``level``), on the rows with a repeat index under ``max_repeat``.
+
+    A comparison is decided when its Holm-adjusted p-value is under ``level``. Every interval is
+    then drawn at one error rate, ``level`` over the number of comparisons left undecided: the
+    rate Holm's step-down ended at. A decided comparison's p-value is under that rate and an
+    undecided one's is not, so each interval excludes 0 exactly when its comparison is decided.
+    Where the interval is not the test's own (0/1 scores: Bonett-Price beside McNemar's exact
+    test), both must agree to decide, and an undecided comparison's interval is widened to reach 0.
+    """
     out: list[Comparison] = []
+    samples: dict[int, tuple[list[float], list[float]]] = {}
     names = _score_names(rows)
     for key in compared_keys(grid, compare):
         for a, b in itertools.combinations(grid.vary[key], 2):
             for name in names:
                 xs, ys = _pairs(grid, rows, key, a, b, name, max_repeat)
                 binary = stats.is_binary(xs + ys)
-                c = Comparison(key=key, a=a, b=b, score=name, binary=binary, n=len(xs))
+                c = Comparison(key=key, a=a, b=b, score=name, binary=binary, n=len(xs), level=level, interval_level=level)
                 if xs:
-                    est = stats.paired_estimate(xs, ys)
+                    est = stats.paired_estimate(xs, ys, level)
                     c.mean, c.low, c.high, c.sd, c.p, c.method = est.mean, est.low, est.high, est.sd, est.p, est.method
+                    samples[id(c)] = (xs, ys)
                 out.append(c)
     tested = [c for c in out if c.p is not None and c.n >= 2]
     for c, adjusted in zip(tested, stats.holm([c.p or 1.0 for c in tested]), strict=True):
         c.p_adjusted = adjusted
-        c.decided = adjusted < c.level
+        c.decided = adjusted < level
+    _one_level(tested, samples, level)
     m = max(1, len(tested))
     for c in tested:
-        if not c.decided and c.sd:
+        if c.decided:
+            continue
+        est = stats.paired_estimate(*samples[id(c)], c.interval_level)
+        c.to_decide = stats.pairs_to_decide(est)
+        if c.sd:
             c.detect = _detect_for(c, rows, detect)
             c.needed = stats.pairs_needed(c.detect, c.sd, alpha=stats.ALPHA / m)
     return out
+
+
+def _one_level(tested: Sequence[Comparison], samples: dict[int, tuple[list[float], list[float]]], level: float) -> None:
+    """Draw every interval at the rate Holm's step-down ended at, and make each agree with its verdict."""
+    while True:
+        alpha = level / max(1, sum(1 for c in tested if not c.decided))
+        demoted = False
+        for c in tested:
+            est = stats.paired_estimate(*samples[id(c)], alpha)
+            c.low, c.high, c.interval_level = est.low, est.high, alpha
+            if c.decided and not _excludes_zero(c.low, c.high):
+                c.decided = False  # the interval is not the test's own and does not agree with it: not decided
+                demoted = True
+        if not demoted:  # demoting one leaves more undecided, so a lower rate: again until nothing moves
+            break
+    for c in tested:
+        if not c.decided and _excludes_zero(c.low, c.high):  # the test does not decide: its interval reaches 0
+            c.low, c.high = min(c.low or 0.0, 0.0), max(c.high or 0.0, 0.0)
+
+
+def _excludes_zero(low: float | None, high: float | None) -> bool:
+    return low is not None and high is not None and (low > 0 or high < 0)
 
 
 def _detect_for(c: Comparison, rows: Sequence[Row], detect: Detect) -> float:
@@ -386,11 +472,10 @@ def sequential_comparisons(
     final: list[Comparison] = []
     decided: dict[tuple[str, str, str, str], Comparison] = {}
     for number, (repeats, level) in enumerate(zip(looks, levels, strict=True), start=1):
-        now = comparisons(grid, rows, compare=compare, detect=detect, max_repeat=repeats)
+        now = comparisons(grid, rows, compare=compare, detect=detect, max_repeat=repeats, level=level)
         for c in now:
             ident = (c.key, c.a, c.b, c.score)
-            c.level, c.looks = level, len(looks)
-            c.decided = c.p_adjusted is not None and c.p_adjusted < level
+            c.looks = len(looks)
             if c.decided and ident not in decided:
                 c.look = number
                 decided[ident] = c

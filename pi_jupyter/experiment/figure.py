@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 from ..views.figure import SvgFigure, nice_max
@@ -44,9 +45,10 @@ def interval_chart(labels: Sequence[str], estimates: Sequence[tuple[float, float
     (``estimates``: mean, low, high, n); a variant with too few branches for an interval shows its dot only."""
     row_h, label_w, axis_w, width = 22, 240, 300, 700
     height = 46 + row_h * max(1, len(labels)) + 24
-    points = [x for m, lo, hi, _ in estimates for x in (m, lo, hi) if x is not None]
+    # the axis spans the finite values (an unbounded interval runs to its edge)
+    points = [x for m, lo, hi, _ in estimates for x in (m, lo, hi) if x is not None and math.isfinite(x)]
     lo_axis, hi_axis = min([0.0, *points]), max([0.0, *points])
-    if hi_axis - lo_axis < 1e-12:
+    if hi_axis / 2 - lo_axis / 2 < 1e-12:
         hi_axis = lo_axis + 1.0
     if 0 <= lo_axis and hi_axis <= 1:
         lo_axis, hi_axis = 0.0, 1.0  # a share: the whole 0-1 scale
@@ -55,7 +57,9 @@ def interval_chart(labels: Sequence[str], estimates: Sequence[tuple[float, float
         lo_axis = -nice_max(-lo_axis) if lo_axis < 0 else lo_axis
 
     def x_of(v: float) -> float:
-        return label_w + axis_w * (v - lo_axis) / (hi_axis - lo_axis)
+        # halves first: the span of scores near 1e308 does not fit in a float
+        share = (v / 2 - lo_axis / 2) / (hi_axis / 2 - lo_axis / 2)
+        return label_w + axis_w * min(1.0, max(0.0, share))
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '

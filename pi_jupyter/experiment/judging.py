@@ -36,6 +36,10 @@ from .scorers import branch_for_scoring
 KIND = "pairwise"
 SCORER = "preference"
 Choice = Literal["A", "B", "tie"]
+JudgeKind = Literal["person", "model"]
+Pooling = Literal["none", "kind", "all"]
+"""How judges are counted together: ``none`` (each judge apart, the default), ``kind`` (people
+together, models together) or ``all`` (every judgement as one judge's: what was once the only way)."""
 
 
 class JudgingError(ValueError):
@@ -64,6 +68,8 @@ class Judgement(BaseModel):
     b: int
     choice: Choice
     note: str = ""
+    kind: JudgeKind = "person"
+    """Who judged: a ``person`` (a round in the notebook) or a ``model`` (:class:`PairwiseJudge`)."""
 
     @property
     def winner(self) -> int | None:
@@ -111,8 +117,10 @@ def pairs_for(session: Session, grid: Grid, rows: Sequence[Row], key: str, *, se
     return out
 
 
-def record_judgement(session: Session, experiment_id: str, pair: Pair, choice: str, judge: str, note: str = "") -> Judgement:
-    """Write one judgement as a score entry on each of the two branches; returns it."""
+def record_judgement(
+    session: Session, experiment_id: str, pair: Pair, choice: str, judge: str, note: str = "", *, kind: JudgeKind = "person"
+) -> Judgement:
+    """Write one judgement as a score entry on each of the two branches; returns it (``kind``: a person's or a model's)."""
     if choice not in ("A", "B", "tie"):
         raise JudgingError(f"a choice is A, B or tie, not {choice!r}")
     if not judge.strip():
@@ -133,11 +141,12 @@ def record_judgement(session: Session, experiment_id: str, pair: Pair, choice: s
             "against": other.index,
             "shown": shown,
             "choice": choice,
+            "by": kind,
         }
         if note:
             data["note"] = note
         BranchSession(session, row.leaf).append_custom(SCORE_TYPE, data)
-    return Judgement(id=ident, judge=judge, key=pair.key, a=pair.a.index, b=pair.b.index, choice=cast(Choice, choice), note=note)
+    return Judgement(id=ident, judge=judge, key=pair.key, a=pair.a.index, b=pair.b.index, choice=cast(Choice, choice), note=note, kind=kind)
 
 
 def read_judgements(session: Session, experiment_id: str) -> list[Judgement]:
@@ -162,42 +171,74 @@ def read_judgements(session: Session, experiment_id: str) -> list[Judgement]:
                 b=int(b["index"]),
                 choice=a["choice"],
                 note=str(a.get("note") or ""),
+                kind=_kind(a),
             )
         )
     return out
 
 
+def _kind(data: dict[str, Any]) -> JudgeKind:
+    """A judgement's judge kind; files written before it was recorded name model judges "model <ref>"."""
+    if data.get("by") in ("person", "model"):
+        return cast(JudgeKind, data["by"])
+    return "model" if str(data.get("judge") or "").startswith("model ") else "person"
+
+
 class WinRate(BaseModel):
-    """How often one value of the judged key won its judgements (a tie counts half), with a 95% Wilson interval."""
+    """How often one value of the judged key won, by one judge (or one pool of judges), with a 95% Wilson interval.
+
+    The unit is the pair: a judge who saw a pair several times (a model judge asks both orders)
+    counts it once, at the mean of its verdicts (won 1, tie 0.5, lost 0), so ``n`` is pairs."""
 
     key: str
     value: str
+    judge: str
+    """The judge's name, or the pool's (``people``, ``models``, ``all judges``)."""
+    kind: str
+    """``person``, ``model``, or ``mixed`` for a pool of both."""
     wins: int
     ties: int
     n: int
+    """Pairs judged."""
+    judgements: int
     rate: float
     low: float
     high: float
 
 
 class Preferences(BaseModel):
-    """Win rates, agreement between judges and position bias of an experiment's judgements."""
+    """Win rates per judge, agreement between judges and position bias of an experiment's judgements."""
 
     judgements: list[Judgement] = Field(default_factory=list)
     win_rates: list[WinRate] = Field(default_factory=list)
     agreement: list[str] = Field(default_factory=list)
     position: list[str] = Field(default_factory=list)
+    pool: Pooling = "none"
 
     def lines(self) -> list[str]:
         """Everything in plain words, one line each."""
         if not self.judgements:
             return []
         judges = sorted({j.judge for j in self.judgements})
-        out = [f"judged: {len(self.judgements)} blind pairwise judgement{'s' if len(self.judgements) != 1 else ''} by {', '.join(judges)}"]
+        kinds = {j.kind for j in self.judgements}
+        who = ", ".join(judges) if len(judges) <= 4 else f"{len(judges)} judges"
+        if kinds == {"person", "model"}:
+            people = len({j.judge for j in self.judgements if j.kind == "person"})
+            models = len(judges) - people
+            who += f" ({people} {'person' if people == 1 else 'people'}, {models} model{'s' if models != 1 else ''})"
+        head = f"judged: {len(self.judgements)} blind pairwise judgement{'s' if len(self.judgements) != 1 else ''} by {who}"
+        if len(judges) > 1:
+            head += {
+                "none": "; each judge counted apart",
+                "kind": "; people counted together, models together",
+                "all": "; every judge counted together (pooled)",
+            }[self.pool]
+        out = [head]
         for w in self.win_rates:
             ties = f", {w.ties} tie{'s' if w.ties != 1 else ''}" if w.ties else ""
             wins = f"{w.wins} win{'s' if w.wins != 1 else ''}{ties}"
-            out.append(f"  {w.key}={w.value} won {w.rate:.0%} [{w.low:.0%}, {w.high:.0%}] of {w.n} judgements ({wins})")
+            seen = f"{w.n} pair{'s' if w.n != 1 else ''}" + (f", {w.judgements} judgements" if w.judgements != w.n else "")
+            out.append(f"  {w.judge}: {w.key}={w.value} won {w.rate:.0%} [{w.low:.0%}, {w.high:.0%}] of {seen} ({wins})")
         out += [f"  {line}" for line in self.agreement + self.position]
         return out
 
@@ -226,29 +267,67 @@ class Preferences(BaseModel):
         return self.text() or "no judgements yet"
 
 
-def preferences(session: Session, experiment_id: str) -> Preferences:
-    """Win rates, agreement and position bias of the experiment's judgements, from the file alone."""
+def preferences(session: Session, experiment_id: str, *, pool: Pooling = "none") -> Preferences:
+    """Win rates, agreement and position bias of the experiment's judgements, from the file alone.
+
+    Each judge's win rates are their own (``pool``: ``"kind"`` counts people together and models
+    together, ``"all"`` every judge together; see :data:`Pooling`); the agreement between judges,
+    people and models included, says whether pooling them would mean anything.
+    """
+    if pool not in ("none", "kind", "all"):
+        raise JudgingError(f"pool: {pool!r} is not one of none, kind, all")
     grid, rows = read_experiment(session, experiment_id)
     found = read_judgements(session, experiment_id)
     by_index = {r.index: r for r in rows}
+    groups: dict[tuple[str, str], list[Judgement]] = {}
+    for j in found:
+        name = j.judge if pool == "none" else ("people" if j.kind == "person" else "models") if pool == "kind" else "all judges"
+        groups.setdefault((name, j.kind if pool != "all" else "mixed"), []).append(j)
     win_rates = []
-    for key in dict.fromkeys(j.key for j in found):
-        mine = [j for j in found if j.key == key]
-        for value in grid.vary.get(key, []):
-            wins = ties = n = 0
-            for j in mine:
-                sides = (
-                    {by_index[j.a].values.get(key): j.a, by_index[j.b].values.get(key): j.b} if j.a in by_index and j.b in by_index else {}
-                )
-                if value not in sides:
-                    continue
-                n += 1
-                ties += j.winner is None
-                wins += j.winner == sides[value]
-            if n:
-                low, high = stats.wilson(wins + ties / 2, n)
-                win_rates.append(WinRate(key=key, value=value, wins=wins, ties=ties, n=n, rate=(wins + ties / 2) / n, low=low, high=high))
-    return Preferences(judgements=found, win_rates=win_rates, agreement=_agreement(found), position=_position(found))
+    for (name, kind), mine in groups.items():
+        for key in dict.fromkeys(j.key for j in mine):
+            win_rates += _win_rates(grid.vary.get(key, []), key, [j for j in mine if j.key == key], by_index, name, kind)
+    return Preferences(judgements=found, win_rates=win_rates, agreement=_agreement(found), position=_position(found), pool=pool)
+
+
+def _win_rates(
+    values: Sequence[str], key: str, mine: Sequence[Judgement], by_index: dict[int, Row], judge: str, kind: str
+) -> list[WinRate]:
+    """One judge's (or pool's) win rate per value of ``key``, a pair counted once at the mean of its verdicts."""
+    out = []
+    for value in values:
+        outcomes: dict[tuple[int, int], list[float]] = {}
+        for j in mine:
+            if j.a not in by_index or j.b not in by_index:
+                continue
+            sides = {by_index[j.a].values.get(key): j.a, by_index[j.b].values.get(key): j.b}
+            if value not in sides:
+                continue
+            won = 0.5 if j.winner is None else float(j.winner == sides[value])
+            outcomes.setdefault((min(j.a, j.b), max(j.a, j.b)), []).append(won)
+        if not outcomes:
+            continue
+        per_pair = [sum(v) / len(v) for v in outcomes.values()]
+        n, score = len(per_pair), sum(per_pair)
+        low, high = stats.wilson(score, n)
+        wins, ties = sum(1 for v in per_pair if v == 1.0), sum(1 for v in per_pair if 0.0 < v < 1.0)
+        judged = sum(len(v) for v in outcomes.values())
+        out.append(
+            WinRate(
+                key=key,
+                value=value,
+                judge=judge,
+                kind=kind,
+                wins=wins,
+                ties=ties,
+                n=n,
+                judgements=judged,
+                rate=score / n,
+                low=low,
+                high=high,
+            )
+        )
+    return out
 
 
 def _outcome(j: Judgement) -> str:
@@ -270,12 +349,31 @@ def _agreement(found: Sequence[Judgement]) -> list[str]:
             same = sum(u == v for u, v in shared)
             share = f"{same / len(shared):.0%}; Cohen's kappa {_kappa(shared):.2f}"
             out.append(f"{x} and {y} agree on {same} of {len(shared)} pairs both judged ({share})")
+    kinds = {j.judge: j.kind for j in found}
+    if {"person", "model"} <= set(kinds.values()):  # people's verdict against the models' (each side's majority) on the pairs both judged
+        both: list[tuple[str, str]] = []
+        for p in by_pair.values():
+            person, model = (_majority([o for who, outs in p.items() if kinds[who] == side for o in outs]) for side in ("person", "model"))
+            if person is not None and model is not None:
+                both.append((person, model))
+        if both:
+            same = sum(u == v for u, v in both)
+            share = f"{same / len(both):.0%}; Cohen's kappa {_kappa(both):.2f}"
+            out.append(f"people and models agree on {same} of {len(both)} pairs both judged ({share})")
     for judge in judges:
         twice = [p[judge] for p in by_pair.values() if len(p.get(judge, [])) > 1]
         if twice:
             same = sum(len(set(o)) == 1 for o in twice)
             out.append(f"{judge} gave the same verdict both times on {same} of {len(twice)} pairs judged twice")
     return out
+
+
+def _majority(outcomes: Sequence[str]) -> str | None:
+    """The outcome most verdicts gave (``tie`` when two outcomes are as frequent); ``None`` without verdicts."""
+    if not outcomes:
+        return None
+    counts = sorted(((outcomes.count(o), o) for o in set(outcomes)), reverse=True)
+    return "tie" if len(counts) > 1 and counts[0][0] == counts[1][0] else counts[0][1]
 
 
 def _kappa(pairs: Sequence[tuple[str, str]]) -> float:
@@ -345,9 +443,9 @@ class JudgingRound:
         if self.current is not None:
             self.position += 1
 
-    def preferences(self) -> Preferences:
-        """Win rates, agreement and position bias of every judgement of the experiment so far."""
-        return preferences(self.session, self.experiment_id)
+    def preferences(self, *, pool: Pooling = "none") -> Preferences:
+        """Win rates (each judge apart unless ``pool`` says otherwise), agreement and position bias of every judgement so far."""
+        return preferences(self.session, self.experiment_id, pool=pool)
 
     def __repr__(self) -> str:
         return f"<JudgingRound of {self.key} by {self.judge}: {self.position} of {len(self.pairs)} pairs>"
@@ -428,5 +526,5 @@ async def judge_all(
         swapped = pair.model_copy(update={"a": pair.b, "b": pair.a, "answer_a": pair.answer_b, "answer_b": pair.answer_a})
         for shown in (pair, swapped):
             choice = await judge.choose(shown.question, shown.answer_a, shown.answer_b)
-            out.append(record_judgement(session, experiment_id, shown, choice, judge.name))
+            out.append(record_judgement(session, experiment_id, shown, choice, judge.name, kind="model"))
     return out

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..session import Session
-from .analysis import Detect, Summary, summarize
-from .judging import JudgingRound, PairwiseJudge, Preferences, judge_all, preferences
+from .analysis import Detect, Summary, key_column, summarize
+from .judging import JudgingRound, PairwiseJudge, Pooling, Preferences, judge_all, preferences
 from .records import Grid, Row, experiment_ids, read_experiment
 from .scorers import SCORER_TIMEOUT_S
 from .scoring import score_rows
@@ -73,15 +73,14 @@ class ExperimentResult:
         """The table as a list of dicts (one per branch): the variant, repeat, state, every score
         (a column per score, ``name.key`` for a dict; empty where a branch has none), then the rest."""
         grid, rows = self._read()
-        keys = list(grid.vary)
         flat = [_flat_scores(r.scores) for r in rows]
-        score_cols = list(dict.fromkeys(k for f in flat for k in f))
+        keys, score_cols = self._columns(flat)
         out = []
         for r, scores in zip(rows, flat, strict=True):
             row: dict[str, Any] = {"branch": r.index}
-            row.update({k: r.values.get(k) for k in keys})
+            row.update({col: r.values.get(k) for k, col in keys.items()})
             row.update(repeat=r.repeat, state=r.state)
-            row.update({c: scores.get(c) for c in score_cols})
+            row.update({col: scores.get(c) for c, col in score_cols.items()})
             for col in BASE_COLUMNS[2:]:
                 row[col] = getattr(r, col)
             row["model"] = r.values.get("model") or r.model
@@ -93,6 +92,15 @@ class ExperimentResult:
             row["error"], row["leaf"] = error, row.pop("leaf")  # last: long and rarely read
             out.append(row)
         return out
+
+    def _columns(self, flat: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
+        """The column of each varied key and each score: its own name, unless the table has that column
+        already (``n``, ``state``, ``cost``...): then ``"state (varied)"``, ``"cost (score)"``. A varied
+        ``model`` is the model column itself."""
+        taken = {"branch", "repeat", "state", "model", *BASE_COLUMNS}
+        keys = {k: k if k == "model" else key_column(k, taken) for k in self.grid.vary}
+        names = dict.fromkeys(k for f in flat for k in f)
+        return keys, {c: f"{c} (score)" if c in taken or c in keys.values() else c for c in names}
 
     def table(self) -> Any:
         """A pandas DataFrame, one row per branch: variant values, repeat, state, stop reason, turns,
@@ -126,7 +134,7 @@ class ExperimentResult:
             return interval_chart(labels, [(v.mean, v.low, v.high, v.n) for v in shown], title=metric)
         records = self.records()
         metric = metric or "cost"
-        labels = [f"#{r['branch']} " + " ".join(str(r.get(k)) for k in grid.vary) for r in records]
+        labels = [f"#{r.index} " + " ".join(str(r.values.get(k)) for k in grid.vary) for r in rows]
         values = [r.get(metric) if isinstance(r.get(metric), (int, float)) else None for r in records]
         return bar_chart(labels, values, title=metric, states=[r["state"] for r in records])
 
@@ -148,7 +156,9 @@ class ExperimentResult:
 
         return run_blocking(self.score_async(*scorers, timeout=timeout))
 
-    def summary(self, *, by: Sequence[str] | None = None, compare: Sequence[str] | None = None, detect: Detect = None) -> Summary:
+    def summary(
+        self, *, by: Sequence[str] | None = None, compare: Sequence[str] | None = None, detect: Detect = None, pool_judges: Pooling = "none"
+    ) -> Summary:
         """What the scores say: per variant the mean with its 95% interval, n, spread, pass@k and
         pass^k; per compared key the paired verdicts in plain words (see :mod:`.analysis`).
 
@@ -156,10 +166,11 @@ class ExperimentResult:
         ``compare``: the keys whose values are compared (default: as the grid was run, else every
         varied key). ``detect``: the difference "how many pairs would detect it" is for (a number,
         or per score name; default 0.2 for 0/1 scores, a fifth of the largest value otherwise).
-        ``str(summary)`` is the text; in a notebook it shows as a table.
+        ``pool_judges``: pairwise judgements are reported per judge (``"none"``), people apart from
+        models (``"kind"``) or all together (``"all"``). ``str(summary)`` is the text; in a notebook it shows as a table.
         """
         grid, rows = self._read()
-        judged = self.preferences().lines()
+        judged = self.preferences(pool=pool_judges).lines()
         return summarize(grid, rows, self.status_line(), by=by, compare=compare, detect=detect, judged=judged)
 
     # ---------------------------------------------------------------- judging (see .judging)
@@ -184,9 +195,10 @@ class ExperimentResult:
 
         return run_blocking(self.judge_with_async(judge, by=by, seed=seed))
 
-    def preferences(self) -> Preferences:
-        """Win rates with intervals, agreement between judges and position bias of every judgement, from the file."""
-        return preferences(self.session, self.id)
+    def preferences(self, *, pool: Pooling = "none") -> Preferences:
+        """Win rates with intervals (each judge apart, unless ``pool`` is ``"kind"`` or ``"all"``), agreement
+        between judges (people and models too) and position bias of every judgement, from the file."""
+        return preferences(self.session, self.id, pool=pool)
 
     def status_line(self) -> str:
         """``experiment abc: 12 branches: 10 done, 1 failed, 1 skipped · $0.0123 · the session continues from branch #0 (leaf ...)``."""
@@ -273,7 +285,7 @@ class ExperimentResult:
     def _has_a_chart(self) -> bool:
         """True when the default chart (the first score, else cost) has a value other than zero."""
         records = self.records()
-        scored = [c for c in (records[0] if records else {}) if c not in {"branch", "model", *self.grid.vary, *BASE_COLUMNS}]
+        scored = list(self._columns([_flat_scores(r.scores) for r in self.rows])[1].values())
         metric = scored[0] if scored else "cost"
         return any(isinstance(r.get(metric), (int, float)) and r.get(metric) for r in records) or bool(scored)
 

@@ -6,7 +6,8 @@ variant) and returns a number, a bool or a dict of them; it may be async. Its na
 Every score is appended to the session as a ``pi_jupyter.score`` entry on the scored leaf.
 
 A scorer runs with a time limit (:data:`SCORER_TIMEOUT_S`), a sync one on a thread of its
-own (so a slow scorer never holds up the grid's event loop, the live view or Stop). A scorer
+own (so a slow scorer never holds up the grid's event loop, the live view or Stop, and one that
+never returns holds only its own thread, never one a later scorer waits for). A scorer
 that raises, hangs or returns something that is not a finite number is a :class:`ScorerError`:
 one line, recorded on its branch instead of a value.
 """
@@ -18,8 +19,8 @@ import inspect
 import json
 import math
 import re
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,10 +67,6 @@ SCORER_TIMEOUT_S = 120.0
 MAX_EXACT_INT = 2**53
 """Larger integers do not survive JSON readers that hold numbers as doubles (JavaScript, pi): refused."""
 
-_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="pi-scorer")
-"""Sync scorers run here, not on the event loop, and not in the loop's default pool (a scorer that
-never returns keeps its thread, and must not starve the other users of that pool)."""
-
 
 class ScorerError(ValueError):
     """A scorer gave a branch no score: it raised, timed out, or returned something that is not a score (one line)."""
@@ -112,8 +109,34 @@ def _is_async(fn: Any) -> bool:
 async def _invoke(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch) -> Any:
     if _is_async(fn):
         return await fn(branch)
-    value = await asyncio.get_running_loop().run_in_executor(_THREADS, fn, branch)
+    value = await _on_its_own_thread(fn, branch)
     return await value if inspect.isawaitable(value) else value
+
+
+def _on_its_own_thread(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch) -> asyncio.Future[Any]:
+    """Run a sync scorer on a thread of its own, not on the event loop and not in a pool: one that never
+    returns keeps only its own (daemon) thread, and the next scorer, of this grid or a later one, starts at once."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Any, failed: bool) -> None:
+        if not future.done():
+            future.set_exception(outcome) if failed else future.set_result(outcome)
+
+    def run() -> None:
+        try:
+            outcome, failed = fn(branch), False
+        except Exception as exc:  # noqa: BLE001 - handed to the awaiting scorer call, which reports it
+            outcome, failed = exc, True
+        except BaseException as exc:  # noqa: BLE001 - SystemExit in a scorer ends its score, not the grid
+            outcome, failed = ScorerError(f"scorer {scorer_name(fn)} failed: {type(exc).__name__}"), True
+        try:
+            loop.call_soon_threadsafe(settle, outcome, failed)
+        except RuntimeError:  # the grid's loop is gone (the scorer timed out long ago): nobody waits for it
+            pass
+
+    threading.Thread(target=run, name=f"pi-scorer-{scorer_name(fn)}", daemon=True).start()
+    return future
 
 
 async def call_scorer(fn: Callable[[ScoredBranch], Any], branch: ScoredBranch, timeout: float | None = SCORER_TIMEOUT_S) -> Score:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..agent.redact import redact
 from ..views.export import branch_markdown, export_html
 from ..views.export_file import write_export
 from .typos import CommandParser
@@ -34,7 +35,8 @@ def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -
     if path is None:
         source = session.path
         path = (source[: -len(".jsonl")] if source and source.endswith(".jsonl") else f"session-{session.id[:8]}") + ext
-    text = export_html(session, leaf) if opts.format == "html" else branch_markdown(session, leaf)
+    # every text redacted before it is drawn or written: a key in a label or a name never reaches the page
+    text = export_html(session, leaf, clean=redact) if opts.format == "html" else branch_markdown(session, leaf, clean=redact)
     size = write_export(path, text, force=opts.force)
     print(f"wrote {path} ({size:,} bytes)")
     return path

@@ -166,7 +166,7 @@ _DECODERS: dict[bool, Callable[[memoryview], list[Any]]] = {
     False: msgspec.json.Decoder(LineStub).decode_lines,
     True: msgspec.json.Decoder(TimedStub).decode_lines,
 }
-_errors = (msgspec.DecodeError, msgspec.ValidationError)
+_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _utf8 = codecs.utf_8_decode
 _heads: dict[Any, Any] = {}
 _OPEN, _CLOSE = ord("{"), ord("}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import re
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -121,16 +122,77 @@ def loads_line(raw: bytes | memoryview) -> tuple[Any, str | None]:
             text = data.decode("utf-8", "replace")
             problem = "invalid_utf8"
         try:
-            return json.loads(text, parse_constant=_not_json), problem
+            obj = json.loads(text, parse_constant=_not_json, parse_int=_js_int)
         except ValueError as exc2:
             return None, f"not JSON: {exc2 if problem else exc}"
         except RecursionError:
-            return None, "not JSON: nested too deeply"
+            return None, TOO_DEEP
+        if depth_of(obj) > MAX_DEPTH:
+            return None, TOO_DEEP
+        return obj, problem
 
 
 def _not_json(name: str) -> Any:
     # the standard library reads NaN and Infinity, which JSON (and pi's JSON.parse) does not have
     raise ValueError(f"{name} is not a JSON value")
+
+
+def _js_int(text: str) -> int | float:
+    # JSON.parse reads every number as a double: an integer too long for one is Infinity, as 1e400
+    # is (and Python would refuse to read more than 4,300 digits, or to make a float of the result)
+    return int(text) if len(text) <= 300 else float(text)
+
+
+MAX_DEPTH = 500
+"""A line whose JSON nests arrays and objects more than this deep is malformed ("nested too deeply").
+
+Every reader applies the same rule (the bulk and the line reader, the class view), so they
+agree on which lines are entries; and no value read from a file is deeper than what the code
+after them (the standard library's JSON writer, which stops near a thousand levels less the
+stack in use) can handle. pi's own files never nest more than a few levels."""
+
+TOO_DEEP = f"not JSON: nested too deeply (more than {MAX_DEPTH} levels of arrays and objects)"
+"""The load report's reason for such a line."""
+
+DEEP_LINE_BYTES = 2 * MAX_DEPTH
+"""A line this long or shorter cannot nest more than :data:`MAX_DEPTH` deep (readers skip the check)."""
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def too_deep(data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+    """True when the JSON text ``data[start:end]`` nests arrays and objects more than :data:`MAX_DEPTH` deep.
+
+    Cheap for the usual line: one that is short, or holds few brackets, cannot be that deep. Only
+    a line with more brackets than that is looked at closely (brackets inside strings do not count).
+    """
+    stop = len(data) if end is None else end
+    if stop - start <= DEEP_LINE_BYTES or data.count(b"[", start, stop) + data.count(b"{", start, stop) <= MAX_DEPTH:
+        return False
+    only = _STRING.sub(b"", bytes(data[start:stop])).translate(None, _NOT_BRACKETS)
+    only = only.replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(MAX_DEPTH):  # each pass takes away the innermost level
+        only = only.replace(b"[]", b"")
+        if b"[" not in only:
+            return False
+    return b"[]" in only  # (a line cut off inside its nesting leaves only openers: it is torn, not deep)
+
+
+def depth_of(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deep ``value`` nests lists and dicts, counted up to ``limit + 1`` (no recursion)."""
+    deepest = 0
+    todo = [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if type(item) is dict:
+            item = list(item.values())
+        elif type(item) is not list:
+            continue
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        todo.extend((v, level + 1) for v in item if type(v) in (dict, list))
+    return deepest
 
 
 StubReader = Callable[[memoryview, bool], "dict[str, Any] | None"]
@@ -170,6 +232,11 @@ def parse_lines(data: bytes, report: LoadReport, first_line: int = 1, final: boo
             if end < 0:
                 end = n
             if end > start:
+                if end - start > DEEP_LINE_BYTES and too_deep(data, start, end):
+                    report_too_deep(report, lineno, data[start : start + 60])
+                    lineno += 1
+                    start = end + 1
+                    continue
                 if stub is not None:
                     head = stub(view[start:end], ascii_only)
                     if head is not None:
@@ -225,12 +292,20 @@ def slow_line(raw: bytes, lineno: int, report: LoadReport, *, torn: bool) -> Any
                 "error",
             )
             return TORN
-        preview = raw[:60].decode("utf-8", "replace")
-        report.add(lineno, "malformed", f"{problem}; line starts {preview!r}", "error")
+        report.add(lineno, "malformed", f"{problem}; line starts {_preview(raw)!r}", "error")
         return SKIP
     if problem == "invalid_utf8":
         report.add(lineno, "invalid_utf8", "the line is not valid UTF-8; read with replacement characters", "warning")
     return obj
+
+
+def _preview(raw: bytes | bytearray) -> str:
+    return bytes(raw[:60]).decode("utf-8", "replace")
+
+
+def report_too_deep(report: LoadReport, lineno: int, head: bytes | bytearray) -> None:
+    """Report line ``lineno`` (which starts with ``head``) as nested too deeply."""
+    report.add(lineno, "malformed", f"{TOO_DEEP}; line starts {_preview(head)!r}", "error")
 
 
 def strip_bom(data: bytes) -> bytes:

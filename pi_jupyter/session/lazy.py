@@ -16,7 +16,7 @@ import orjson
 
 from .jsonl import loads_line
 from .kinds import RawEntry
-from .report import SessionChangedError
+from .report import SessionChangedError, SessionFileError
 
 
 class LineSource(Protocol):
@@ -72,7 +72,10 @@ class FileLines:
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            entry = loads_line(raw)[0]  # what orjson refuses and JSON.parse reads (1e400): read as when it was opened
+            # what orjson refuses and JSON.parse reads (1e400, a 5,000-digit number): read as when it was opened
+            entry, problem = loads_line(raw)
+            if entry is None and _names(raw, entry_id):  # the line is still there: say what is wrong with it
+                raise SessionFileError(self.path, f"the line of entry {entry_id} cannot be read back ({problem})") from None
         if type(entry) is not dict or entry.get("id") != entry_id:
             raise self._changed(f"entry {entry_id} is not where it was")
         return entry
@@ -97,6 +100,10 @@ class FileLines:
         if getattr(self, "_fd", None) is not None:
             with contextlib.suppress(OSError):
                 self.done()
+
+
+def _names(raw: bytes | memoryview, entry_id: str) -> bool:
+    return orjson.dumps({"id": entry_id})[1:-1] in bytes(raw)
 
 
 __all__ = ["FileLines", "LineSource"]

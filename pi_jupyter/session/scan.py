@@ -30,7 +30,7 @@ import orjson
 
 from .files import read_regular_fd
 from .index import K_MESSAGE, EntryIndex, RawEntry, TreeNode
-from .jsonl import SKIP, TORN, loads_line, paused_gc, settle_gc, slow_line
+from .jsonl import DEEP_LINE_BYTES, SKIP, TORN, loads_line, paused_gc, report_too_deep, settle_gc, slow_line, too_deep
 from .migrate import needs_migration
 from .projection import entry_messages, is_system_entry
 from .rebuild import EMITTING_KINDS, ContextPlan, context_plan
@@ -160,12 +160,13 @@ class ScannedSession:
     def _read(self, fd: int, position: int) -> RawEntry:
         start, length = self._lines.line(position)
         raw = os.pread(fd, length, start)
+        problem = None
         try:
             entry = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            entry = loads_line(raw)[0]
+            entry, problem = loads_line(raw)
         if not isinstance(entry, dict):  # the file changed under us since the scan
-            raise SessionFileError(self.path, f"changed while it was being read (byte {start})")
+            raise SessionFileError(self.path, f"changed while it was being read (byte {start}{f': {problem}' if problem else ''})")
         return entry
 
     def messages_at(self, plan: ContextPlan, n: int) -> list[dict[str, Any]]:
@@ -372,9 +373,11 @@ class _Reader:
         from .bulk import decode_run, ids_of, line_ends, parent_ids, special_positions
 
         ends = line_ends(buf, start, stop)
+        if ends is None or _deep_line(buf, start, ends):
+            return False  # one line at a time: it reports the line nested too deeply
         # the whole buffer ASCII (what is past the chunk was read from the file too): no UTF-8 to check
-        stubs = decode_run(view[start:stop], len(ends), buf.isascii(), timed=self.timed) if ends is not None else None
-        if stubs is None or ends is None:
+        stubs = decode_run(view[start:stop], len(ends), buf.isascii(), timed=self.timed)
+        if stubs is None:
             return False
         others = special_positions(stubs)
         ids, parents = list(map(ids_of, stubs)), parent_ids(stubs)
@@ -428,6 +431,11 @@ class _Reader:
             if end < 0:
                 end = cut
             if end > start:
+                if end - start > DEEP_LINE_BYTES and too_deep(data, start, end):
+                    report_too_deep(report, lineno, data[start : min(end, start + 60)])
+                    lineno += 1
+                    start = end + 1
+                    continue
                 stub = message_stub(view[start:end], ascii_only) if light and self.header is not None else None
                 whole = stub is None
                 if whole:
@@ -511,10 +519,23 @@ class LineTable:
         return base + start, column[k] - start
 
 
+def _deep_line(buf: bytearray, start: int, ends: array) -> bool:
+    """True when a line of the run (ending at ``ends``) is nested too deeply (only long lines can be)."""
+    begin = start
+    for end in ends:
+        if end - begin > DEEP_LINE_BYTES and too_deep(buf, begin, end):
+            return True
+        begin = end + 1
+    return False
+
+
 def _whole_line(
     view: memoryview, data: bytes | bytearray, start: int, end: int, lineno: int, report: LoadReport, *, torn: bool
 ) -> RawEntry | None:
     """The object on a line read whole, or ``None`` for a blank, unreadable or torn line, or one that is not an object (reported)."""
+    if end - start > DEEP_LINE_BYTES and too_deep(data, start, end):
+        report_too_deep(report, lineno, data[start : min(end, start + 60)])
+        return None
     try:
         obj = orjson.loads(view[start:end])
     except orjson.JSONDecodeError:

@@ -40,7 +40,7 @@ class _LineFields(msgspec.Struct):
 
 
 _decode = msgspec.json.Decoder(_LineFields).decode
-_errors = (msgspec.DecodeError, msgspec.ValidationError)
+_errors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _utf8 = codecs.utf_8_decode
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from ..messages.text import json_type
-from ..session.jsonl import SKIP, TORN, slow_line
+from ..session.jsonl import DEEP_LINE_BYTES, SKIP, TORN, report_too_deep, slow_line, too_deep
 from ..session.report import LoadReport
 
 _OK_RESULT = re.compile(
@@ -48,7 +48,9 @@ def parse_session_lines(data: bytes, report: LoadReport) -> tuple[list[dict[str,
         if stop > start:
             last = end == n and not ends_with_newline
             m = None if last or data[stop - 2 : stop] != b"}}" else match(data, start, stop)
-            if m is not None and find(_FAILED, start, stop) < 0:
+            if stop - start > DEEP_LINE_BYTES and too_deep(data, start, stop):
+                report_too_deep(report, lineno, data[start : min(stop, start + 60)])  # as every reader of a session does
+            elif m is not None and find(_FAILED, start, stop) < 0:
                 parent = m.group(2)
                 objs.append(
                     {"type": "message", "id": m.group(1).decode(), "parentId": parent.decode() if parent is not None else None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,38 @@ def _branch(parents: dict[str, str | None], leaf: str | None) -> list[str]:
     return out[::-1]
 
 
-def branch_markdown(session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT) -> str:
-    """One branch of ``session`` (default: the current one) as Markdown, with labels and summaries."""
-    raws = session.raw_entries()
+Clean = Callable[[str], str]
+"""What an export does to every text it shows before it is drawn or written (the shell and the
+notebook pass their secret redaction: a key held in a label, a name or a message never reaches the page)."""
+
+_IDS = frozenset({"id", "parentId", "targetId", "fromId", "firstKeptEntryId", "toolCallId"})
+
+
+def clean_value(value: Any, clean: Clean) -> Any:
+    """``value`` with ``clean`` applied to every string in it (an entry's ids and the keys of its objects left as they are)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [clean_value(v, clean) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k in _IDS and isinstance(v, str) else clean_value(v, clean) for k, v in value.items()}
+    return value
+
+
+def _keep(text: str) -> str:
+    return text
+
+
+def branch_markdown(session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT, clean: Clean | None = None) -> str:
+    """One branch of ``session`` (default: the current one) as Markdown, with labels and summaries.
+
+    ``clean`` is applied to every text before it is written (see :data:`Clean`).
+    """
+    clean = clean or _keep
+    raws = [clean_value(r, clean) for r in session.raw_entries()]
     parents = {r["id"]: r.get("parentId") for r in raws if isinstance(r.get("id"), str)}
     by_id = {r["id"]: r for r in raws if isinstance(r.get("id"), str)}
-    labels = session.labels
+    labels = {k: clean(v) for k, v in session.labels.items()}
     items: list[Any] = []
     for eid in _branch(parents, leaf if leaf is not None else session.leaf_id):
         shown = _message(by_id[eid])
@@ -79,7 +106,7 @@ def branch_markdown(session: Any, leaf: str | None = None, *, max_output: int = 
         if eid in labels:
             items.append(Notice(text=f"label: {labels[eid]}"))
     title = session.name or (session.path or "session")
-    return MARKDOWN_MARKER + "\n\n" + render_markdown(items, title=str(title), max_output=max_output)
+    return MARKDOWN_MARKER + "\n\n" + render_markdown(items, title=clean(str(title)), max_output=max_output)
 
 
 def _entry_html(
@@ -101,20 +128,23 @@ def _entry_html(
     return f'<section class="entry" id="e-{eid}" data-id="{eid}"><div class="eid">{eid}{badge}</div>{body}</section>'
 
 
-def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT) -> str:
+def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFAULT_MAX_OUTPUT, clean: Clean | None = None) -> str:
     """``session`` as one self-contained HTML page: the tree, every entry, branch switching and search.
 
-    ``leaf`` is the branch shown first (default: the current one).
+    ``leaf`` is the branch shown first (default: the current one). ``clean`` is applied to every
+    text before it is drawn (Graphviz, which writes ``-`` as ``&#45;``, included) or written into
+    the page and its data (see :data:`Clean`).
     """
-    raws = [r for r in session.raw_entries() if isinstance(r.get("id"), str)]
+    clean = clean or _keep
+    raws = [clean_value(r, clean) for r in session.raw_entries() if isinstance(r.get("id"), str)]
     parents = {r["id"]: r.get("parentId") for r in raws}
-    labels = dict(session.labels)
+    labels = {k: clean(v) for k, v in session.labels.items()}
     msgs = {r["id"]: _message(r) for r in raws}
     results = {m.tool_call_id: m for m in msgs.values() if isinstance(m, ToolResultMessage)}
     called = {c.id for m in msgs.values() if isinstance(m, AssistantMessage) for c in m.tool_calls if c.id in results}
     entries = "".join(_entry_html(r, msgs[r["id"]], results, called, labels.get(r["id"]), max_output) for r in raws)
     start = leaf if leaf is not None else session.leaf_id
-    graph = session.graph(mode="turns", max_nodes=_MAX_GRAPH_NODES)
+    graph = session.graph(mode="turns", max_nodes=_MAX_GRAPH_NODES, clean=clean)
     result = graph.render_result()
     tree = result.svg if result.svg else f"<pre>{html.escape(graph.text())}</pre>"
     model = getattr(graph, "model", None)
@@ -127,8 +157,8 @@ def export_html(session: Any, leaf: str | None = None, *, max_output: int = DEFA
             below.add(parent)
     leaves = [r["id"] for r in raws if r.get("type") in _CONTENT and r["id"] not in below]
     data = {"parents": parents, "nodes": nodes, "leaf": start, "leaves": leaves, "labels": labels}
-    file_name = os.path.basename(session.path or "")
-    title = str(session.name or file_name or "session")
+    file_name = clean(os.path.basename(session.path or ""))
+    title = clean(str(session.name or file_name or "session"))
     # the file's name, never its folder (an export is shared; where it was made is nobody's business)
     facts = ([file_name] if file_name and file_name != title else []) + [
         f"{len(raws):,} entries",

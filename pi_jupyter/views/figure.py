@@ -34,7 +34,9 @@ def nice_max(value: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that is at least ``value`` (1 for zero)."""
     if value <= 0:
         return 1.0
-    power = 10 ** math.floor(math.log10(value))
+    if not math.isfinite(value) or value > 1e300:
+        return value  # no rounder number fits in a float above it
+    power = 10.0 ** math.floor(math.log10(value))
     for step in (1, 2, 5, 10):
         if step * power >= value * 0.999999:
             return step * power

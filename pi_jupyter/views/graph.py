@@ -16,9 +16,10 @@ SVG maps back to entries (:attr:`GraphModel.nodes`). Displaying the graph uses a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import html
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -317,18 +318,45 @@ def shown_text(node: GraphNode, options: GraphOptions) -> str:
     return " ".join(parts).lower()
 
 
-def build_graph(session: Session, cache: GraphCache | None = None, **options: Any) -> Any:
+def build_graph(session: Session, cache: GraphCache | None = None, clean: Callable[[str], str] | None = None, **options: Any) -> Any:
     """The :class:`SessionGraph` (a ``graphviz.Digraph``) of ``session``; see :meth:`Session.graph`.
 
     ``cache``: a :class:`GraphCache` to reuse between drawings of one session (the TreeView keeps one).
+    ``clean``: applied to every text of the drawing before the DOT source is written (an export
+    passes its secret redaction: Graphviz writes ``-`` as ``&#45;``, so the SVG cannot be redacted after).
     """
     opts = parse_options("Session.graph()", options)
     model = build_model(session, opts, cache)
+    if clean is not None:
+        model = clean_model(model, clean)
     try:
         cls = session_graph_class()
     except ImportError:
         return TextTree(model.text("The graphviz Python package is missing: pip install graphviz. " + INSTALL_HINT), "no graphviz package")
     return cls.from_model(model)
+
+
+def clean_model(model: GraphModel, clean: Callable[[str], str]) -> GraphModel:
+    """A copy of ``model`` with ``clean`` applied to every text a node or the header shows (the model itself is not changed)."""
+
+    def node(n: GraphNode) -> GraphNode:
+        return dataclasses.replace(
+            n,
+            labels=[clean(x) for x in n.labels],
+            models=[clean(x) for x in n.models],
+            error=clean(n.error) if n.error is not None else None,
+            title=clean(n.title),
+            answer=clean(n.answer),
+            summary=clean(n.summary),
+            tooltip=clean(n.tooltip),
+            search=clean(n.search),
+            scores={clean(k): v for k, v in n.scores.items()},
+            scores_inside=clean(n.scores_inside),
+            variant=clean(n.variant),
+        )
+
+    nodes = {k: node(n) for k, n in model.nodes.items()}
+    return dataclasses.replace(model, nodes=nodes, title=clean(model.title), statements={}, edge_statements={})
 
 
 # ------------------------------------------------------------------------------ DOT text

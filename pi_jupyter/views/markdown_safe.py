@@ -36,6 +36,8 @@ _TEXT_SPECIAL = frozenset("\\`*_[]{}#~|")
 _SAFE_URL = re.compile(r"^(https?:|mailto:|#|[^:]*$)", re.I)
 _BAD_LINK = re.compile(r"\](\(|:)<?(javascript|vbscript|livescript|data):")
 _FENCE_LIKE = re.compile(r"^(`{3,}|~{3,})")
+# a line that may open a fence in some reader: after any indent, quote marks and list markers
+_OPENS_FENCE = re.compile(r"^((?:[ \t>]|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))*)(?:`{3,}|~{3,})")
 
 
 @lru_cache(maxsize=1)
@@ -193,20 +195,42 @@ def _links_allowed(text: str) -> bool:
     return _BAD_LINK.search(flat) is None
 
 
+def _closed(text: str, fences: list[tuple[int, int]]) -> str:
+    """``text`` with every fence-like line outside ``fences`` (the closed, portable ones) made text.
+
+    A fence the text leaves open (a model's answer that ends inside a code block) would stay open
+    into the blocks written after it, in the same document, until some later line closes it: a
+    tool's output, whose raw HTML would then be read as HTML. So each piece of Markdown balances
+    its own fences: those every reader reads alike are kept; any other line that starts a fence,
+    in a quote or a list item too, gets its first backtick or tilde escaped.
+    """
+    if "```" not in text and "~~~" not in text:
+        return text
+    lines = text.split("\n")
+    inside = {i for a, b in fences for i in range(a, b)}
+    for i, line in enumerate(lines):
+        if i not in inside:
+            m = _OPENS_FENCE.match(line)
+            if m:
+                lines[i] = line[: m.end(1)] + "\\" + line[m.end(1) :]
+    return "\n".join(lines)
+
+
 def _safe(text: str) -> tuple[str, list[tuple[int, int]]]:
     text = _lines(text)
     links = _links_allowed(text)
     if links and "<" not in text and "{" not in text:
-        return text, _portable_fences(_parser().parse(text), text.split("\n")) if "```" in text or "~~~" in text else []
+        fences = _portable_fences(_parser().parse(text), text.split("\n")) if "```" in text or "~~~" in text else []
+        return _closed(text, fences), fences
     out = text
     for _ in range(4):  # escaping can change what a line is (an HTML block becomes a paragraph): again until stable
         new, fences, tokens = _pass(out, links)
         if new == out:  # the tokens read are the result's: check them
             if not _unsafe(tokens):
-                return out, fences
+                return _closed(out, fences), fences
             break
         out = new
-    return "\n".join(_scan(line, code=False, links=False) for line in text.split("\n")), []
+    return _closed("\n".join(_scan(line, code=False, links=False) for line in text.split("\n")), []), []
 
 
 def md_markdown(text: str) -> str:

@@ -51,6 +51,8 @@ def search_session(session: Session, model: GraphModel, query: str, *, limit: in
     labels = session.labels
     hit: set[str] = set()
     for entry in session.raw_entries():
+        if entry.get("type") == "label":
+            continue  # a label is found on the entry it labels (its current text, above), not where it was written
         key = model.by_entry.get(digest.as_text(entry.get("id")))
         if key is None or key in hit:
             continue

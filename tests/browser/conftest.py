@@ -432,6 +432,29 @@ class Lab:
         plugin = "@jupyter-widgets/jupyterlab-manager:plugin"
         self.server.api(f"/lab/api/settings/{plugin}", method="PUT", body={"raw": json.dumps({"saveState": on})})
 
+    def settled(self, locator: Any = None, frames: int = 8, timeout: float = 30) -> None:
+        """Wait until ``locator`` (else the page) stops moving: its box, scroll position, transforms and computed
+        colours unchanged over ``frames`` animation frames in a row. What a fixed pause hoped for (a fit after a
+        resize, a theme's transition, a hover's fade), waited for as it happens, however slow the machine."""
+        handle = (locator or self.page.locator("body")).element_handle()
+        self.page.wait_for_function(
+            """([el, frames]) => {
+              const parts = [];
+              for (const e of [el, ...el.querySelectorAll("svg, g.pi-graph, .pitv-viewport, .jp-WindowedPanel-outer, button")]) {
+                const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+                parts.push([r.x, r.y, r.width, r.height, e.scrollTop, s.transform, s.opacity, s.color, s.backgroundColor].join(","));
+              }
+              const now = parts.join("|");
+              const w = (el.__piSettle = el.__piSettle || { last: null, same: 0 });
+              w.same = now === w.last ? w.same + 1 : 0;
+              w.last = now;
+              return w.same >= frames;
+            }""",
+            arg=[handle, frames],
+            polling="raf",
+            timeout=timeout * 1000,
+        )
+
     def screenshot(self, name: str, locator: Any = None) -> Path:
         """Save a PNG into ``artifacts/`` at the repo root (of ``locator`` if given, else the page)."""
         ARTIFACTS.mkdir(exist_ok=True)

@@ -156,7 +156,7 @@ def test_agent_view_streams_stops_and_survives_reload(lab, save_widget_state):
 
     lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
     lab.page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    time.sleep(0.5)
+    lab.settled(lab.page.locator(".piav-root").nth(0))  # the theme's colours have landed
     lab.screenshot("agent_view_dark.png", lab.page.locator(".piav-root").nth(0))
     lab.command("apputils:change-theme", {"theme": "JupyterLab Light"})
 

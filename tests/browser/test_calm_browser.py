@@ -67,12 +67,12 @@ def test_forget_shows_on_hover_and_code_goes_into_a_new_cell(lab):
     lab.screenshot("calm_static.png", cell)
     answer = cell.locator(".pi-entry", has=lab.page.locator(".pi-assistant")).last
     answer.hover()
-    lab.page.wait_for_timeout(300)
+    lab.settled(answer)  # the hover's fade has ended
     assert answer.locator("> .pi-forget-bar button.pi-forget").evaluate(OPACITY) > 0.8  # on hover, one button for it
     code = answer.locator(".pi-text pre").first
     code.hover()
     insert = code.locator("button", has_text="Insert as cell")
-    lab.page.wait_for_timeout(300)
+    lab.settled(code)
     assert insert.evaluate(OPACITY) > 0.5 and code.locator("button", has_text="Copy").count() == 1
     lab.screenshot("calm_static_hover.png", cell)
     insert.click()

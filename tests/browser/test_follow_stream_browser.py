@@ -60,6 +60,22 @@ METRICS = """(i) => {
 }"""
 
 
+def _scroll_landed(lab, frames: int = 8) -> None:
+    """Wait until the notebook's scroll position holds still for ``frames`` animation frames (a wheel's scroll has landed)."""
+    lab.page.wait_for_function(
+        """(frames) => {
+          const sp = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+          const w = (window.__piScroll = window.__piScroll || { last: -1, same: 0 });
+          w.same = sp && sp.scrollTop === w.last ? w.same + 1 : 0;
+          w.last = sp ? sp.scrollTop : -1;
+          return w.same >= frames;
+        }""",
+        arg=frames,
+        polling="raf",
+        timeout=30_000,
+    )
+
+
 def _metrics(lab, cell):
     m = lab.page.evaluate(METRICS, cell)
     assert m is not None, f"no AgentView in cell {cell}: {lab.output_text(cell)}"
@@ -88,28 +104,35 @@ def test_a_long_answer_keeps_stop_in_sight_and_follows_until_the_user_scrolls_up
     else:
         raise AssertionError(f"the answer never streamed taller than the page: {m}\n{lab.output_text(1)[-300:]}")
 
-    # following: each sample shows the newest text and the sticky status line with a usable Stop
-    seen = []
-    for _ in range(6):
+    # following: each sample shows the newest text and the sticky status line with a usable Stop, until new text
+    # arrived and the notebook scrolled along with it (samples follow the stream, not the clock)
+    first = _metrics(lab, 1)
+    seen = [(first["scrollTop"], first["lastLine"])]
+    m = first
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (m["lastLine"] == first["lastLine"] or m["scrollTop"] <= first["scrollTop"]):
+        time.sleep(0.05)
         m = _metrics(lab, 1)
         assert _streaming(m), m
         assert m["lastInView"], f"the newest text is out of view while following: {m}"
         assert m["statusInView"] and m["stopUsable"], f"status line or Stop not in sight while streaming: {m}"
         seen.append((m["scrollTop"], m["lastLine"]))
-        time.sleep(0.3)
-    assert seen[-1][0] > seen[0][0], f"the notebook did not scroll along with the stream: {seen}"
-    assert seen[-1][1] != seen[0][1], f"no new text arrived while following: {seen}"
+    assert seen[-1][0] > seen[0][0], f"the notebook did not scroll along with the stream: {seen[-3:]}"
+    assert seen[-1][1] != seen[0][1], f"no new text arrived while following: {seen[-3:]}"
     lab.screenshot("follow_streaming.png")
 
     # the user scrolls up with the mouse wheel: the view stays where the user put it
     box = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").bounding_box()
     lab.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     lab.page.mouse.wheel(0, -600)
-    time.sleep(0.5)  # let the wheel's scroll land
+    _scroll_landed(lab)
     before = _metrics(lab, 1)
     assert _streaming(before), before
-    time.sleep(2.0)
-    after = _metrics(lab, 1)
+    after = before
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _streaming(after) and after["chars"] < before["chars"] + 200:  # more text came
+        time.sleep(0.05)
+        after = _metrics(lab, 1)
     assert _streaming(after) and after["chars"] > before["chars"], f"the answer stopped growing: {before} {after}"
     assert abs(after["scrollTop"] - before["scrollTop"]) <= 2, f"the view moved although the user scrolled up: {before} {after}"
     assert after["lastBelow"], f"the newest text was pulled into view after the user scrolled up: {after}"
@@ -119,8 +142,11 @@ def test_a_long_answer_keeps_stop_in_sight_and_follows_until_the_user_scrolls_up
     # back at the bottom (the wheel to the end of the notebook, past the view): it follows again;
     # the answer grows into the space below it, then the notebook scrolls along
     lab.page.mouse.wheel(0, 100_000)
-    time.sleep(0.5)
     back = _metrics(lab, 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _streaming(back) and not back["lastInView"]:  # the wheel's scroll has landed
+        time.sleep(0.05)
+        back = _metrics(lab, 1)
     samples = []
     deadline = time.monotonic() + 8
     while time.monotonic() < deadline:

@@ -37,6 +37,7 @@ INSPECT = """() => {
     const tag = el.tagName.toLowerCase();
     if (["iframe", "object", "embed", "base", "frame", "frameset", "form", "math"].includes(tag)) bad.push("<" + tag + ">");
     if (tag === "img" && (el.getAttribute("src") || "x") === "x") bad.push("<img src=x>");
+    if (tag === "meta" && el.hasAttribute("http-equiv")) bad.push("<meta http-equiv>");
     const data = tag === "script" && el.type === "application/json";
     if ((tag === "script" && !data) || tag === "style") {
       if (el.textContent.includes("__pwn")) bad.push("payload inside <" + tag + ">");

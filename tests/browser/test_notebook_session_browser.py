@@ -11,8 +11,6 @@ The model is a local OpenAI-compatible server, so what is checked is the request
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from wire.helpers import sent_since
 
@@ -137,8 +135,11 @@ def go_on(lab, wire, *lines: str, prompt: str | None = None) -> list[str]:
 
 def restart(lab) -> None:
     """*Kernel > Restart* of the open notebook, waited for."""
-    lab.page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart(); }")
-    time.sleep(1)
+    # restarted, and answering again (its reply to a kernel-info request is the event), before the next cell
+    lab.page.evaluate(
+        "async () => { const k = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;"
+        " await k.restart(); await k.requestKernelInfo(); }"
+    )
     lab.wait_for_kernel()
 
 

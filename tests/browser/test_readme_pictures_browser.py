@@ -81,7 +81,7 @@ def test_quickstart_in_jupyterlab_forks_and_shows_the_widgets(lab):
     fit = tree.get_by_role("button", name="Fit")
     if fit.count():
         fit.first.click()  # the whole tree in view, the selection kept
-        lab.page.wait_for_timeout(500)
+        lab.settled(tree)
     _save(lab, "tree-view.png", tree)
 
     lab.page.set_viewport_size({"width": 1280, "height": 1800})  # the whole comparison, clear of the status bar

@@ -87,7 +87,7 @@ def _open_tree(lab, name: str, cells: list[str]):
     root.wait_for(timeout=60_000)
     lab.page.wait_for_function("(el) => el.querySelectorAll('svg g.node').length > 0", arg=root.element_handle(), timeout=60_000)
     root.scroll_into_view_if_needed()
-    lab.page.wait_for_timeout(600)  # the ResizeObserver's last fit
+    lab.settled(root)  # the ResizeObserver's last fit has landed
     return root
 
 
@@ -112,7 +112,7 @@ def test_a_small_tree_is_shown_whole_centred_and_legible(lab):
     # a click opens the side panel: the canvas makes room for it, the tree stays whole
     root.locator("svg g.node", has_text="Hello! My name is Ada").click()
     root.locator(".pitv-panel .pitv-actions").wait_for()
-    lab.page.wait_for_timeout(400)
+    lab.settled(root)
     m = _measure(root)
     assert m["h"] >= 400 and _clipped(m) == [], m
     lab.screenshot("tree_first_view_small_selected.png", root)
@@ -129,7 +129,7 @@ def test_a_wide_tree_opens_on_its_leaf_the_overview_covers_nothing_and_fit_stays
     if m["miniShown"]:
         assert not [n["key"] for n in m["nodes"] if _overlaps(n, m["mini"])], "the overview covers nodes"
     root.locator("button", has_text="Fit").click()
-    lab.page.wait_for_timeout(300)
+    lab.settled(root)
     m = _measure(root)
     lab.screenshot("tree_first_view_wide_fit.png", root)
     assert m["label"] >= 9.9, f"after Fit: labels {m['label']:.1f} px"
@@ -147,7 +147,7 @@ def test_the_overview_of_a_large_tree_covers_no_node(lab):
     root = lab.cell(0).locator(".pitv-root")
     root.wait_for(timeout=60_000)
     root.scroll_into_view_if_needed()
-    lab.page.wait_for_timeout(800)
+    lab.settled(root)
     m = _measure(root)
     lab.screenshot("tree_first_view_large.png", root)
     leaf = [n for n in m["nodes"] if n["leaf"]]

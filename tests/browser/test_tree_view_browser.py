@@ -12,7 +12,6 @@ any click (the debounced redraw). Screenshots, light and dark, go to ``artifacts
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -117,6 +116,8 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
     # search by label, then zoom with the keyboard
     search = root.locator("input.pitv-search")
     search.fill("baseline")
+    # the kernel's answer (it looks in every entry, folded ones too) comes when it comes: wait for it, not for a time
+    lab.page.wait_for_function("() => document.querySelector('.pitv-root').dataset.searched === 'baseline'", timeout=30_000)
     assert root.locator(".pitv-match-info").inner_text() == "– / 1"
     assert "pitv-match" in (_node(root, "What is in the data?").get_attribute("class") or "")
     search.press("Enter")
@@ -163,7 +164,7 @@ def test_tree_view_click_checkout_fork_and_redraw(lab):
 
     lab.command("apputils:change-theme", {"theme": "JupyterLab Dark"})
     lab.page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
-    time.sleep(0.5)
+    lab.settled(root)  # the theme's colours have landed
     _node(root, "Now on the forked file").click()
     panel.locator(".pitv-msg.pitv-user", has_text="Now on the forked file").wait_for(timeout=15_000)
     lab.screenshot("tree_view_dark.png", root)

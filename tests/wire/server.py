@@ -53,6 +53,8 @@ without it gets a 401 in the vendor's error shape).
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -489,16 +491,33 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     self.connection.shutdown(2)
                     return
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
+                if reply.delay_s and self._client_gone(reply.delay_s):
+                    raise BrokenPipeError("the client closed the stream")
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
-            with owner._lock:
+            with owner._changed:
                 owner.disconnects += 1
+                owner._changed.notify_all()
             self.close_connection = True
+
+    def _client_gone(self, wait_s: float) -> bool:
+        """Wait ``wait_s`` seconds between two pieces, or less: True as soon as the client closes the connection
+        (a closed socket reads as end of file), so a stream the client abandons is counted when it happens."""
+        deadline = time.monotonic() + wait_s
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                ready, _, _ = select.select([self.connection], [], [], left)
+                if not ready:
+                    return False
+                if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                    return True
+            except OSError:
+                return True
+            time.sleep(min(left, 0.01))  # bytes from the client mid-stream (none expected): wait on
+        return False
 
 
 class _Server(ThreadingHTTPServer):
@@ -518,6 +537,7 @@ class WireServer:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._queues: dict[str, deque[Reply]] = {"openai": deque(), "anthropic": deque(), "responses": deque()}
         self._defaults: dict[str, Reply] = {}
         self._responders: dict[str, Any] = {}
@@ -593,15 +613,11 @@ class WireServer:
             self.require_key = None
             self.models = []
 
-    def wait_for_disconnects(self, n: int = 1, timeout_s: float = 5.0) -> bool:
-        """Wait until the server saw ``n`` client disconnects mid-stream (True) or the timeout (False)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with self._lock:
-                if self.disconnects >= n:
-                    return True
-            time.sleep(0.01)
-        return False
+    def wait_for_disconnects(self, n: int = 1, timeout_s: float = 60.0) -> bool:
+        """Wait until the server saw ``n`` client disconnects mid-stream (True), woken by each one as it happens;
+        ``timeout_s`` only bounds a wait for disconnects that never come (False)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.disconnects >= n, timeout_s)
 
     def close(self) -> None:
         """Stop serving and free the port."""

@@ -171,7 +171,10 @@ Object.assign(View.prototype, {
     this.matches = searchNodes(nodes, this.order, query);
     // the kernel looks inside folded turns too; its answer arrives as `found`
     const found = this.model.get("found") || {};
-    if (found.query === query && found.keys) {
+    const answered = found.query === query && !!found.keys;
+    // the query the kernel's whole-session answer is merged for (a reader, or a test, can wait for it)
+    this.root.dataset.searched = answered ? query : "";
+    if (answered) {
       const all = new Set([...this.matches, ...found.keys]);
       this.matches = this.order.filter((k) => all.has(k));
     } else if (query.trim().length >= 2 && !keepPosition) {
