@@ -191,7 +191,8 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
-        world_cells.say(world_cells.move_for_cell(agent, start), "pi: ")  # a re-run starts in its start's world
+        line, start = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world (and the user's own changes)
+        world_cells.say(line, "pi: ")
         tools_before = agent.tools
         if args.tools is not None:
             agent.tools = agent.resolve_tools([t.strip() for t in args.tools.split(",") if t.strip()])
@@ -362,6 +363,7 @@ def register(shell: Any) -> PiMagics:
     magics.state.seen_cells.add(_cell_id(shell, ""))  # the cell that loads the extension
 
     shell.events.register("pre_run_cell", remember_cell)
+    world_cells.watch_cells(shell, magics.state.tracker)  # what the user's own cells may change in place is compared, not trusted
     from .async_cell import install, stop_note
 
     if not install(shell) and (note := stop_note(shell)):

@@ -10,10 +10,11 @@ grid runs in a namespace of its own, and what cannot be restored is named in one
 from __future__ import annotations
 
 from .record import DETAILS_KEY, Delta, delta_of, summarize
-from .recorder import Recorder, Tracker
+from .recorder import Recorder
 from .restore import Report
 from .state import UNKNOWN, plan, world_at
 from .store import FOLDER_NAME, Missing, Store, StoreError
+from .tracker import Tracker
 from .values import DEFAULT_LIMIT, Unsaved, describe
 from .world import World
 

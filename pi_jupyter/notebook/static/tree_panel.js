@@ -87,10 +87,41 @@ Object.assign(View.prototype, {
     summarize.addEventListener("change", () => {
       instructions.style.display = summarize.checked ? "" : "none";
     });
+    // what a checkout moves: the conversation and its variables and files, or one of them alone
+    const rewind = el(d, "select", "pitv-rewind");
+    for (const [value, text, title] of [
+      ["both", "conversation and world", "the leaf moves here, and the variables and files the tools changed come back as they were here"],
+      ["conversation", "conversation only", "the leaf moves here; the variables and files stay as they are now"],
+      ["world", "world only", "the variables and files come back as they were here; the conversation stays where it is"],
+    ]) {
+      const option = el(d, "option");
+      option.value = value;
+      option.textContent = text;
+      option.title = title;
+      rewind.append(option);
+    }
+    rewind.title = "what the check out moves";
+    rewind.disabled = !caps.world;
+    const force = el(d, "input");
+    force.type = "checkbox";
+    force.className = "pitv-force";
+    force.disabled = !caps.world;
+    const forceLabel = el(d, "label", "pitv-check");
+    forceLabel.append(force, d.createTextNode(" over my changes"));
+    forceLabel.title = "also restore the variables and files you changed yourself (your versions are kept on the branch you leave)";
     const checkout = button(d, "Check out", "continue from the end of this node (the leaf moves here)", () =>
-      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value }), "pitv-primary pitv-act-checkout");
-    checkout.disabled = !!det.isLeaf && !summarize.checked;
+      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value,
+        rewind: rewind.value, force: force.checked && rewind.value !== "conversation" }), "pitv-primary pitv-act-checkout");
+    const update = () => {
+      checkout.disabled = !!det.isLeaf && !summarize.checked && rewind.value === "both" && !force.checked;
+      summarize.disabled = !caps.summarize || rewind.value === "world";
+      force.disabled = !caps.world || rewind.value === "conversation";
+    };
+    for (const input of [summarize, rewind, force]) input.addEventListener("change", update);
+    update();
     row1.append(checkout, sumLabel);
+    const row1b = el(d, "div", "pitv-row");
+    if (caps.world) row1b.append(rewind, forceLabel);
     // fork, compact, copy, compare
     const row2 = el(d, "div", "pitv-row");
     const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
@@ -116,7 +147,7 @@ Object.assign(View.prototype, {
       }
     });
     row3.append(input, button(d, "Set label", "label the last step of this node ('' clears it)", setLabel, "pitv-act-label"));
-    box.append(row1, instructions, row2, row3);
+    box.append(row1, row1b, instructions, row2, row3);
     if (caps.readonly) {
       for (const b of box.querySelectorAll("button, input, textarea")) b.disabled = true;
       box.title = "the session was opened read-only";
