@@ -140,7 +140,9 @@ def test_what_cannot_be_saved_is_named_and_nothing_the_user_had_is_lost(tmp_path
     assert ns["conn"] is conn
     fresh: dict = {}  # a new kernel: what was never saved is named
     report = World(Session.open(session.path), fresh, cwd=str(tmp_path)).move(leaf)
-    call = [e for e in session.raw_branch() if e.get("type") == "message" and e["message"]["role"] == "toolResult"][-1]["message"]["toolCallId"]
+    call = [e for e in session.raw_branch() if e.get("type") == "message" and e["message"]["role"] == "toolResult"][-1]["message"][
+        "toolCallId"
+    ]
     assert report.line() == (  # never run by itself: offered
         f"restored sqlite3 and threading; could not restore conn (sqlite3.Connection: not serializable; %pi rerun {call} runs "
         f"`conn = sqlite3.connect(':memory:')` again); could not restore gen (generator: not serializable; %pi rerun {call} runs "

@@ -109,14 +109,14 @@ def move_for_cell(agent: Any, start: str | None) -> tuple[str, str | None]:
     world = world_of(agent)
     if world is None:
         return "", start
-    world.move(start)
-    line = note(agent)
+    report = world.move(start)
     kept = world.keep_users()
-    if kept.recorded:
+    if kept.recorded:  # the user's own versions are not "left as they are": the run starts from them, recorded
         agent.reload()
-        line = "; ".join(part for part in (line, kept.line()) if part)
-        return line, kept.kept_in
-    return line, start
+        report.kept = [k for k in report.kept if k not in kept.recorded]
+        report.recorded, report.kept_in = kept.recorded, kept.kept_in
+        start = kept.kept_in
+    return note(agent), start
 
 
 def force_next(agent: Any, force: bool) -> None:

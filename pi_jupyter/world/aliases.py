@@ -105,6 +105,55 @@ def _copy_on_write() -> bool:
         return False
 
 
+VIEW_OF = "__pi_world_view_of__"
+"""In a saved group: an array that is a view of another name's array, kept as where it looks rather than as a copy."""
+
+
+def pack_views(together: dict[str, Any]) -> dict[str, Any]:
+    """A group's names as they are saved: a numpy view of another name's array is kept as where it looks in it.
+
+    Pickling copies a view's data, so it would come back as an array of its own (``view.base
+    is arr`` false, and writing through it would no longer change ``arr``). The view is
+    saved as its offset, shape, strides and dtype in the other name's array, and made again
+    from it (:func:`unpack_views`).
+    """
+    roots = {id(v): n for n, v in together.items() if _is_array(v) and v.base is None}
+    out = dict(together)
+    for name, value in together.items():
+        if not _is_array(value) or value.base is None or value.dtype.fields is not None or value.dtype.hasobject:
+            continue
+        root = value.base
+        while _is_array(root) and root.base is not None:
+            root = root.base
+        owner = roots.get(id(root))
+        if owner is None or owner == name:
+            continue
+        offset = value.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        out[name] = {
+            VIEW_OF: owner, "offset": offset, "shape": list(value.shape), "strides": list(value.strides),
+            "dtype": value.dtype.str, "writeable": bool(value.flags.writeable),
+        }  # fmt: skip
+    return out
+
+
+def unpack_views(loaded: Any) -> Any:
+    """A saved group with its views made again on the arrays they look into (see :func:`pack_views`)."""
+    if not isinstance(loaded, dict):
+        return loaded
+    for name, value in list(loaded.items()):
+        if isinstance(value, dict) and isinstance(value.get(VIEW_OF), str) and _is_array(loaded.get(value[VIEW_OF])):
+            import numpy as np
+
+            view = np.ndarray(
+                tuple(value["shape"]), dtype=np.dtype(value["dtype"]), buffer=loaded[value[VIEW_OF]],
+                offset=int(value["offset"]), strides=tuple(value["strides"]),
+            )  # fmt: skip
+            if not value.get("writeable", True):
+                view.flags.writeable = False
+            loaded[name] = view
+    return loaded
+
+
 def groups(graphs: Mapping[str, Graph]) -> list[list[str]]:
     """The names whose graphs overlap, joined (each name in exactly one group; names sorted within a group)."""
     parent = {name: name for name in graphs}

@@ -173,9 +173,13 @@ def rerun(world: Any, call_id: str) -> str:
         return f"no python call {call_id!r} in this session (the line that offered it names the call)"
     entry_id, code = found
     delta = delta_of(world.session.raw_entry(entry_id))
-    wanted = {c.name: c.after for c in (delta.vars if delta else []) if isinstance(c.after, dict) and "unsaved" in c.after}
-    if not wanted:
+    made = {c.name: c.after for c in (delta.vars if delta else []) if isinstance(c.after, dict) and "unsaved" in c.after}
+    if not made:
         return f"{call_id} made nothing that could not be restored; nothing run"
+    live = world.namespace
+    wanted = {n: slot for n, slot in made.items() if n not in live or not world.tracker.is_seen(n, live[n])}  # what is missing here
+    if not wanted:
+        return f"{', '.join(made)} of {call_id} are here already; nothing run"
     scratch = dict(world.namespace)  # the call's other names stay as they are
     try:
         exec(compile(code, f"<rerun {call_id}>", "exec"), scratch)  # noqa: S102 - the user asked for this call to run again

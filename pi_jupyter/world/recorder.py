@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import handles
-from .aliases import Graph, graph, groups
+from .aliases import Graph, graph, groups, pack_views
 from .files_seen import Watch
 from .names import candidates, world_name
 from .record import Delta, FileChange, Slot, VarChange, is_ref, same_slot, slot_refs
@@ -145,7 +145,7 @@ class Recorder:
                     out[n] = (self.shared_slot(values[n], shapes[n]), shapes[n])
                 continue
             held = next((shapes[n].handle for n in names if shapes[n].handle is not None), None)
-            together = {n: values[n] for n in names}
+            together = pack_views({n: values[n] for n in names})
             slot = self.save(together, Graph(frozenset(), held))
             if is_ref(slot):
                 for n in names:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import handles
+from .aliases import unpack_views
 from .record import SHOWN_NAMES, group_of, is_ref, listing, same_slot, shown, unsaved_reason
 from .state import UNKNOWN, Plan, Target
 from .store import Missing, Store, StoreError, file_digest
@@ -167,7 +168,7 @@ class _Contents:
     def group(self, ref: str) -> Any:
         if ref not in self.groups:
             try:
-                self.groups[ref] = self.store.get_value(ref)
+                self.groups[ref] = unpack_views(self.store.get_value(ref))
             except Exception as exc:  # noqa: BLE001 - kept and raised where it is restored
                 self.groups[ref] = exc
         return self.groups[ref]
