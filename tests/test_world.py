@@ -87,7 +87,8 @@ def test_a_file_the_user_changed_is_never_overwritten_silently(tmp_path):
     assert not (tmp_path / "notes.txt").exists()
     kept = report.kept_in
     assert report.line() == (
-        f"removed notes.txt (set only on the branch left); your version of notes.txt is kept in entry {kept} (%pi checkout {kept} brings it back)"
+        "removed notes.txt (set only on the branch left); "
+        f"your version of notes.txt is kept in entry {kept} (%pi checkout {kept} brings it back)"
     )
     assert world.move(kept).line() == "restored notes.txt" and (tmp_path / "notes.txt").read_text() == "my own words"
 

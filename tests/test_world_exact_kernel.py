@@ -244,7 +244,8 @@ def test_rewind_the_conversation_the_world_or_both(kernel, tmp_path):
     # the world alone: the conversation stays at b, the variables and files are a's
     brought = last_line(ok(kernel, f"%pi checkout {a} --world-only"))
     assert brought.startswith(
-        f"brought the world of {a} into this conversation (the conversation did not move): restored plan and notes.txt; recorded on the branch as entry "
+        f"brought the world of {a} into this conversation (the conversation did not move): "
+        "restored plan and notes.txt; recorded on the branch as entry "
     )
     assert value(kernel, "[plan, open('notes.txt').read()]") == ["A", "A"]
     assert value(kernel, "len(__import__('pi_jupyter').current_session().context().messages)") == messages
