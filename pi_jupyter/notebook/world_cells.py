@@ -114,8 +114,8 @@ def move_for_cell(agent: Any, start: str | None) -> tuple[str, str | None]:
     if kept.recorded:  # the user's own versions are not "left as they are": the run starts from them, recorded
         agent.reload()
         report.kept = [k for k in report.kept if k not in kept.recorded]
-        report.recorded, report.kept_in = kept.recorded, kept.kept_in
-        start = kept.kept_in
+        report.recorded, report.recorded_at = kept.recorded, kept.recorded_at
+        start = kept.recorded_at
     return note(agent), start
 
 

@@ -21,12 +21,25 @@ from .state import UNKNOWN, Plan, world_at
 from .values import describe
 
 
-def keep(recorder: Any, session: Any, at: Any, decisions: list[Decision], *, why: str, keep_leaf: bool, note: bool = False) -> str | None:
+def keep(
+    recorder: Any,
+    session: Any,
+    at: Any,
+    decisions: list[Decision],
+    *,
+    why: str,
+    keep_leaf: bool,
+    note: bool = False,
+    at_target: bool = True,
+) -> str | None:
     """Record the live values and files of ``decisions`` as a child of node ``at`` of ``session``; the record's id.
 
-    ``keep_leaf``: the session's leaf stays where it was (a checkout marker is written when
-    the record is not on it); otherwise the record becomes the leaf. ``note``: the live values
-    become the world's (the tracker learns their slots). ``None`` when the session cannot be written.
+    Each change's "before" is what ``at`` holds: its world's value, else the decision's target
+    value (``at_target``: ``at`` is the move's target) or its current one (``at`` is where the
+    move started). ``keep_leaf``: the session's leaf stays where it was (a checkout marker is
+    written when the record is not on it); otherwise the record becomes the leaf. ``note``: the
+    live values become the world's (the tracker learns their slots). ``None`` when the session
+    cannot be written.
     """
     if at is UNKNOWN:
         at = session.leaf_id
@@ -36,7 +49,7 @@ def keep(recorder: Any, session: Any, at: Any, decisions: list[Decision], *, why
     delta = Delta()
     for d in decisions:
         key = d.target.key
-        before = _before(d, vars_at if d.kind == "vars" else files_at)
+        before = _before(d, vars_at if d.kind == "vars" else files_at, at_target)
         if d.kind == "vars":
             slot, _shape = saved.get(key, (None, None))
             delta.vars.append(VarChange(key, before, slot, describe(live_vars[key]) if key in live_vars else ""))
@@ -64,10 +77,11 @@ def is_file(path: Any) -> bool:
     return isinstance(path, str) and (not os.path.lexists(path) or os.path.isfile(path))
 
 
-def _before(d: Decision, fold: dict[str, Slot]) -> Slot:
+def _before(d: Decision, fold: dict[str, Slot], at_target: bool) -> Slot:
     if d.target.key in fold:
         return fold[d.target.key]
-    return None if d.target.now is UNKNOWN else d.target.now
+    there = d.target.then if at_target else d.target.now
+    return None if there is UNKNOWN else there
 
 
 def _append_at(session: Any, parent: Any, data: dict[str, Any], *, keep_leaf: bool) -> str:

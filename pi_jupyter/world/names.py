@@ -72,10 +72,14 @@ def candidates(code: str, namespace: Mapping[str, Any]) -> set[str]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return set()
+    return {n for n in _changed(tree, namespace) if world_name(n)}
+
+
+def _changed(tree: ast.AST, namespace: Mapping[str, Any]) -> set[str]:
     found = _in_place(tree, namespace)
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     found |= _through_functions(called, namespace)
-    return {n for n in found if n in namespace and world_name(n)}
+    return {n for n in found if n in namespace}
 
 
 def user_candidates(code: str, namespace: Mapping[str, Any], known: Iterable[str]) -> set[str]:
@@ -90,7 +94,7 @@ def user_candidates(code: str, namespace: Mapping[str, Any], known: Iterable[str
         return set()  # IPython syntax (a magic, a shell escape) is not Python; a cell that does not parse did not run
     if any(isinstance(n, ast.Name) and n.id in ("exec", "eval", "globals", "vars") for n in ast.walk(tree)):
         return set(known)
-    return candidates(code, namespace)
+    return _changed(tree, namespace)  # ``_mine.append(1)`` too: a name of the user's may share an object with one of the world's
 
 
 _READ: dict[Any, frozenset[str]] = {}

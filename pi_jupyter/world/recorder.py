@@ -83,6 +83,9 @@ class Recorder:
         writes go to a folder of its own (:meth:`redirect`).
         """
         own = dict(self.namespace)
+        for name, value in own.items():  # a function defined in the notebook runs in the branch's own globals
+            if isinstance(value, types.FunctionType) and value.__globals__ is self.namespace:
+                own[name] = _in_globals(value, own)
         rec = Recorder(own, self.store, cwd=self.cwd, tracker=self.tracker.copy(), has_secret=self.has_secret, limit=self.limit)
         rec.isolate = True
         rec.shared = {id(v) for v in own.values()}
@@ -325,6 +328,7 @@ class PythonCall:
         rebound_or_new = {name for name, _id in self.before_ids.items() ^ _ids(after).items()}
         names = sorted(n for n in rebound_or_new | self.candidates if isinstance(n, str) and world_name(n))
         present: dict[str, Any] = {}
+        gone: list[str] = []
         for name in names:
             old = self.before.get(name, _ABSENT)
             new = after.get(name, _ABSENT)
@@ -332,12 +336,15 @@ class PythonCall:
             if not rebound and name not in self.candidates:
                 continue
             if new is _ABSENT:
-                before = self._before(name, old)
-                tracker.forget(name)
-                if before is not None:
-                    delta.vars.append(VarChange(name, before, None))
-                continue
-            present[name] = new
+                gone.append(name)
+            else:
+                present[name] = new
+        self._save_befores([*gone, *present])
+        for name in gone:
+            before = self._before(name, self.before.get(name, _ABSENT))
+            tracker.forget(name)
+            if before is not None:
+                delta.vars.append(VarChange(name, before, None))
         shapes = {n: graph(v) for n, v in present.items()}
         through = rec.sharing(after, shapes)  # names that share an object with a changed one changed with it
         shapes.update(through)
@@ -365,6 +372,18 @@ class PythonCall:
             return self.before_slots[name]
         return self.recorder._known_or_save(name, old)
 
+    def _save_befores(self, names: list[str]) -> None:
+        """The values rebound or deleted names had, saved together where they shared objects (``a is b`` before the call too)."""
+        tracker = self.recorder.tracker
+        olds = {}
+        for name in names:
+            old = self.before.get(name, _ABSENT)
+            if old is not _ABSENT and name not in self.before_slots and tracker.slot_of(name, old) is None:
+                olds[name] = old
+        if olds:
+            for name, (slot, _shape) in self.recorder.save_names(olds).items():
+                self.before_slots[name] = slot
+
 
 class FileCall:
     """Before and after one write of a file (see :meth:`Recorder.file_call`)."""
@@ -379,6 +398,16 @@ class FileCall:
         if after == self.before and is_ref(after):
             return Delta()
         return Delta(files=[FileChange(self.recorder.relative(self.real_path), self.before, after)])
+
+
+def _in_globals(fn: types.FunctionType, namespace: dict[str, Any]) -> types.FunctionType:
+    """A copy of ``fn`` whose globals are ``namespace`` (its code, defaults, closure and attributes kept)."""
+    copy_ = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy_.__kwdefaults__ = fn.__kwdefaults__
+    copy_.__qualname__, copy_.__module__, copy_.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    copy_.__annotations__ = dict(getattr(fn, "__annotations__", {}) or {})
+    copy_.__dict__.update(fn.__dict__)
+    return copy_
 
 
 def _ids(namespace: dict[str, Any]) -> dict[str, int]:

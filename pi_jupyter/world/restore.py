@@ -75,7 +75,10 @@ class Report:
     replaced: list[str] = field(default_factory=list)
     """The user's versions ``--force`` replaced (kept in :attr:`kept_in`)."""
     recorded: list[str] = field(default_factory=list)
-    """The user's versions kept as they are and recorded on the branch (:attr:`kept_in`), so a run starts from them."""
+    """The user's versions kept as they are and recorded on the branch (:attr:`recorded_at`), so a run starts from them."""
+    recorded_at: str | None = None
+    """The record on the branch of a world the tree did not hold yet: the user's own versions before a run, the world a
+    checkout of the conversation alone kept, the world a checkout of the world alone brought."""
     recorded_live: bool = False
     """What :attr:`recorded` names is the live world a checkout of the conversation alone kept (not only the user's)."""
 
@@ -116,9 +119,9 @@ class Report:
             parts.append(f"could not tell whether {shown(name)} changed ({why}): left as it is")
         if self.recorded and self.recorded_live:
             are = "differs" if len(self.recorded) == 1 else "differ"
-            parts.append(f"{_join(self.recorded)} {are} from that node's world, recorded on the branch as entry {self.kept_in}")
+            parts.append(f"{_join(self.recorded)} {are} from that node's world, recorded on the branch as entry {self.recorded_at}")
         elif self.recorded:
-            parts.append(f"kept your own {_join(self.recorded)} (recorded on the branch as entry {self.kept_in})")
+            parts.append(f"kept your own {_join(self.recorded)} (recorded on the branch as entry {self.recorded_at})")
         if self.replaced and self.kept_in:
             them = "it" if len(self.replaced) == 1 else "them"
             back = f"%pi checkout {self.kept_in} brings {them} back"

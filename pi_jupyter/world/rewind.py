@@ -43,7 +43,7 @@ async def rewind(
         report = world.bring(target, force=force)
         agent.reload()
         line = world.take_line() or "nothing differed"
-        recorded = f"; recorded on the branch as entry {report.kept_in}" if report.kept_in and not report.refused else ""
+        recorded = f"; recorded on the branch as entry {report.recorded_at}" if report.recorded_at and not report.refused else ""
         return f"brought the world of {target or 'the root'} into this conversation (the conversation did not move): {line}{recorded}"
     if world is not None:
         world.force_next = force and mode == "both"

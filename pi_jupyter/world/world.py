@@ -73,6 +73,8 @@ class World:
         """Set by ``%pi checkout --conversation-only``: the next checkout keeps the live world (see :meth:`stay`)."""
         self._lock = threading.RLock()
         self._recorder = self.recorder()
+        if self.tracker.standing() is None:  # the first world of a kernel: the files on disk are where its session left them
+            self.tracker.stands_for(self)
 
     def __repr__(self) -> str:
         where = "unknown" if self.vars_at is UNKNOWN else self.vars_at
@@ -152,7 +154,9 @@ class World:
                 users = [d for d in decisions if d.state in (USER, UNSURE)]
                 keepable = [d for d in users if d.kind == "vars" or keeping.is_file(d.live)]  # a folder or a pipe is never replaced
                 at = vars_at if vars_at is not UNKNOWN else files_at
-                kept_in = keeping.keep(self._recorder, session, at, keepable, why="user", keep_leaf=True) if keepable else None
+                kept_in = (
+                    keeping.keep(self._recorder, session, at, keepable, why="user", keep_leaf=True, at_target=False) if keepable else None
+                )
                 if kept_in is not None or not keepable:  # never replaced unless kept: a session that cannot be written keeps them live
                     for d in users:
                         d.state = RESTORE
@@ -185,7 +189,7 @@ class World:
             if rid is None:
                 return Report()
             self._stand(rid)
-            return Report(recorded=[d.target.key for d in users], kept_in=rid)
+            return Report(recorded=[d.target.key for d in users], recorded_at=rid)
 
     def stay(self, at: str | None = None) -> Report:
         """``--conversation-only``: the conversation moved to ``at`` (default: the leaf) and the live world stays as it is.
@@ -208,7 +212,7 @@ class World:
                 if rid is None:
                     report.refused = "the world could not be kept: the session file cannot be written"
                     return report
-                report.recorded, report.kept_in, report.recorded_live = [d.target.key for d in differ], rid, True
+                report.recorded, report.recorded_at, report.recorded_live = [d.target.key for d in differ], rid, True
                 at = rid
             self._stand(at)
             self.last_report = report
@@ -231,7 +235,7 @@ class World:
             if differ:
                 rid = keeping.keep(self._recorder, self.session, leaf, differ, why="bring", keep_leaf=False, note=True)
                 if rid is not None:
-                    report.kept_in = rid
+                    report.recorded_at = rid
                     self._stand(rid)
                     return report
             if leaf != target:
