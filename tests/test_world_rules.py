@@ -35,6 +35,7 @@ def make(tmp_path, ns=None, cwd=None):
     ns = {} if ns is None else ns
     world = World(session, ns, cwd=str(cwd or tmp_path))
     agent = Agent(session, tools=["python", "write", "edit"], cwd=str(cwd or tmp_path), tool_extra={"namespace": ns, "world": world})
+    world.attach(agent)  # its checkouts move the world, a run that ends leaves it at the leaf
     return session, ns, world, agent
 
 
@@ -227,3 +228,69 @@ def test_a_file_python_opens_for_writing_in_any_mode_comes_back(tmp_path, monkey
     assert delta.summary() == "wrote log.txt"
     assert world.move(start).line() == ("removed log.txt (set only on the branch left)" if mode == "x" else "restored log.txt")
     assert (mode == "x" and not (tmp_path / "log.txt").exists()) or (tmp_path / "log.txt").read_text() == "first line\n"
+
+
+# ------------------------------------------------------------------------------ names that are one object stay one
+
+
+def test_names_that_were_one_object_come_back_as_one_when_only_one_of_them_changed(tmp_path):
+    session, ns, world, agent = make(tmp_path)
+    run(agent, py("a = [1, 2]\nb = a\nc = {'inner': a}"))
+    one = session.leaf_id
+    run(agent, py("b = 'rebound'"))  # only b moves between the two nodes; a and c are the same at both
+    assert world.move(one).line() == "restored b"
+    assert ns["b"] is ns["a"] and ns["c"]["inner"] is ns["a"]
+    run(agent, py("a.append(3)"))  # through one name: every name that shares it changed with it
+    assert ns["b"] == [1, 2, 3]
+    three = session.leaf_id
+    world.move(one)
+    assert ns["a"] == [1, 2] and ns["b"] is ns["a"] and ns["c"]["inner"] is ns["a"]
+    fresh: dict = {}  # a new kernel: from the store, still one object
+    World(Session.open(session.path), fresh, cwd=str(tmp_path)).move(three)
+    assert fresh["a"] == [1, 2, 3] and fresh["b"] is fresh["a"] and fresh["c"]["inner"] is fresh["a"]
+
+
+# ------------------------------------------------------------------------------ rewinding one side
+
+
+def test_a_world_brought_into_the_conversation_is_left_as_that_node_held_it(tmp_path):
+    from pi_jupyter.world.rewind import rewind
+
+    session, ns, world, agent = make(tmp_path)
+    root = session.leaf_id
+    run(agent, py("y = 16"))
+    one = session.leaf_id
+    run(agent, py("a = [86]\nb = a") + "\n" + call("write", path="notes.txt", content="two"))
+    two = session.leaf_id
+    line = asyncio.run(rewind(world, agent, one, "world"))
+    assert line.startswith(f"brought the world of {one} into this conversation (the conversation did not move): removed a, b and notes.txt")
+    assert session.branch_ids()[-2] == two and "a" not in ns and ns["y"] == 16  # the conversation is still two's
+    asyncio.run(rewind(world, agent, root, "world"))
+    assert "y" not in ns
+    asyncio.run(rewind(world, agent, two, "both"))
+    assert ns["y"] == 16 and ns["a"] is ns["b"] and (tmp_path / "notes.txt").read_text() == "two"
+    # back to the world brought in and the one before: each as recorded
+    world.move(one)
+    assert ns == {"y": 16} | {k: v for k, v in ns.items() if k.startswith("__")} and not (tmp_path / "notes.txt").exists()
+
+
+def test_a_conversation_only_checkout_that_fails_leaves_the_next_checkout_a_whole_one(tmp_path):
+    from pi_jupyter.world.rewind import rewind
+
+    session, ns, world, agent = make(tmp_path)
+    root = session.leaf_id
+    run(agent, py("plan = 'A'"))
+    with pytest.raises(Exception, match="not found"):
+        asyncio.run(rewind(world, agent, "no-such-entry", "conversation"))
+    with pytest.raises(Exception, match="not found"):
+        asyncio.run(rewind(world, agent, "no-such-entry", "both", force=True))
+    assert world.stay_next is False and world.force_next is False
+    ns["plan"] = "mine"
+    line = asyncio.run(rewind(world, agent, root, "both"))
+    hint = f"%pi checkout {root} --force"
+    assert (
+        line == f"checked out {root}; leaf is now {root}\nleft plan as it is: it was changed outside the agent since ({hint} restores it)"
+    )
+    assert ns["plan"] == "mine"
+    line = asyncio.run(rewind(world, agent, root, "conversation"))
+    assert ns["plan"] == "mine" and "(the conversation only)" in line

@@ -145,17 +145,7 @@ class AgentFactory:
         world = World(session, self.namespace, cwd=self.cwd, tracker=self.tracker, has_secret=lambda text: bool(find_secrets(text)))
         extra = {"namespace": self.namespace, "world": world}
         agent = Agent(session, model=model, thinking=thinking, tools=list(self.tools), cwd=self.cwd, settings=settings, tool_extra=extra)
-
-        def follow(event: Any) -> None:
-            if getattr(event, "type", None) == "agent_end":
-                world.settle()  # the tools recorded their changes on the way: the live world is the leaf's
-            elif getattr(event, "type", None) == "session_event" and getattr(event, "action", None) == "checkout":
-                staying = world.stay_next
-                world.follow(session.leaf_id)
-                if staying:
-                    agent.reload()
-
-        agent.subscribe(follow)
+        world.attach(agent)
         return agent
 
     def world_of(self, agent: Agent) -> World | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
 from ..world import UNKNOWN, Tracker, World, world_at
 from ..world.names import user_candidates
@@ -40,14 +39,7 @@ def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
     ref = weakref.ref(agent)  # a run of any session of the kernel uses the namespace: checkouts wait for it
     tracker.running.append(lambda: bool(getattr(ref(), "is_running", False)))
 
-    def follow(event: Event) -> None:
-        if isinstance(event, SessionEvent) and event.action == "checkout":
-            staying = world.stay_next
-            world.follow(agent.session.leaf_id)
-            if staying:  # the conversation alone: the world it keeps is a record on the branch, now the leaf
-                agent.reload()
-
-    agent.subscribe(follow)
+    world.attach(agent)
     return world
 
 

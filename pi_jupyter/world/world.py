@@ -242,6 +242,27 @@ class World:
                 self._stand(leaf)  # nothing differs: the leaf's world is the target's
             return report
 
+    def attach(self, agent: Any) -> Callable[[], None]:
+        """Keep this world in step with ``agent`` (an :class:`~pi_jupyter.Agent` of :attr:`session`); returns the unsubscribe.
+
+        Its checkouts move the world (or keep it, :attr:`stay_next`), and a run that ends
+        leaves the world at the leaf its tools recorded on (:meth:`settle`). The notebook, the
+        RPC server and a script that rewinds with :func:`~.rewind.rewind` do this once per agent.
+        """
+
+        def on_event(event: Any) -> None:
+            kind = getattr(event, "type", None)
+            if kind == "agent_end":
+                self.settle()
+            elif kind == "session_event" and getattr(event, "action", None) == "checkout":
+                staying = self.stay_next
+                self.follow(self.session.leaf_id)
+                if staying:  # the conversation alone: the world it keeps is a record on the branch, now the leaf
+                    agent.reload()
+
+        unsubscribe: Callable[[], None] = agent.subscribe(on_event)
+        return unsubscribe
+
     def follow(self, leaf: str | None) -> Report:
         """What an agent's checkout does to its world: moves it to ``leaf``, or keeps it there (:attr:`stay_next`, see :meth:`stay`)."""
         try:
