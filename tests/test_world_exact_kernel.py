@@ -155,7 +155,7 @@ def test_back_to_the_first_session_after_a_fork_its_world_comes_back(kernel, tmp
 
 def test_a_grid_starts_from_the_live_values_and_the_users_change_is_kept(kernel, tmp_path):
     ok(kernel, cell("xs = [1, 2]", options="--tools python"), "make")
-    ok(kernel, "xs.append(3)")  # in place, in a cell of the user's own
+    ok(kernel, "_mine = xs\n_mine.append(3)")  # in place, in a cell of the user's own, through a name of the user's
     out = ok(kernel, cell("print('branch sees', xs); xs.append(4)", options="--tools python --repeat 2 --name grid"), "grid")
     assert "pi: kept your own xs (recorded on the branch as entry " in out
     kept = out.split("recorded on the branch as entry ")[1].split(")")[0]

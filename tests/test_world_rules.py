@@ -294,3 +294,44 @@ def test_a_conversation_only_checkout_that_fails_leaves_the_next_checkout_a_whol
     assert ns["plan"] == "mine"
     line = asyncio.run(rewind(world, agent, root, "conversation"))
     assert ns["plan"] == "mine" and "(the conversation only)" in line
+
+
+# ------------------------------------------------------------------------------ grids and forks
+
+
+def test_a_grid_branch_runs_the_notebooks_functions_in_its_own_world(tmp_path):
+    from pi_jupyter.experiment import Experiment
+
+    session, ns, world, agent = make(tmp_path, ns={"xs": [1, 2]})
+    exec("def bump():\n    xs.append(99)\n", ns)  # noqa: S102 - a function defined in a cell of the notebook
+    ns["bump"].__module__ = "__main__"
+    world.move(session.leaf_id)
+    exp = Experiment(
+        session, 'call python with {{"code": "bump()"}}', repeat=2, tools=["python"], cwd=str(tmp_path),
+        agent_options={"tool_extra": dict(agent.tool_extra)}, continue_from="start",
+    )  # fmt: skip
+    result = asyncio.run(exp.run())
+    assert ns["xs"] == [1, 2]  # the notebook's own list: no branch reached it through bump's globals
+    for row in result.rows:
+        assert world.store.get_value(world_at(session, row.leaf)[0]["xs"]) == [1, 2, 99]
+    world.grid_ended()
+    assert world.move(result.rows[0].leaf).line() == "restored xs" and ns["xs"] == [1, 2, 99]
+
+
+def test_after_a_restart_a_fork_moves_the_files_from_where_the_session_left_them(tmp_path):
+    from pi_jupyter.notebook.world_cells import Tracker, attach, carry
+
+    session, ns, world, agent = make(tmp_path)
+    run(agent, call("write", path="notes.txt", content="one"))
+    one = session.leaf_id
+    run(agent, call("write", path="other.txt", content="two"))
+    # a restarted kernel: the session opened again (the files on disk are where it left them), then forked at one
+    tracker, fresh = Tracker(), {}
+    reopened = Session.open(session.path)
+    first = Agent(reopened, tools=["write"], cwd=str(tmp_path), tool_extra={"namespace": fresh})
+    attach(first, fresh, tracker)
+    forked = reopened.fork(one)
+    follow = Agent(forked, tools=["write"], cwd=str(tmp_path), tool_extra={"namespace": fresh})
+    attach(follow, fresh, tracker)
+    assert carry(first, one, follow) == "removed other.txt (set only on the branch left)"
+    assert not (tmp_path / "other.txt").exists() and (tmp_path / "notes.txt").read_text() == "one"
