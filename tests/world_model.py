@@ -617,6 +617,8 @@ class WorldModel:
         started = state["run"][0]
         if record:
             self.node(started, start, record)
+        elif started != start and started not in self.nodes:  # entries that change no world came first (a new kernel's model)
+            self.node(started, start, {})
         elif started != start:
             self._silent(f"the grid {cid} started from {started}, not {start} (no change of the user's to record)")
         for leaf in state["run"][2]:

@@ -277,9 +277,18 @@ class World:
         return report.line() if report is not None else ""
 
     def settle(self) -> None:
-        """The live world is the session's leaf again (after a run whose tools recorded their changes on it)."""
+        """This session's world is at its leaf (after a run whose tools recorded their changes on it).
+
+        The live namespace stands for it if it stood for it before the run (a cell starts by
+        moving there); a run of a session the namespace did not stand for (an agent driven
+        directly, beside the notebook's current session) leaves it to the one it stands for.
+        """
         with self._lock:
-            self._stand(self.session.leaf_id)
+            self.vars_at = self.files_at = self.session.leaf_id
+            self.fresh = False
+            owner = self.tracker.standing()
+            if owner is None or owner is self or owner.vars_at is UNKNOWN:  # (a world that never moved stands only for the files)
+                self.tracker.stands_for(self)
 
     def rerun(self, call_id: str) -> str:
         """``%pi rerun CALL``: run a python call's code again, for the values that could not be restored; the line says what came back."""
