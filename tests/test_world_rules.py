@@ -282,16 +282,15 @@ def test_a_conversation_only_checkout_that_fails_leaves_the_next_checkout_a_whol
     run(agent, py("plan = 'A'"))
     with pytest.raises(Exception, match="not found"):
         asyncio.run(rewind(world, agent, "no-such-entry", "conversation"))
+    assert world.stay_next is False
+    ns["plan"] = "mine"
+    agent.checkout_sync(root)  # a plain checkout, as the tree's or another caller's: the world moves with it
+    assert world.position == root and world.take_line().startswith("left plan as it is")
     with pytest.raises(Exception, match="not found"):
         asyncio.run(rewind(world, agent, "no-such-entry", "both", force=True))
-    assert world.stay_next is False and world.force_next is False
-    ns["plan"] = "mine"
+    assert world.force_next is False
     line = asyncio.run(rewind(world, agent, root, "both"))
-    hint = f"%pi checkout {root} --force"
-    assert (
-        line == f"checked out {root}; leaf is now {root}\nleft plan as it is: it was changed outside the agent since ({hint} restores it)"
-    )
-    assert ns["plan"] == "mine"
+    assert line == f"checked out {root}; leaf is now {root}" and ns["plan"] == "mine"  # at the root, plan is the user's own
     line = asyncio.run(rewind(world, agent, root, "conversation"))
     assert ns["plan"] == "mine" and "(the conversation only)" in line
 
@@ -335,3 +334,37 @@ def test_after_a_restart_a_fork_moves_the_files_from_where_the_session_left_them
     attach(follow, fresh, tracker)
     assert carry(first, one, follow) == "removed other.txt (set only on the branch left)"
     assert not (tmp_path / "other.txt").exists() and (tmp_path / "notes.txt").read_text() == "one"
+
+
+def test_commands_whose_effects_are_not_tracked_are_counted_once_on_the_paths_between(tmp_path):
+    session = Session.create(tmp_path / "sessions")
+    ns: dict = {}
+    world = World(session, ns, cwd=str(tmp_path))
+    agent = Agent(session, tools=["bash", "python"], cwd=str(tmp_path), tool_extra={"namespace": ns, "world": world})
+    world.attach(agent)
+    asyncio.run(agent.prompt("use bash\n```bash\necho shared > shared.txt\n```"))
+    fork = session.leaf_id
+    asyncio.run(agent.prompt("use bash\n```bash\necho one > one.txt\n```"))
+    asyncio.run(agent.prompt(py("plan = 'one'")))
+    one = session.leaf_id
+    agent.checkout_sync(fork)
+    asyncio.run(agent.prompt(py("plan = 'two'")))
+    assert world.move(one).line() == "restored plan; 1 bash command had effects outside the tracked files"
+    assert world.move(fork).line() == "removed plan (set only on the branch left); 1 bash command had effects outside the tracked files"
+
+
+def test_a_world_brought_from_another_branch_is_undone_by_a_checkout_of_the_conversation_it_came_into(tmp_path):
+    from pi_jupyter.world.rewind import rewind
+
+    session, ns, world, agent = make(tmp_path)
+    root = session.leaf_id
+    run(agent, py("y = 16\na = [1]\nb = a"))
+    two = session.leaf_id
+    asyncio.run(rewind(world, agent, root, "both"))
+    run(agent, py("x = 5"))
+    three = session.leaf_id
+    line = asyncio.run(rewind(world, agent, two, "world"))
+    assert "restored a, b and y; removed x" in line and "x" not in ns and ns["a"] is ns["b"]
+    back = asyncio.run(rewind(world, agent, three, "both"))
+    assert back == f"checked out {three}; leaf is now {three}\nrestored x; removed a, b and y (set only on the branch left)"
+    assert ns["x"] == 5 and not {"a", "b", "y"} & set(ns)
