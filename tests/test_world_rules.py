@@ -368,3 +368,13 @@ def test_a_world_brought_from_another_branch_is_undone_by_a_checkout_of_the_conv
     back = asyncio.run(rewind(world, agent, three, "both"))
     assert back == f"checked out {three}; leaf is now {three}\nrestored x; removed a, b and y (set only on the branch left)"
     assert ns["x"] == 5 and not {"a", "b", "y"} & set(ns)
+
+
+def test_names_that_were_one_object_before_a_call_rebound_them_come_back_as_one(tmp_path):
+    shared = [1, 2]
+    session, ns, world, agent = make(tmp_path, ns={"a": shared, "b": shared})
+    start = session.leaf_id
+    world.move(start)  # the user's a and b: one list, never the world's until the agent rebinds them
+    run(agent, py("a = 'x'\nb = 'y'"))
+    assert world.move(start).line() == "restored a and b"
+    assert ns["a"] == [1, 2] and ns["a"] is ns["b"]
