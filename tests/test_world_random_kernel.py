@@ -1,7 +1,7 @@
 """Random sequences in a real kernel, held to a model of every node's world: no value or file silently wrong.
 
 A short run of :mod:`world_model` (the long one, with figures, is ``bench/bench_world_random.py``):
-a few seeded sequences of fifteen steps each (``%%pi`` cells calling ``python`` and ``write``,
+five seeded sequences of fifteen steps each (``%%pi`` cells calling ``python`` and ``write``,
 cells of the user's own, re-runs, checkouts with ``--force``, ``--conversation-only`` and
 ``--world-only``, forks and returns to the first session, grids, kernel restarts). After every
 step each variable and file is the model's, or named in the step's output; a silent difference
@@ -17,7 +17,7 @@ from world_model import Counts, WorldModel
 
 pytestmark = pytest.mark.kernel
 
-SEEDS = [int(s) for s in os.environ.get("PI_WORLD_SEEDS", "1,2,3").split(",") if s.strip()]
+SEEDS = [int(s) for s in os.environ.get("PI_WORLD_SEEDS", "1,2,3,4,5").split(",") if s.strip()]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
