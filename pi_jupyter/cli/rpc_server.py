@@ -33,7 +33,6 @@ from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
 from ..providers.keys import env_key_names
 from ..session import Session, SessionError
 from ..world import Tracker, World
-from ..world.rewind import rewind
 from . import rpc_views as views
 from .json_events import PiEventStream, compaction_end, compaction_result, compaction_start
 from .rpc_more import MoreCommands
@@ -136,11 +135,9 @@ class AgentFactory:
         return model if api_key_for(model) is not None else current
 
     def make(self, session: Session, model: Model | None, thinking: str | None = None, settings: AgentSettings | None = None) -> Agent:
-        """A new agent on ``session`` with this server's tools and working folder (and ``settings``, kept across sessions).
+        """A new agent on ``session`` with this server's tools and folder (``settings`` kept across sessions), and its world.
 
-        Its tools record what they change in the session's world (the variables of the
-        server's one namespace, which every session shares as a kernel's do, and the files of
-        the working folder), so ``checkout`` can rewind the conversation, its world, or both.
+        The world: the server's one namespace (every session shares it, as a kernel's do) and folder, for ``checkout``'s rewinds.
         """
         world = World(session, self.namespace, cwd=self.cwd, tracker=self.tracker, has_secret=lambda text: bool(find_secrets(text)))
         extra = {"namespace": self.namespace, "world": world}
@@ -537,18 +534,6 @@ class RpcServer(MoreCommands):
             data["details"] = data.pop("details", None)
         self.out.write(compaction_end("manual", data))
         return data
-
-    async def _checkout(self, command: CheckoutCommand) -> str:
-        if self._running():
-            raise CommandError("cannot checkout while the agent is running: send abort first")
-        options: dict[str, Any] = {}
-        if command.rewind != "world":
-            options = {
-                "summarize": command.summarize, "instructions": command.custom_instructions,
-                "replace_instructions": command.replace_instructions, "label": command.label,
-            }  # fmt: skip
-        target = self.agent.session.resolve(command.entry_id) if command.entry_id is not None else None
-        return await rewind(self.factory.world_of(self.agent), self.agent, target, command.rewind, force=command.force, sep="; ", **options)
 
     def _replace(self, session: Session, model: Model, thinking: str | None) -> None:
         old = self.agent.session

@@ -197,10 +197,9 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
         self._expand.clear()
         agent = self.agent
         reason = "" if agent is not None else NO_MODEL
-        world = world_cells.world_of(agent) is not None if agent is not None else False
-        self.capabilities = {
-            "summarize": agent is not None, "compact": agent is not None, "reason": reason, "readonly": session.readonly, "world": world,
-        }  # fmt: skip
+        world = agent is not None and world_cells.world_of(agent) is not None
+        caps = {"summarize": agent is not None, "compact": agent is not None, "reason": reason, "readonly": session.readonly}
+        self.capabilities = {**caps, "world": world}  # with a world, the panel offers what a checkout moves
 
     def show(self, target: Any) -> None:
         """Show another agent or session in this view."""
@@ -388,12 +387,10 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
     def checkout(
         self, ref: str | None = None, *, summarize: bool = False, instructions: str | None = None, rewind: str = "both", force: bool = False
     ) -> Any:
-        """Check out a node (default: the selected one); with ``summarize``, summarize the branch left.
+        """Check out a node (default: the selected one); ``summarize`` the branch left; ``rewind``: what moves.
 
-        ``rewind``: what moves: ``both`` (the conversation and its variables and files),
-        ``conversation`` (the live variables and files stay) or ``world`` (the node's variables
-        and files come into the current conversation, which stays). ``force``: over the user's
-        own changes (kept on the branch they leave). The status line says what moved.
+        ``both``, ``conversation`` or ``world`` (see :func:`pi_jupyter.world.rewind`); ``force``:
+        over the user's own changes (kept on the branch they leave). The status line says what moved.
         """
         target = self._target_id(ref)
         agent = self.agent
@@ -401,20 +398,12 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
             if summarize:
                 raise ValueError(f"a branch summary {NO_MODEL}")
             if rewind != "both":
-                raise ValueError(
-                    "rewinding the conversation or the world alone needs the notebook's agent (a view of a bare session has no world)"
-                )
+                raise ValueError("rewinding the conversation or the world alone needs an agent with a world (a notebook's)")
             leaf = self.session.checkout(target)
             self._done(f"checked out {target}; the leaf is now {leaf}")
             return leaf
         how = {"summarize": summarize, "instructions": instructions or None} if rewind != "world" else {}
-        said: list[str] = []
-
-        async def go() -> str | None:
-            said.append(await world_cells.rewind(agent, target, rewind, force=force, sep="; ", **how))
-            return agent.session.leaf_id
-
-        return self._run(go(), lambda _leaf: said[-1].replace("; leaf is now", "; the leaf is now", 1))
+        return self._run(*world_cells.rewinding(agent, target, rewind, force=force, **how))
 
     def fork(self, ref: str | None = None) -> Session:
         """Fork the branch ending at a node into a new session file; the view then shows the new session."""

@@ -123,6 +123,17 @@ async def rewind(agent: Any, target: str | None, mode: str = "both", *, force: b
     return await world_rewind(world_of(agent), agent, target, mode, force=force, sep=sep, **checkout)
 
 
+def rewinding(agent: Any, target: str | None, mode: str, *, force: bool = False, **checkout: Any) -> tuple[Any, Any]:
+    """:func:`rewind` for a view: the coroutine (its value the new leaf) and what to say of it once done (the status line)."""
+    said: list[str] = []
+
+    async def go() -> str | None:
+        said.append(await rewind(agent, target, mode, force=force, sep="; ", **checkout))
+        return agent.session.leaf_id
+
+    return go(), lambda _leaf: said[-1].replace("; leaf is now", "; the leaf is now", 1)
+
+
 def carry(agent: Any, target: str, new_agent: Any) -> str:
     """After ``%pi fork``: the live world moves to ``target`` and belongs to the fork, whose store gets its objects."""
     old, new = world_of(agent), world_of(new_agent)

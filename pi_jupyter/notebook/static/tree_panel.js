@@ -73,13 +73,9 @@ Object.assign(View.prototype, {
     const why = caps.reason || "";
     // check out, optionally with a branch summary
     const row1 = el(d, "div", "pitv-row");
-    const summarize = el(d, "input");
-    summarize.type = "checkbox";
-    summarize.className = "pitv-summarize";
+    const [summarize, sumLabel] = checkbox(d, "pitv-summarize", " with branch summary",
+      caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`);
     summarize.disabled = !caps.summarize;
-    const sumLabel = el(d, "label", "pitv-check");
-    sumLabel.append(summarize, d.createTextNode(" with branch summary"));
-    sumLabel.title = caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`;
     const instructions = el(d, "textarea", "pitv-instructions");
     instructions.placeholder = "focus for the summary (optional)";
     instructions.rows = 2;
@@ -102,13 +98,9 @@ Object.assign(View.prototype, {
     }
     rewind.title = "what the check out moves";
     rewind.disabled = !caps.world;
-    const force = el(d, "input");
-    force.type = "checkbox";
-    force.className = "pitv-force";
+    const [force, forceLabel] = checkbox(d, "pitv-force", " over my changes",
+      "also restore the variables and files you changed yourself (your versions are kept on the branch you leave)");
     force.disabled = !caps.world;
-    const forceLabel = el(d, "label", "pitv-check");
-    forceLabel.append(force, d.createTextNode(" over my changes"));
-    forceLabel.title = "also restore the variables and files you changed yourself (your versions are kept on the branch you leave)";
     const checkout = button(d, "Check out", "continue from the end of this node (the leaf moves here)", () =>
       this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value,
         rewind: rewind.value, force: force.checked && rewind.value !== "conversation" }), "pitv-primary pitv-act-checkout");
