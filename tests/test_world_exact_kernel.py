@@ -263,3 +263,15 @@ def test_rewind_the_conversation_the_world_or_both(kernel, tmp_path):
     # both: b's world
     assert last_line(ok(kernel, f"%pi checkout {b}")) == "restored plan and notes.txt"
     assert value(kernel, "[plan, open('notes.txt').read()]") == ["B", "B"]
+
+
+def test_a_value_the_world_cannot_compare_is_named_never_called_restored(kernel, tmp_path):
+    ok(
+        kernel,
+        cell("import sqlite3; conn = sqlite3.connect(':memory:', check_same_thread=False); x = 1", options="--tools python --name made"),
+        "made",
+    )
+    ok(kernel, "conn.execute('create table t (v int)')")  # a cell of the user's changes the connection in place
+    line = last_line(ok(kernel, "%pi checkout {made.leaf_id}"))
+    assert line == "could not tell whether conn changed (sqlite3.Connection: a cell may have changed it in place): left as it is"
+    assert value(kernel, "conn.execute('select count(*) from t').fetchone()[0]") == 0  # the user's connection, table and all

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..agent.redact import find_secrets, redact
 from ..world import UNKNOWN, Tracker, World, world_at
-from ..world.names import user_candidates
+from ..world.names import called_on, user_candidates
 from ..world.record import slot_refs
 from ..world.rewind import MODES
 from ..world.rewind import rewind as world_rewind
@@ -53,7 +53,7 @@ def watch_cells(shell: Any, tracker: Tracker) -> None:
         if not isinstance(code, str) or not tracker.known or code.lstrip().startswith(("%%pi", "%pi ")):
             return
         try:
-            tracker.touched(user_candidates(code, shell.user_ns, tracker.known.keys()), shell.user_ns)
+            tracker.touched(user_candidates(code, shell.user_ns, tracker.known.keys()), shell.user_ns, called_on(code))
         except Exception:  # noqa: BLE001 - looking must never break the user's cell
             tracker.dirty |= tracker.known.keys()
 

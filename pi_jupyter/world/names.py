@@ -97,6 +97,15 @@ def user_candidates(code: str, namespace: Mapping[str, Any], known: Iterable[str
     return _changed(tree, namespace)  # ``_mine.append(1)`` too: a name of the user's may share an object with one of the world's
 
 
+def called_on(code: str) -> set[str]:
+    """Names whose methods ``code`` calls (``conn.execute(...)``): what it may change where a comparison cannot tell."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    return {name for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (name := _base(n.func.value))}
+
+
 _READ: dict[Any, frozenset[str]] = {}
 
 

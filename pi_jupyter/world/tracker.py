@@ -112,8 +112,16 @@ class Tracker:
         seen = self.known.get(name)
         return seen is not None and seen[0] == id(value)
 
-    def touched(self, names: Iterable[str], namespace: dict[str, Any]) -> None:
-        """A user's cell may have changed ``names`` of ``namespace`` in place: they, and the names sharing objects with them, are dirty."""
+    def touched(self, names: Iterable[str], namespace: dict[str, Any], called: Iterable[str] = ()) -> None:
+        """A user's cell may have changed ``names`` of ``namespace`` in place: they, and the names sharing objects with them, are dirty.
+
+        ``called``: names whose methods the cell called; those whose value was never saved (a
+        connection) are dirty too, since no comparison could tell what the call did.
+        """
+        for name in called:
+            seen = self.known.get(name)
+            if seen is not None and isinstance(seen[1], dict) and "unsaved" in seen[1]:
+                self.dirty.add(name)
         for name in names:
             if name in self.known:
                 self.dirty.add(name)
