@@ -634,7 +634,7 @@ class WorldModel:
         self.close()
         self.counts.restarts += 1
         self.gen += 1
-        self.vars, self.user = {}, set()
+        self.vars, self.user = {}, {k for k in self.user if k in FILES}  # the files, and the user's edits of them, outlive the kernel
         for path, pos in self.pos.items():
             self.pos[path] = Pos(UNKNOWN, pos.leaf, pos.leaf)
         self.start()
