@@ -53,6 +53,10 @@ def watch_cells(shell: Any, tracker: Tracker) -> None:
         if not isinstance(code, str) or not tracker.known or code.lstrip().startswith(("%%pi", "%pi ")):
             return
         try:
+            code = shell.transform_cell(code)  # magics and shell escapes as the Python IPython ran
+        except Exception:  # noqa: BLE001 - read as typed
+            pass
+        try:
             tracker.touched(user_candidates(code, shell.user_ns, tracker.known.keys()), shell.user_ns, called_on(code))
         except Exception:  # noqa: BLE001 - looking must never break the user's cell
             tracker.dirty |= tracker.known.keys()
