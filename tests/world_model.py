@@ -518,7 +518,8 @@ class WorldModel:
         self.log.append(f"checkout {target} ({mode}) from {pos.vars}: {out.strip()[-300:]!r}")
         entry = _entry(out)
         if mode == "conversation":
-            plan = self.targets(pos.vars, target)
+            plan = {k: t for k, t in self.targets(pos.vars, target).items() if k not in FILES}
+            plan.update({k: t for k, t in self.targets(pos.files, target).items() if k in FILES})  # after a restart: where the files are
             snap = self.snapshot()
             record = {}
             for key, (_now, then, _moved) in plan.items():
