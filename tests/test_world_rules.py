@@ -378,3 +378,19 @@ def test_names_that_were_one_object_before_a_call_rebound_them_come_back_as_one(
     run(agent, py("a = 'x'\nb = 'y'"))
     assert world.move(start).line() == "restored a and b"
     assert ns["a"] == [1, 2] and ns["a"] is ns["b"]
+
+
+def test_a_name_sharing_an_object_the_code_changes_keeps_its_content_from_before_the_call(tmp_path):
+    session, ns, world, agent = make(tmp_path)
+    root = session.leaf_id
+    run(agent, py("a = [1]\nb = a"))
+    ns["b"].append(2)  # a cell of the user's, through b (as a notebook reads it: b, and a with it, may have changed)
+    world.tracker.touched({"b"}, ns)
+    assert world.move(root).line().startswith("left a and b as they are")
+    session.checkout(root)
+    agent.reload()
+    start = session.leaf_id
+    run(agent, py("a.append(3)"))  # through a: b changes with it, and both are kept as they were just before
+    assert ns["b"] == [1, 2, 3]
+    assert world.move(start).line() == "restored a and b"
+    assert ns["a"] == [1, 2] and ns["b"] is ns["a"]

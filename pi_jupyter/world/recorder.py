@@ -275,7 +275,9 @@ class PythonCall:
         self.copied: dict[str, Any] = {}
         tracker = recorder.tracker
         unknown = {}
-        for name in self.candidates:
+        # the names that share an object with one the code may change change with it: their content before is kept too
+        sharing = recorder.sharing(self.before, {n: graph(self.before[n]) for n in self.candidates}) if tracker.known else {}
+        for name in [*self.candidates, *sharing]:
             slot = tracker.slot_of(name, self.before[name])
             if slot is None:
                 unknown[name] = self.before[name]
