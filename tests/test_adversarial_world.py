@@ -319,7 +319,7 @@ def test_odd_objects_defined_in_the_notebook_come_back_or_are_named(tmp_path):
     # in a new kernel (the session opened again), what was not saved is named
     fresh: dict = {}
     line = World(Session.open(session.path), fresh, cwd=str(tmp_path)).move(leaf).line()
-    assert f"could not restore mm (numpy memmap of {tmp_path / 'data.bin'}: a view of a file, not saved; open it again)" in line
+    assert f"could not restore mm (numpy memmap of {tmp_path / 'data.bin'}: a view of a file, not saved; open it again; %pi rerun " in line
     assert fresh["frame"]["a"].tolist() == [1, 2] and fresh["square"](5) == 25 and pd is not None
 
 
@@ -403,6 +403,7 @@ def test_a_fork_while_the_session_runs_leaves_the_world_and_says_so(tmp_path):
     attach(fork_agent, ns, tracker)
     line = carry(agent, first, fork_agent)
     background.join()
+    agent.tool_extra["world"].settle()  # as a notebook cell does when its run ends
     assert line == "variables and files not restored: a run is using them; check out again when it ends"
     assert ns["plan"] == "B"  # the run ended as it ran
     fork_agent.checkout_sync(forked.leaf_id)  # once it has ended, the fork's first move brings its world

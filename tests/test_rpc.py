@@ -353,7 +353,11 @@ def test_get_tree_and_checkout_make_a_branch_that_survives_a_restart(rpc, tmp_pa
     summary = [nodes[i] for i in tree["path"] if nodes[i]["type"] == "branch_summary"]
     assert len(summary) == 1 and summary[0]["parentId"] == first_answer["id"]
     # checkout by label
-    assert server.data({"id": "c2", "type": "checkout", "entryId": "after-first"}) == {"leafId": first_answer["id"]}
+    back = first_answer["id"]
+    assert server.data({"id": "c2", "type": "checkout", "entryId": "after-first"}) == {
+        "leafId": back,
+        "line": f"checked out {back}; leaf is now {back}",
+    }
     assert server.finish() == 0
     reopened = Session.open(session_file)
     assert reopened.leaf_id == first_answer["id"]

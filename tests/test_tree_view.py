@@ -58,7 +58,7 @@ def test_the_view_carries_the_graph_and_the_selected_node(tmp_path):
     assert "<p>load the data</p>" in page and "<strong>12</strong>" in page
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "python(" in page  # the tool call, and its result below
-    assert view.capabilities == {"summarize": False, "compact": False, "reason": tree_view.NO_MODEL, "readonly": False}
+    assert view.capabilities == {"summarize": False, "compact": False, "reason": tree_view.NO_MODEL, "readonly": False, "world": False}
     with pytest.raises(KeyError, match="not drawn"):
         view.select("fold:nothing")
     marker = next(e["id"] for e in s.raw_entries() if e.get("customType") == "pi_jupyter.checkout")

@@ -85,7 +85,12 @@ def test_a_file_the_user_changed_is_never_overwritten_silently(tmp_path):
     world.vars_at = world.files_at = session.leaf_id
     report = world.move(start, force=True)
     assert not (tmp_path / "notes.txt").exists()
-    assert report.line() == "removed notes.txt (set only on the branch left)"
+    kept = report.kept_in
+    assert report.line() == (
+        "removed notes.txt (set only on the branch left); "
+        f"your version of notes.txt is kept in entry {kept} (%pi checkout {kept} brings it back)"
+    )
+    assert world.move(kept).line() == "restored notes.txt" and (tmp_path / "notes.txt").read_text() == "my own words"
 
 
 def test_the_record_is_refs_in_details_and_the_data_is_in_the_store(tmp_path):
@@ -136,9 +141,14 @@ def test_what_cannot_be_saved_is_named_and_nothing_the_user_had_is_lost(tmp_path
     assert ns["conn"] is conn
     fresh: dict = {}  # a new kernel: what was never saved is named
     report = World(Session.open(session.path), fresh, cwd=str(tmp_path)).move(leaf)
-    assert report.line() == (
-        "restored sqlite3 and threading; could not restore conn (sqlite3.Connection: not serializable); "
-        "could not restore gen (generator: not serializable); could not restore lock (_thread.lock: not serializable)"
+    call = [e for e in session.raw_branch() if e.get("type") == "message" and e["message"]["role"] == "toolResult"][-1]["message"][
+        "toolCallId"
+    ]
+    assert report.line() == (  # never run by itself: offered
+        f"restored sqlite3 and threading; could not restore conn (sqlite3.Connection: not serializable; %pi rerun {call} runs "
+        f"`conn = sqlite3.connect(':memory:')` again); could not restore gen (generator: not serializable; %pi rerun {call} runs "
+        f"`gen = (i for i in range(3))` again); could not restore lock (_thread.lock: not serializable; %pi rerun {call} runs "
+        "`lock = threading.Lock()` again)"
     )
     assert isinstance(fresh["sqlite3"], type(sqlite3)) and isinstance(fresh["threading"], type(threading))
 
@@ -324,7 +334,7 @@ def test_a_value_over_the_size_limit_is_named_not_saved(tmp_path):
     leaf = session.leaf_id
     world.move(start)
     report = world.move(leaf)
-    assert "could not restore big (ndarray 1,000,000 float64: 7.6 MB, over the 97.7 KB limit)" in report.line()
+    assert "could not restore big (ndarray 1,000,000 float64: 7.6 MB, over the 97.7 KB limit; %pi rerun " in report.line()
     assert ns["small"].shape == (10,) and "big" not in ns
 
 
@@ -445,4 +455,7 @@ def test_a_variable_the_user_rebound_is_left_unless_forced(tmp_path):
     assert report.line() == f"left plan as it is: it was changed outside the agent since (%pi checkout {leaf_a} --force restores it)"
     world.vars_at = world.files_at = session.leaf_id
     world.force_next = True
-    assert world.move(leaf_a).line() == "restored plan" and ns["plan"] == "A"
+    report = world.move(leaf_a)
+    assert report.line().startswith("restored plan; your version of plan is kept in entry ") and ns["plan"] == "A"
+    world.move(report.kept_in)
+    assert ns["plan"] == "mine"  # a --force never loses what the user had

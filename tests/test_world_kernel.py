@@ -140,8 +140,13 @@ def test_a_file_changed_by_the_user_is_left_and_force_restores_it(kernel, tmp_pa
     b_end = first_run_end(session_of(tmp_path), "b")
     assert kernel.run(f"%pi checkout {b_end}").status == "ok"
     forced = kernel.run(f"%pi checkout {leaf_a} --force")
-    assert forced.stdout.splitlines()[-1] == "restored notes.txt"
+    kept = forced.stdout.split("kept in entry ")[1].split(" ")[0]
+    assert forced.stdout.splitlines()[-1] == (
+        f"restored notes.txt; your version of notes.txt is kept in entry {kept} (%pi checkout {kept} brings it back)"
+    )
     assert (tmp_path / "notes.txt").read_text() == "branch A"
+    assert kernel.run(f"%pi checkout {kept}").stdout.splitlines()[-1] == "restored notes.txt"
+    assert (tmp_path / "notes.txt").read_text() == "edited by hand"  # a --force never loses the user's version
 
 
 def test_the_teaching_demo_drop_a_column_and_get_it_back(kernel, tmp_path):

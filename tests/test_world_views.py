@@ -205,3 +205,34 @@ def test_the_live_tool_card_says_what_the_call_changed_during_the_run_and_in_its
     cards = [b for item in view.transcript for b in item.get("blocks", []) if b.get("type") == "toolCall"]
     assert [c["x"].get("changed") for c in cards] == wanted
     view.close()
+
+
+def test_the_tree_panel_rewinds_the_conversation_the_world_or_both(tmp_path):
+    """The panel's *Check out* with its "what moves" choice, as the browser sends it: each status line says what moved."""
+    from pi_jupyter.notebook.tree_view import TreeView
+
+    session, ns, agent, _tracker, leaf_a = _two_branches(tmp_path)
+    leaf_b = session.leaf_id
+    view = TreeView(agent)
+    try:
+        assert view.capabilities["world"] is True
+        node_a = next(k for k, n in view.graph.nodes.items() if n.target_id == leaf_a)
+
+        def says(**content):
+            view._handle_msg({"content": {"data": {"method": "custom", "content": {"type": "action", **content}}}, "buffers": []})
+            assert view.wait_idle(10)
+            return view.status["text"]
+
+        line = says(action="checkout", key=node_a, rewind="world")
+        assert line.startswith(f"brought the world of {leaf_a} into this conversation (the conversation did not move): restored plan")
+        assert ns["plan"] == "A" and session.context().messages[-1].role == "assistant"
+        assert leaf_b in session.branch_ids()  # the conversation is still b's
+        line = says(action="checkout", key=node_a, rewind="conversation")
+        assert line.startswith(f"checked out {leaf_a} (the conversation only); the leaf is now ") and ns["plan"] == "A"
+        node_b = next(k for k, n in view.graph.nodes.items() if n.target_id == leaf_b)
+        ns["plan"] = "mine"
+        line = says(action="checkout", key=node_b, rewind="both", force=True)
+        assert line.startswith(f"checked out {leaf_b}; the leaf is now {leaf_b}; restored plan; your version of plan is kept in entry ")
+        assert ns["plan"] == "B"
+    finally:
+        view.close()

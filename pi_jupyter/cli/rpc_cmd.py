@@ -30,7 +30,8 @@ get_available_models, get_available_thinking_levels, get_commands,
 set_auto_compaction{enabled}, set_auto_retry{enabled} (pi 1.6's commands, in its shapes:
 get_tree answers pi's nested {tree: [{entry, children, label?, labelTimestamp?}], leafId});
 and, beyond pi, get_tree{flat: true} (the tree as flat JSON: {leafId, path, roots, nodes})
-checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?} -> {leafId},
+checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?, rewind?, force?}
+-> {leafId, line} (rewind: "both", "conversation" or "world": what moves; the line says it),
 and set_max_turns{maxTurns} (the turn limit of the next runs, as --max-turns; 0: no limit).
 
 Every command is answered once, with its own id and command name; a failure is
@@ -122,7 +123,6 @@ def _refuse_all(message: str, code: int) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until end of input; see :data:`DESCRIPTION`."""
-    from ..agent.agent import Agent
     from .rpc_server import AgentFactory, Output, RpcServer
 
     model = chosen_model(args)
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     except CliError as exc:
         return _refuse_all(str(exc), exc.code)
     try:
-        agent = Agent(session, model=model, thinking=args.thinking, tools=tools, cwd=cwd, settings=agent_settings(args))
+        agent = factory.make(session, model, args.thinking, agent_settings(args))
     except ValueError as exc:
         session.close()
         raise CliError(str(exc)) from None

@@ -34,8 +34,18 @@ from ..messages import THINKING_LEVELS, now_ms
 from ..providers import Model, api_key_for, list_models
 from ..views.export import export_html
 from ..views.export_file import write_export
+from ..world.rewind import rewind
 from . import rpc_views as views
-from .rpc_protocol import BashCommand, CommandError, EnabledCommand, ExportHtmlCommand, GetEntriesCommand, SetMaxTurnsCommand, success
+from .rpc_protocol import (
+    BashCommand,
+    CheckoutCommand,
+    CommandError,
+    EnabledCommand,
+    ExportHtmlCommand,
+    GetEntriesCommand,
+    SetMaxTurnsCommand,
+    success,
+)
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -82,6 +92,19 @@ class MoreCommands:
     """The line number of the last ``abort_bash``: a ``bash`` read before it does not run."""
     _seq: int
     _pending_bash: list[dict[str, Any]]
+
+    async def _checkout(self, command: CheckoutCommand) -> str:
+        """``checkout``: the conversation and its world, or one of them (``rewind``); the line that says what moved."""
+        if self._running():  # type: ignore[attr-defined]
+            raise CommandError("cannot checkout while the agent is running: send abort first")
+        options: dict[str, Any] = {}
+        if command.rewind != "world":
+            options = {
+                "summarize": command.summarize, "instructions": command.custom_instructions,
+                "replace_instructions": command.replace_instructions, "label": command.label,
+            }  # fmt: skip
+        target = self.agent.session.resolve(command.entry_id) if command.entry_id is not None else None
+        return await rewind(self.factory.world_of(self.agent), self.agent, target, command.rewind, force=command.force, sep="; ", **options)
 
     async def _handle_more(self, command: Any, seq: int) -> dict[str, Any] | None:
         cid, kind, agent = command.id, command.type, self.agent

@@ -130,9 +130,14 @@ class SetSessionNameCommand(Command):
 
 
 class CheckoutCommand(Command):
-    """``checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?}`` (pi-jupyter's own).
+    """``checkout{entryId, summarize?, customInstructions?, replaceInstructions?, label?, rewind?, force?}`` (pi-jupyter's own).
 
     ``entryId`` is an id, a unique id prefix or a label; ``null`` moves before the first entry.
+    ``rewind``: what moves: ``"both"`` (the conversation and the variables and files its
+    tools changed, the default), ``"conversation"`` (the live variables and files stay) or
+    ``"world"`` (the node's variables and files come into the current conversation, which
+    stays). ``force``: over the user's own changes (kept on the branch they leave). The
+    answer is ``{leafId, line}``: the line says what moved.
     """
 
     type: Literal["checkout"]
@@ -141,6 +146,8 @@ class CheckoutCommand(Command):
     custom_instructions: str | None = Field(default=None, alias="customInstructions")
     replace_instructions: bool = Field(default=False, alias="replaceInstructions")
     label: str | None = None
+    rewind: Literal["both", "conversation", "world"] = "both"
+    force: bool = False
 
 
 class BashCommand(Command):

@@ -25,13 +25,14 @@ from typing import IO, Any
 
 from ..agent.agent import Agent, AgentBusyError, AgentSettings
 from ..agent.compaction_runner import CompactionCancelled
-from ..agent.redact import redact, redact_json
+from ..agent.redact import find_secrets, redact, redact_json
 from ..agent.typed_text import scrub
 from ..compaction import SummaryAborted, estimate_tokens_pi
 from ..messages import UserMessage
 from ..providers import Model, ModelNotFoundError, api_key_for, resolve_model
 from ..providers.keys import env_key_names
 from ..session import Session, SessionError
+from ..world import Tracker, World
 from . import rpc_views as views
 from .json_events import PiEventStream, compaction_end, compaction_result, compaction_start
 from .rpc_more import MoreCommands
@@ -110,6 +111,9 @@ class AgentFactory:
         self.base_provider = base_provider
         self.start_model: Model | None = None
         """The model the server started with (listed as available even when the catalog does not hold it)."""
+        self.namespace: dict[str, Any] = {"__name__": "__main__"}
+        """The one namespace of the server's python tool, shared by every session it works on."""
+        self.tracker = Tracker()
 
     def resolve(self, ref: str) -> Model:
         """The model for ``provider/id`` (raises ``ModelNotFoundError`` / ``ValueError``)."""
@@ -131,8 +135,20 @@ class AgentFactory:
         return model if api_key_for(model) is not None else current
 
     def make(self, session: Session, model: Model | None, thinking: str | None = None, settings: AgentSettings | None = None) -> Agent:
-        """A new agent on ``session`` with this server's tools and working folder (and ``settings``, kept across sessions)."""
-        return Agent(session, model=model, thinking=thinking, tools=list(self.tools), cwd=self.cwd, settings=settings)
+        """A new agent on ``session`` with this server's tools and folder (``settings`` kept across sessions), and its world.
+
+        The world: the server's one namespace (every session shares it, as a kernel's do) and folder, for ``checkout``'s rewinds.
+        """
+        world = World(session, self.namespace, cwd=self.cwd, tracker=self.tracker, has_secret=lambda text: bool(find_secrets(text)))
+        extra = {"namespace": self.namespace, "world": world}
+        agent = Agent(session, model=model, thinking=thinking, tools=list(self.tools), cwd=self.cwd, settings=settings, tool_extra=extra)
+        world.attach(agent)
+        return agent
+
+    def world_of(self, agent: Agent) -> World | None:
+        """The world of an agent this factory made (``None`` for another one)."""
+        world = agent.tool_extra.get("world")
+        return world if isinstance(world, World) else None
 
 
 class RpcServer(MoreCommands):
@@ -450,7 +466,8 @@ class RpcServer(MoreCommands):
                 return success(cid, kind, views.tree_view(agent.session))
             return self._tree_response(command)
         if isinstance(command, CheckoutCommand):
-            return success(cid, kind, {"leafId": await self._checkout(command)})
+            line = await self._checkout(command)
+            return success(cid, kind, {"leafId": self.agent.session.leaf_id, "line": line})
         more = await self._handle_more(command, seq)
         if more is not None:
             return more
@@ -518,17 +535,6 @@ class RpcServer(MoreCommands):
         self.out.write(compaction_end("manual", data))
         return data
 
-    async def _checkout(self, command: CheckoutCommand) -> str | None:
-        if self._running():
-            raise CommandError("cannot checkout while the agent is running: send abort first")
-        return await self.agent.checkout(
-            command.entry_id,
-            summarize=command.summarize,
-            instructions=command.custom_instructions,
-            replace_instructions=command.replace_instructions,
-            label=command.label,
-        )
-
     def _replace(self, session: Session, model: Model, thinking: str | None) -> None:
         old = self.agent.session
         try:
@@ -538,6 +544,9 @@ class RpcServer(MoreCommands):
                 session.close()
             raise
         self._bind(agent)
+        world = self.factory.world_of(agent)
+        if world is not None:  # the one namespace and folder go on in that session's world (a new one takes them as they are)
+            world.move(session.leaf_id)
         if old is not session:
             with contextlib.suppress(SessionError, OSError):
                 old.close()

@@ -66,7 +66,7 @@ def run_experiment_cell(magics: Any, args: argparse.Namespace, cell: str, cell_i
     start, _ = start_for(session, cell_id)
     namespace = magics.shell.user_ns
     world = world_cells.world_of(agent)
-    moved = world_cells.move_for_cell(agent, start)  # the branches start in the world of the start
+    moved, start = world_cells.move_for_cell(agent, start)  # the branches start in the world of the start, the user's changes kept
     if moved:
         print(f"pi: {moved}")
 

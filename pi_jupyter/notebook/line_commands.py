@@ -36,8 +36,12 @@ SUBCOMMANDS = """\
   open PATH|NAME|ID          open a session file (and make it current)
   status                     the current session, model, leaf and runs
   checkout ID [--summarize] [--instructions TEXT] [--label TEXT] [--force]
+           [--conversation-only | --world-only]
                              move to another node (ID: id, id prefix, label, cell id, or 'root');
-                             its variables and files come back (--force: over your own changes)
+                             its variables and files come back (--force: over your own changes,
+                             which are kept on the branch); --conversation-only keeps the live
+                             variables and files; --world-only brings ID's into this conversation
+  rerun CALL                 run a python call again for what could not be restored (a line offers it)
   fork [ID]                  copy the branch up to ID into a new session file (and switch to it)
   label ID TEXT              label an entry ('' clears)
   forget ID                  drop an entry from what the model sees (the file keeps it)
@@ -114,7 +118,7 @@ class LineCommands:
         if not rest:
             raise UsageError("%pi open: give a path, a session name or an id prefix")
         session = self.state.find_session(rest[0], create=False)
-        agent = self.state.switch(session)
+        agent = self.state.switch(session)  # the live world moves to where this session's world stands
         report = session.load_report
         if not report.ok:
             print(str(report), file=sys.stderr)
@@ -143,16 +147,29 @@ class LineCommands:
         parser.add_argument("--instructions", default=None)
         parser.add_argument("--label", default=None)
         parser.add_argument("--force", action="store_true")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--conversation-only", action="store_true")
+        which.add_argument("--world-only", action="store_true")
         opts = parser.parse_args(rest)
         agent = self._agent()
         target = None if opts.target in ("root", "none", "null") else self._resolve_ref(agent, opts.target)
-        world_cells.force_next(agent, opts.force)
-        leaf = self.state.runner.wait(
-            self.state.runner.submit(agent.checkout(target, summarize=opts.summarize, instructions=opts.instructions, label=opts.label)),
-            on_interrupt=agent.abort,
-        )
-        print(f"checked out {target or 'the point before the first entry'}; leaf is now {leaf}")
-        world_cells.say(world_cells.note(agent))  # what came back with it
+        mode = "conversation" if opts.conversation_only else "world" if opts.world_only else "both"
+        if mode == "world" and (opts.summarize or opts.label):
+            raise UsageError("%pi checkout --world-only moves no conversation: --summarize and --label do not apply")
+        if mode == "conversation" and opts.force:
+            raise UsageError("%pi checkout --conversation-only keeps the variables and files as they are: --force does not apply")
+        runner = self.state.runner
+        how = {"summarize": opts.summarize, "instructions": opts.instructions, "label": opts.label} if mode != "world" else {}
+        print(runner.wait(runner.submit(world_cells.rewind(agent, target, mode, force=opts.force, **how)), on_interrupt=agent.abort))
+        return None
+
+    def _cmd_rerun(self, rest: list[str]) -> Any:
+        if len(rest) != 1:
+            raise UsageError("%pi rerun: give the call id a line offered (%pi rerun offline_3_0)")
+        world = world_cells.world_of(self._agent())
+        if world is None:
+            raise UsageError("%pi rerun: this session has no world")
+        print(world.rerun(rest[0]))
         return None
 
     def _resolve_ref(self, agent: Agent, ref: str) -> str:
@@ -179,7 +196,7 @@ class LineCommands:
         if target is None:
             raise UsageError("%pi fork: the session is empty; nothing to fork")
         new = agent.session.fork(target, dir=self.state.session_dir)
-        moved = world_cells.carry(agent, target, self.state.switch(new))  # the new session goes on in the world of ID
+        moved = world_cells.carry(agent, target, self.state.switch(new, move_world=False))  # the fork goes on in the world of ID
         size = plural(len(new), "entry", "entries")
         print(f"forked into {self.state.header(new)} ({size}); the notebook's next %%pi cells continue in it")
         world_cells.say(moved)

@@ -198,7 +198,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
         if start != agent.session.leaf_id:
             agent.session.checkout(start, persist=False)
             agent.reload()
-        moved = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world
+        moved, start = world_cells.move_for_cell(agent, start)  # a re-run starts in its start's world (and the user's own changes)
         world_cells.say(moved, "pi: ")
         told = notebook_context.for_cell(self, agent, start, off=args.no_notebook, world_line=moved)  # what ran since the last turn
         tools_before = agent.tools
@@ -391,6 +391,7 @@ def register(shell: Any) -> PiMagics:
 
     shell.events.register("pre_run_cell", remember_cell)
     shell.events.register("pre_run_cell", kernel_notebook.watch(shell, magics.state.notebook))  # which notebook, which cell
+    world_cells.watch_cells(shell, magics.state.tracker)  # what the user's own cells may change in place is compared, not trusted
     from .async_cell import install, stop_note
 
     if not install(shell) and (note := stop_note(shell)):

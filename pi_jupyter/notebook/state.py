@@ -265,9 +265,14 @@ class NotebookState:
         """Start a new session file in the session folder and make it current."""
         return self.agent_for(self._create(name))
 
-    def switch(self, session: Session) -> Agent:
-        """Make ``session`` the current one."""
-        return self.agent_for(session)
+    def switch(self, session: Session, *, move_world: bool = True) -> Agent:
+        """Make ``session`` the current one; the live world moves to where its world stands (``move_world``), and the line is said."""
+        from .world_cells import say, switch_to
+
+        agent = self.agent_for(session)
+        if move_world:
+            say(switch_to(agent), "pi: ")
+        return agent
 
     def busy(self, agent: Agent) -> BackgroundRun | None:
         """The background run currently using ``agent``'s session, if any."""

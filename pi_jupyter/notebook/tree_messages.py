@@ -38,7 +38,11 @@ class BrowserMessages:
         action = content.get("action")
         key = content.get("key") or None
         if action == "checkout":
-            view.checkout(key, summarize=bool(content.get("summarize")), instructions=content.get("instructions") or None)
+            rewind = str(content.get("rewind") or "both")
+            force = bool(content.get("force"))
+            view.checkout(
+                key, summarize=bool(content.get("summarize")), instructions=content.get("instructions") or None, rewind=rewind, force=force
+            )
         elif action == "fork":
             view.fork(key)
         elif action == "label":

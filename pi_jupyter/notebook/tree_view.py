@@ -197,7 +197,9 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
         self._expand.clear()
         agent = self.agent
         reason = "" if agent is not None else NO_MODEL
-        self.capabilities = {"summarize": agent is not None, "compact": agent is not None, "reason": reason, "readonly": session.readonly}
+        world = agent is not None and world_cells.world_of(agent) is not None
+        caps = {"summarize": agent is not None, "compact": agent is not None, "reason": reason, "readonly": session.readonly}
+        self.capabilities = {**caps, "world": world}  # with a world, the panel offers what a checkout moves
 
     def show(self, target: Any) -> None:
         """Show another agent or session in this view."""
@@ -382,19 +384,26 @@ class TreeView(BrowserMessages, ContextEditActions, CompactAction, anywidget.Any
             return node.target_id
         return self.session.resolve(ref)
 
-    def checkout(self, ref: str | None = None, *, summarize: bool = False, instructions: str | None = None) -> Any:
-        """Check out a node (default: the selected one); with ``summarize``, summarize the branch left."""
+    def checkout(
+        self, ref: str | None = None, *, summarize: bool = False, instructions: str | None = None, rewind: str = "both", force: bool = False
+    ) -> Any:
+        """Check out a node (default: the selected one); ``summarize`` the branch left; ``rewind``: what moves.
+
+        ``both``, ``conversation`` or ``world`` (see :func:`pi_jupyter.world.rewind`); ``force``:
+        over the user's own changes (kept on the branch they leave). The status line says what moved.
+        """
         target = self._target_id(ref)
         agent = self.agent
         if agent is None:
             if summarize:
                 raise ValueError(f"a branch summary {NO_MODEL}")
+            if rewind != "both":
+                raise ValueError("rewinding the conversation or the world alone needs an agent with a world (a notebook's)")
             leaf = self.session.checkout(target)
             self._done(f"checked out {target}; the leaf is now {leaf}")
             return leaf
-        coro = agent.checkout(target, summarize=summarize, instructions=instructions or None)
-        verb = "checked out with a branch summary" if summarize else "checked out"
-        return self._run(coro, lambda leaf: f"{verb} {target}; the leaf is now {leaf}" + world_cells.suffix(agent))
+        how = {"summarize": summarize, "instructions": instructions or None} if rewind != "world" else {}
+        return self._run(*world_cells.rewinding(agent, target, rewind, force=force, **how))
 
     def fork(self, ref: str | None = None) -> Session:
         """Fork the branch ending at a node into a new session file; the view then shows the new session."""

@@ -1,11 +1,14 @@
 """The notebook's side of the world: each session's agent gets a :class:`~pi_jupyter.world.World` over ``user_ns``.
 
 Every checkout of the agent (``%pi checkout``, "continue from this one", a click in the tree,
-compact-up-to-here) moves the world with it, through the agent's ``checkout`` event; a cell
-moves it to the node it starts from (a re-run starts in the world of its start, not in the
-world its previous run left); a grid moves it to the branch the cells below continue from.
-Each move's one line (what was restored, what could not be) is what :func:`note` returns once.
-All sessions of a kernel share one tracker, because they share one namespace.
+compact-up-to-here) moves the world with it, through the agent's ``checkout`` event, unless
+the user chose to rewind the conversation alone (:func:`rewind`); a cell moves it to the node
+it starts from (a re-run starts in the world of its start, not in the world its previous run
+left) and first records on the branch what the user changed outside the agent since; a grid
+moves it to the branch the cells below continue from. Each move's one line (what was
+restored, what could not be) is what :func:`note` returns once. All sessions of a kernel share
+one tracker, because they share one namespace: switching to another session (``%pi open``,
+``--session``, a fork) moves the world from where the other session left it.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from ..agent.events import Event, SessionEvent
 from ..agent.redact import find_secrets, redact
-from ..world import Report, Tracker, World, world_at
-from ..world.record import shown
+from ..world import UNKNOWN, Tracker, World, world_at
+from ..world.names import called_on, user_candidates
+from ..world.record import shown, slot_refs
+from ..world.rewind import MODES
+from ..world.rewind import rewind as world_rewind
 
-__all__ = ["Tracker", "World", "attach", "follow_fork", "move_for_cell", "note", "world_of"]
+__all__ = ["Tracker", "World", "attach", "follow_fork", "move_for_cell", "note", "rewind", "switch_to", "watch_cells", "world_of"]
+
+REWIND_MODES = MODES
 
 
 def _has_secret(text: str) -> bool:
@@ -32,15 +39,30 @@ def attach(agent: Any, namespace: dict[str, Any], tracker: Tracker) -> World:
     ref = weakref.ref(agent)  # a run of any session of the kernel uses the namespace: checkouts wait for it
     tracker.running.append(lambda: bool(getattr(ref(), "is_running", False)))
 
-    def follow(event: Event) -> None:
-        if isinstance(event, SessionEvent) and event.action == "checkout":
-            try:
-                world.move(agent.session.leaf_id)
-            except Exception as exc:  # noqa: BLE001 - the conversation moved; say that its world could not
-                world.last_report = Report(refused=f"variables and files not restored: {exc}")
-
-    agent.subscribe(follow)
+    world.attach(agent)
     return world
+
+
+def watch_cells(shell: Any, tracker: Tracker) -> None:
+    """After each cell of the user's own, the names it may have changed in place are compared by content before any move trusts them."""
+    if getattr(tracker, "watching", False):
+        return
+
+    def after(result: Any) -> None:
+        code = getattr(getattr(result, "info", None), "raw_cell", None)
+        if not isinstance(code, str) or not tracker.known or code.lstrip().startswith(("%%pi", "%pi ")):
+            return
+        try:
+            code = shell.transform_cell(code)  # magics and shell escapes as the Python IPython ran
+        except Exception:  # noqa: BLE001 - read as typed
+            pass
+        try:
+            tracker.touched(user_candidates(code, shell.user_ns, tracker.known.keys()), shell.user_ns, called_on(code))
+        except Exception:  # noqa: BLE001 - looking must never break the user's cell
+            tracker.dirty |= tracker.known.keys()
+
+    shell.events.register("post_run_cell", after)
+    tracker.watching = True
 
 
 def world_of(agent: Any) -> World | None:
@@ -52,11 +74,7 @@ def world_of(agent: Any) -> World | None:
 def note(agent: Any) -> str:
     """The line of the last move of ``agent``'s world (once; empty when it changed nothing)."""
     world = world_of(agent)
-    if world is None or world.last_report is None:
-        return ""
-    line = world.last_report.line()
-    world.last_report = None
-    return line
+    return world.take_line() if world is not None else ""
 
 
 def say(line: str, prefix: str = "") -> None:
@@ -78,13 +96,23 @@ def suffix(agent: Any) -> str:
     return f"; {line}" if line else ""
 
 
-def move_for_cell(agent: Any, start: str | None) -> str:
-    """Before a cell runs from ``start``: bring the world there; returns the line to show (may be empty)."""
+def move_for_cell(agent: Any, start: str | None) -> tuple[str, str | None]:
+    """Before a cell runs from ``start``: bring the world there, and record what the user changed since on the branch.
+
+    Returns the line to show (may be empty) and the node the run starts from: ``start``, or
+    the record of the user's own changes below it (the session's leaf then).
+    """
     world = world_of(agent)
     if world is None:
-        return ""
-    world.move(start)
-    return note(agent)
+        return "", start
+    report = world.move(start)
+    kept = world.keep_users()
+    if kept.recorded:  # the user's own versions are not "left as they are": the run starts from them, recorded
+        agent.reload()
+        report.kept = [k for k in report.kept if k not in kept.recorded]
+        report.recorded, report.recorded_at = kept.recorded, kept.recorded_at
+        start = kept.recorded_at
+    return note(agent), start
 
 
 def force_next(agent: Any, force: bool) -> None:
@@ -94,17 +122,43 @@ def force_next(agent: Any, force: bool) -> None:
         world.force_next = force
 
 
+async def rewind(agent: Any, target: str | None, mode: str = "both", *, force: bool = False, sep: str = "\n", **checkout: Any) -> str:
+    """``%pi checkout`` and the tree's *Check out*: see :func:`pi_jupyter.world.rewind.rewind`."""
+    return await world_rewind(world_of(agent), agent, target, mode, force=force, sep=sep, **checkout)
+
+
+def rewinding(agent: Any, target: str | None, mode: str, *, force: bool = False, **checkout: Any) -> tuple[Any, Any]:
+    """:func:`rewind` for a view: the coroutine (its value the new leaf) and what to say of it once done (the status line)."""
+    said: list[str] = []
+
+    async def go() -> str | None:
+        said.append(await rewind(agent, target, mode, force=force, sep="; ", **checkout))
+        return agent.session.leaf_id
+
+    return go(), lambda _leaf: said[-1].replace("; leaf is now", "; the leaf is now", 1)
+
+
 def carry(agent: Any, target: str, new_agent: Any) -> str:
     """After ``%pi fork``: the live world moves to ``target`` and belongs to the fork, whose store gets its objects."""
     old, new = world_of(agent), world_of(new_agent)
     if old is None or new is None:
         return ""
-    report = old.move(target)
-    line = note(agent)
-    new.store.take(old.store, [s for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values()])
-    if not report.refused:  # else the live world is still where it was: the fork's first move restores it all
-        new.vars_at = new.files_at = new.session.leaf_id
-    return line
+    new.store.take(
+        old.store, [r for vars_files in world_at(new.session, new.session.leaf_id) for s in vars_files.values() for r in slot_refs(s)]
+    )
+    new.fresh = False  # a fork is not a new world: it goes on in the world of the node it copies
+    new.move(new.session.leaf_id)
+    return note(new_agent)
+
+
+def switch_to(agent: Any) -> str:
+    """The notebook goes on in ``agent``'s session (``%pi open``): the live world moves to where that session's world stands."""
+    world = world_of(agent)
+    if world is None or world.tracker.standing() in (None, world):
+        return ""
+    target = world.position if world.position is not UNKNOWN else agent.session.leaf_id
+    world.move(target)
+    return note(agent)
 
 
 def follow_fork(agent: Any, target: str, follow: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .record import delta_of, is_ref
+from .record import delta_of, slot_refs
 from .store import FOLDER_NAME, Store
 from .values import format_bytes
 
@@ -97,7 +97,7 @@ def _refs(entry: dict[str, Any]) -> Iterator[str]:
     if not delta:
         return
     slots = [s for c in delta.vars for s in (c.before, c.after)] + [s for f in delta.files for s in (f.before, f.after)]
-    yield from (s for s in slots if is_ref(s) and _REF.match(s))
+    yield from (r for s in slots for r in slot_refs(s) if _REF.match(r))  # a group's object too
 
 
 def collect(session_folder: str | Path, *, dry_run: bool = False, min_age_s: float = 600.0) -> Usage:

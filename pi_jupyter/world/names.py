@@ -5,15 +5,22 @@ and after a call. A change in place (``df["c"] = 1``, ``xs.append(2)``, ``df.dro
 inplace=True)``, ``clean(df)`` with ``clean`` defined in the notebook) leaves the name bound to
 the same object, so the code is read for it: a name the code assigns into, calls a changing
 method on, or hands to a notebook function is a *candidate*, saved before the call and
-compared after it. A change made through another name or inside a function the code does
-not name is not seen (the limit Kishu's runtime tracing lifts at a cost on every access).
+compared after it; so is a global a notebook function the code calls changes in place (its
+source is read the same way, and the functions it calls in turn). A change made through a
+name the world saw is followed through the names that share its objects (see
+:mod:`.aliases`). A change made inside a library's function, or by a thread, is not seen (the
+limit Kishu's runtime tracing lifts at a cost on every access).
+
+The user's own cells are read the same way (:func:`user_candidates`): a name one of them may
+have changed in place is compared by content before the world trusts it again.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -40,6 +47,9 @@ INPLACE_FUNCTIONS = frozenset({"shuffle", "copyto", "put", "place", "fill_diagon
 """Library functions that change an argument (``np.random.shuffle(a)``, ``setattr(obj, ...)``)."""
 
 
+_BUILTINS = frozenset(dir(builtins))
+
+
 def world_name(name: str) -> bool:
     """A name the world follows: public (no leading ``_``) and not one of IPython's own."""
     return not name.startswith("_") and name not in IPYTHON_NAMES
@@ -62,6 +72,98 @@ def candidates(code: str, namespace: Mapping[str, Any]) -> set[str]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return set()
+    return {n for n in _changed(tree, namespace) if world_name(n)}
+
+
+def _changed(tree: ast.AST, namespace: Mapping[str, Any]) -> set[str]:
+    found = _in_place(tree, namespace)
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    found |= _through_functions(called, namespace)
+    return {n for n in found if n in namespace}
+
+
+def user_candidates(code: str, namespace: Mapping[str, Any], known: Iterable[str]) -> set[str]:
+    """What a user's cell may have changed in place: :func:`candidates`, or every name of ``known`` when the code cannot be read.
+
+    Code that runs text (``exec``, ``eval``) or reaches the namespace as a dict (``globals()``)
+    may change anything.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()  # IPython syntax (a magic, a shell escape) is not Python; a cell that does not parse did not run
+    if any(isinstance(n, ast.Name) and n.id in ("exec", "eval", "globals", "vars") for n in ast.walk(tree)):
+        return set(known)
+    return _changed(tree, namespace)  # ``_mine.append(1)`` too: a name of the user's may share an object with one of the world's
+
+
+def called_on(code: str) -> set[str]:
+    """Names whose methods ``code`` calls (``conn.execute(...)``): what it may change where a comparison cannot tell."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    return {name for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (name := _base(n.func.value))}
+
+
+_READ: dict[Any, frozenset[str]] = {}
+
+
+def _through_functions(called: set[str], namespace: Mapping[str, Any], depth: int = 4) -> set[str]:
+    """The globals the notebook functions ``called`` (and those they call) change in place."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    todo = set(called)
+    for _ in range(depth):
+        nxt: set[str] = set()
+        for name in todo - seen:
+            seen.add(name)
+            fn = namespace.get(name)
+            if not _defined_in_notebook(fn):
+                continue
+            changed, calls = _function_effects(fn)
+            found |= changed
+            nxt |= calls
+        todo = nxt
+    return {n for n in found if not isinstance(namespace.get(n), (types.FunctionType, types.ModuleType, type))}
+
+
+def _function_effects(fn: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """``(globals it changes in place, names it calls)`` of a notebook function, read from its source (all its globals without one)."""
+    code = fn.__code__
+    cached = _READ.get(code)
+    if cached is not None:
+        return cached, _READ.get((code, "calls"), frozenset())
+    local = set(code.co_varnames) | set(code.co_cellvars)
+    try:
+        import inspect
+        import textwrap
+
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        changed = frozenset(n for n in _in_place(tree, {}, any_name=True) if n not in local)
+        declared = {g for n in ast.walk(tree) if isinstance(n, ast.Global) for g in n.names}
+        changed |= frozenset(declared)
+        calls = frozenset(n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        changed = frozenset(_all_names(code))  # no source: every global it names may be changed
+        calls = changed
+    if len(_READ) > 4096:
+        _READ.clear()
+    _READ[code] = changed
+    _READ[(code, "calls")] = calls
+    return changed, calls
+
+
+def _all_names(code: Any) -> set[str]:
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            out |= _all_names(const)
+    return out
+
+
+def _in_place(tree: ast.AST, namespace: Mapping[str, Any], *, any_name: bool = False) -> set[str]:
+    """Names ``tree`` changes in place (assigned into, a changing method, handed to a notebook function)."""
     defined_here = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -94,7 +196,9 @@ def candidates(code: str, namespace: Mapping[str, Any]) -> set[str]:
                 if name and (changes or _is_inplace(node)):
                     found.add(name)
             callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            notebook_fn = isinstance(func, ast.Name) and (func.id in defined_here or _defined_in_notebook(namespace.get(func.id)))
+            notebook_fn = isinstance(func, ast.Name) and (
+                func.id in defined_here or _defined_in_notebook(namespace.get(func.id)) or (any_name and func.id not in _BUILTINS)
+            )
             if notebook_fn or callee in INPLACE_FUNCTIONS:
                 for arg in [*node.args, *(k.value for k in node.keywords)]:
                     name = _base(arg)
@@ -105,7 +209,7 @@ def candidates(code: str, namespace: Mapping[str, Any]) -> set[str]:
                     name = _base(k.value)
                     if name:
                         found.add(name)
-    return {n for n in found if n in namespace and world_name(n)}
+    return found
 
 
 def _defined_in_notebook(obj: Any) -> bool:

@@ -8,8 +8,17 @@ is in the store (:mod:`.store`).
 
 A slot (before or after) is one of: a ref (a string, the object's content hash), ``None``
 (the name or file did not exist), ``{"module": "numpy"}`` (a module, imported again by name),
-``{"unsaved": "sqlite3.Connection: not serializable"}`` (what could not be kept, and why) or
-``{"unknown": true}`` (existed, but was never seen before the call changed it in place).
+``{"unsaved": "sqlite3.Connection: not serializable"}`` (what could not be kept, and why; an open
+file adds ``"handle": {"path", "mode", "pos"}``), ``{"group": ref, "name": "a"}`` (one of names
+saved together because their objects are shared, see :mod:`.aliases`: the object ``ref`` is a
+dict of those names) or ``{"unknown": true}`` (existed, but was never seen before the call
+changed it in place).
+
+A world record that is not a tool's (``customType`` :data:`RECORD_TYPE`) carries a delta of its
+own and says why in ``data["why"]``: ``"user"`` (the user's own changes, kept on the branch
+before a run starts from them or before ``--force`` replaces them), ``"stay"`` (a checkout of
+the conversation alone: the world it kept), ``"bring"`` (the world of another node brought into
+this conversation).
 """
 
 from __future__ import annotations
@@ -30,6 +39,26 @@ def is_ref(slot: Slot) -> bool:
     return isinstance(slot, str)
 
 
+def group_of(slot: Slot) -> tuple[str, str] | None:
+    """``(ref, name)`` of a slot saved with others as one group; ``None`` for any other slot."""
+    if isinstance(slot, dict) and isinstance(slot.get("group"), str) and isinstance(slot.get("name"), str):
+        return slot["group"], slot["name"]
+    return None
+
+
+def slot_refs(slot: Slot) -> list[str]:
+    """The stored objects a slot needs (gc keeps them, a fork copies them)."""
+    if isinstance(slot, str):
+        return [slot]
+    found = group_of(slot)
+    return [found[0]] if found else []
+
+
+def is_saved(slot: Slot) -> bool:
+    """True for a slot whose content is in the store (alone or in a group)."""
+    return bool(slot_refs(slot))
+
+
 def unsaved_reason(slot: Slot) -> str | None:
     """Why a slot holds no data (``None`` when it does, or is absent)."""
     if isinstance(slot, dict):
@@ -46,7 +75,11 @@ def same_slot(a: Slot, b: Slot) -> bool:
         return a == b
     if isinstance(a, dict) and "module" in a:
         return isinstance(b, dict) and b.get("module") == a["module"]
-    return False
+    found = group_of(a)
+    if found is not None:
+        return found == group_of(b)
+    held = a.get("held") if isinstance(a, dict) else None  # the same object, held by this kernel
+    return isinstance(held, str) and isinstance(b, dict) and b.get("held") == held
 
 
 @dataclass

@@ -90,3 +90,39 @@ def test_the_live_tool_card_says_what_the_call_changed(lab):
     assert out.locator(".piav-tool-running").count() == 1  # taken while the run still goes on
     lab.screenshot("world_live_card.png", lab.cell(1))
     lab.wait_for_static(1, "changed: set notes (list of 3), plan", timeout=60)  # and the saved output says the same
+
+
+TWO = """%%pi --tools python,write
+WHICH step
+call python with {{"code": "plan = 'WHICH'"}}
+call write with {{"path": "notes.txt", "content": "branch WHICH"}}"""
+
+
+def test_the_tree_panel_rewinds_the_world_alone_or_both(lab):
+    """The side panel's "what moves" choice: *world only* brings a node's variables and files into the conversation, which stays."""
+    sent = "len(__import__('pi_jupyter').current_session().context().messages)"
+    check = f"print('WORLD', plan, open('notes.txt').read(), {sent}, 'check-end')"
+    cells = [SETUP, TWO.replace("WHICH", "first"), TWO.replace("WHICH", "second"), "%pi tree", check]
+    lab.write_notebook("world-tree.ipynb", cells)
+    lab.open_notebook("world-tree.ipynb")
+    lab.run_cell(0)
+    lab.wait_for_output(0, "setup-end")
+    for i in (1, 2):
+        lab.run_cell(i)
+        lab.wait_for_static(i, "branch ", timeout=90)
+    lab.run_cell(4)
+    before = lab.wait_for_output(4, "check-end")
+    assert "WORLD second branch second" in before
+    messages = before.split("branch second ")[1].split(" ")[0]
+    lab.run_cell(3)
+    root = lab.page.locator(".pitv-root").first
+    root.wait_for(timeout=30_000)
+    root.locator("svg g.node", has_text="first step").first.click()
+    panel = root.locator(".pitv-panel")
+    panel.locator("select.pitv-rewind").select_option("world")
+    panel.locator("button.pitv-act-checkout").click()
+    root.locator(".pitv-note", has_text="brought the world of").wait_for(timeout=30_000)
+    assert "(the conversation did not move): restored plan and notes.txt" in root.locator(".pitv-note").inner_text()
+    lab.screenshot("world_tree_rewind.png", root)
+    lab.run_cell(4)
+    assert f"WORLD first branch first {messages} check-end" in lab.wait_for_output(4, "WORLD first")  # the conversation is where it was

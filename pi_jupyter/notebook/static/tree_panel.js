@@ -73,13 +73,9 @@ Object.assign(View.prototype, {
     const why = caps.reason || "";
     // check out, optionally with a branch summary
     const row1 = el(d, "div", "pitv-row");
-    const summarize = el(d, "input");
-    summarize.type = "checkbox";
-    summarize.className = "pitv-summarize";
+    const [summarize, sumLabel] = checkbox(d, "pitv-summarize", " with branch summary",
+      caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`);
     summarize.disabled = !caps.summarize;
-    const sumLabel = el(d, "label", "pitv-check");
-    sumLabel.append(summarize, d.createTextNode(" with branch summary"));
-    sumLabel.title = caps.summarize ? "summarize the branch being left (asks the model)" : `branch summary ${why}`;
     const instructions = el(d, "textarea", "pitv-instructions");
     instructions.placeholder = "focus for the summary (optional)";
     instructions.rows = 2;
@@ -87,10 +83,37 @@ Object.assign(View.prototype, {
     summarize.addEventListener("change", () => {
       instructions.style.display = summarize.checked ? "" : "none";
     });
+    // what a checkout moves: the conversation and its variables and files, or one of them alone
+    const rewind = el(d, "select", "pitv-rewind");
+    for (const [value, text, title] of [
+      ["both", "conversation and world", "the leaf moves here, and the variables and files the tools changed come back as they were here"],
+      ["conversation", "conversation only", "the leaf moves here; the variables and files stay as they are now"],
+      ["world", "world only", "the variables and files come back as they were here; the conversation stays where it is"],
+    ]) {
+      const option = el(d, "option");
+      option.value = value;
+      option.textContent = text;
+      option.title = title;
+      rewind.append(option);
+    }
+    rewind.title = "what the check out moves";
+    rewind.disabled = !caps.world;
+    const [force, forceLabel] = checkbox(d, "pitv-force", " over my changes",
+      "also restore the variables and files you changed yourself (your versions are kept on the branch you leave)");
+    force.disabled = !caps.world;
     const checkout = button(d, "Check out", "continue from the end of this node (the leaf moves here)", () =>
-      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value }), "pitv-primary pitv-act-checkout");
-    checkout.disabled = !!det.isLeaf && !summarize.checked;
+      this.send({ type: "action", action: "checkout", key, summarize: summarize.checked, instructions: instructions.value,
+        rewind: rewind.value, force: force.checked && rewind.value !== "conversation" }), "pitv-primary pitv-act-checkout");
+    const update = () => {
+      checkout.disabled = !!det.isLeaf && !summarize.checked && rewind.value === "both" && !force.checked;
+      summarize.disabled = !caps.summarize || rewind.value === "world";
+      force.disabled = !caps.world || rewind.value === "conversation";
+    };
+    for (const input of [summarize, rewind, force]) input.addEventListener("change", update);
+    update();
     row1.append(checkout, sumLabel);
+    const row1b = el(d, "div", "pitv-row");
+    if (caps.world) row1b.append(rewind, forceLabel);
     // fork, compact, copy, compare
     const row2 = el(d, "div", "pitv-row");
     const fork = button(d, "Fork", "copy the branch ending here into a new session file, and show it", () => this.send({ type: "action", action: "fork", key }), "pitv-act-fork");
@@ -116,7 +139,7 @@ Object.assign(View.prototype, {
       }
     });
     row3.append(input, button(d, "Set label", "label the last step of this node ('' clears it)", setLabel, "pitv-act-label"));
-    box.append(row1, instructions, row2, row3);
+    box.append(row1, row1b, instructions, row2, row3);
     if (caps.readonly) {
       for (const b of box.querySelectorAll("button, input, textarea")) b.disabled = true;
       box.title = "the session was opened read-only";

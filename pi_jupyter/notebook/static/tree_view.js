@@ -44,6 +44,16 @@ function button(doc, label, title, onClick, cls) {
   return b;
 }
 
+/** A checkbox in its label: [input, label]. */
+function checkbox(doc, cls, text, title) {
+  const input = el(doc, "input", cls);
+  input.type = "checkbox";
+  const label = el(doc, "label", "pitv-check");
+  label.append(input, doc.createTextNode(text));
+  label.title = title;
+  return [input, label];
+}
+
 /** Node key of an SVG element inside a Graphviz node group, or null. */
 export function nodeKey(target) {
   const g = target && target.closest ? target.closest("g.node") : null;
