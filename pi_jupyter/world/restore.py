@@ -405,7 +405,7 @@ def _file_ref(path: str) -> Any:
 
 
 def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report, tracker: Tracker) -> None:
-    _write_file(key, path, slot, store, report, tracker)
+    _put_file(key, path, slot, store, report, tracker)
     try:
         info: os.stat_result | None = os.stat(path)
     except OSError:
@@ -414,7 +414,7 @@ def _restore_file(key: str, path: str, slot: Any, store: Store, report: Report, 
         tracker.stamp_file(path, info, slot)
 
 
-def _write_file(key: str, path: str, slot: Any, store: Store, report: Report, tracker: Tracker) -> None:
+def _put_file(key: str, path: str, slot: Any, store: Store, report: Report, tracker: Tracker) -> None:
     if os.path.isdir(path):
         report.failed.append((key, "a folder is there now"))
         return
