@@ -159,9 +159,9 @@ def test_gc_keeps_what_a_checkout_back_needs_the_values_and_files_before_each_ca
 
 @pytest.mark.parametrize("kind", ["value", "file"])
 def test_an_object_rewritten_with_other_content_is_refused_compressed_or_not(tmp_path, kind):
-    import struct
-
     import zstandard
+
+    from pi_jupyter.world.object_file import HEADER
 
     session, ns, world, agent = make(tmp_path)
     start = session.leaf_id
@@ -171,10 +171,10 @@ def test_an_object_rewritten_with_other_content_is_refused_compressed_or_not(tmp
     vars_, files = world_at(session, leaf)
     ref = vars_["plan"] if kind == "value" else files["notes.txt"]
     path = world.store.path(ref)
-    head = path.read_bytes()[:14]
-    magic, kind_byte, codec, size = struct.unpack("<4sccQ", head)
+    head = path.read_bytes()[: HEADER.size]
+    _magic, _kind, codec, size, *_signed = HEADER.unpack(head)
     assert codec == b"z"  # compressed: the damage below decompresses cleanly
-    body = bytearray(zstandard.ZstdDecompressor().decompress(path.read_bytes()[14:], max_output_size=size))
+    body = bytearray(zstandard.ZstdDecompressor().decompress(path.read_bytes()[HEADER.size :], max_output_size=size))
     body[-10] = ord("B")  # one letter of the value changed, the object still well formed
     path.write_bytes(head + zstandard.ZstdCompressor(level=1).compress(bytes(body)))
     line = world.move(leaf).line()

@@ -138,6 +138,14 @@ class _Encoder:
         self.fast = fast
         self.buffers: list[memoryview] = []
         self.texts: list[str | None] = []
+        self.seen: set[int] = set()
+
+    def own(self, v: Any) -> None:
+        """A mutable object met once: met twice, the value shares it, which only a pickle keeps (``a = [l, l]``)."""
+        key = id(v)
+        if key in self.seen:
+            raise NotPlain("an object shared inside the value")
+        self.seen.add(key)
 
     def tree(self, v: Any) -> Any:
         t = type(v)
@@ -149,10 +157,12 @@ class _Encoder:
             n = (v.bit_length() + 8) // 8
             return Ext(_INT, v.to_bytes(n, "little", signed=True))
         if t is list:
+            self.own(v)
             if self.fast and _LEAVES.issuperset(map(type, v)):
                 return v
             return self.seq([x if type(x) in _SCALARS else self.tree(x) for x in v])
         if t is dict:
+            self.own(v)
             if all(type(k) is str for k in v):
                 if self.fast and _LEAVES.issuperset(map(type, v.values())):
                     return v
@@ -160,6 +170,8 @@ class _Encoder:
                 for k, x in v.items():
                     tx = type(x)
                     if tx in _SCALARS or (fast and tx is list and _LEAVES.issuperset(map(type, x))):
+                        if tx is list:
+                            self.own(x)
                         values[k] = x  # the common case inline: a call per item is most of the time
                         continue
                     c = values[k] = self.tree(x)
@@ -174,6 +186,8 @@ class _Encoder:
         if t is tuple:
             return [_MARKS["t"], *(v if self.fast and _LEAVES.issuperset(map(type, v)) else (self.tree(x) for x in v))]
         if t is set or t is frozenset:
+            if t is set:
+                self.own(v)
             strict = _Encoder(fast=False)  # each member on its own (an int beyond 64 bits is an extension there)
             members = sorted(_encode(strict.tree(x)) for x in v)
             return [_MARKS["s" if t is set else "f"], *(msgspec.Raw(m) for m in members)]
@@ -182,6 +196,7 @@ class _Encoder:
 
             return Ext(_COMPLEX, struct.pack("<dd", v.real, v.imag))
         if t is bytearray:
+            self.own(v)
             return Ext(_BYTEARRAY, bytes(v))
         if t is range:
             return [_MARKS["g"], v.start, v.stop, v.step]
@@ -193,8 +208,11 @@ class _Encoder:
             return Ext(_PATH, _encode([_PATHS[t], str(v)]))
         module = t.__module__ or ""
         if module == "numpy":
+            if type(v).__name__ == "ndarray":
+                self.own(v)
             return self.numpy(v)
         if module == "pandas" or module.startswith("pandas."):
+            self.own(v)
             return self.pandas(v)
         raise NotPlain(t.__qualname__)
 
