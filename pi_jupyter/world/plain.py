@@ -178,6 +178,7 @@ class _Encoder:
                     marked = marked or (type(c) is list and bool(c) and id(c[0]) in _MARK_IDS)
                 if not marked:
                     return values  # a map the reader takes as it is
+                return [_MARKS["d"], *(p for k, c in values.items() for p in (k, c))]  # each value walked once
             out = [_MARKS["d"]]
             for k, x in v.items():
                 out.append(self.tree(k))
