@@ -28,6 +28,18 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # old statement (as the frozen README writes it, after the normalisation below) -> what says it now
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
+    "judged: 16 blind pairwise judgements by alice": (
+        ("judged: 12 blind pairwise judgements by alice, model stand-in (1 person, 1 model); each judge counted apart"),
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
+    "how=python won 88% [64%, 97%] of 16 judgements (13 wins, 2 ties)": (
+        "alice: how=with an example won 100% [51%, 100%] of 4 pairs (4 wins)",
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
+    ("position: alice picked the answer shown first in 7 of 14 decisive judgements (50% [27%, 73%], p = 1 against no bias)"): (
+        "position: model stand-in picked the answer shown first in 8 of 8 decisive judgements",
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
     ('(A change you make in place without rebinding the name, such as `df.loc[0, "a"] = 5`, is not seen as yours.)'): (
         ('A change you make in place (`df.loc[0, "a"] = 5`, `xs.append(3)`) is seen as yours too: your cells are read for it'),
         "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook function changing a global is recorded; a grid runs notebook functions in the branch's own globals",
