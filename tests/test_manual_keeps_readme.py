@@ -42,7 +42,10 @@ REVISED: dict[str, tuple[str | None, str]] = {
     ),
     ('(A change you make in place without rebinding the name, such as `df.loc[0, "a"] = 5`, is not seen as yours.)'): (
         ('A change you make in place (`df.loc[0, "a"] = 5`, `xs.append(3)`) is seen as yours too: your cells are read for it'),
-        "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook function changing a global is recorded; a grid runs notebook functions in the branch's own globals",
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
     ),
     (
         "Not seen at all: a change made through another name or inside a function the code does not name (`he"
@@ -57,7 +60,10 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "iles are their own)."
     ): (
         ("Not seen at all: a change made inside a library's function or by a thread, through an object the world never saw"),
-        "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook function changing a global is recorded; a grid runs notebook functions in the branch's own globals",
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
     ),
     (
         "A grid's isolation is a namespace of its own, not a process: a branch that changes the notebook's st"
@@ -68,7 +74,10 @@ REVISED: dict[str, tuple[str | None, str]] = {
             "functions you defined run in the branch's own globals, but a method of a class you defined, or a mod"
             "ule's state, is the notebook's."
         ),
-        "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook function changing a global is recorded; a grid runs notebook functions in the branch's own globals",
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
     ),
     (
         "Per compared key (every varied key with 2 to 6 values, or `--compare KEY`; a key with more, such as "
