@@ -28,6 +28,57 @@ FROZEN = ROOT / "tests" / "fixtures" / "readme_before_manual.md"
 # old statement (as the frozen README writes it, after the normalisation below) -> what says it now
 # (which must be on a page), or None and why it is gone
 REVISED: dict[str, tuple[str | None, str]] = {
+    "judged: 16 blind pairwise judgements by alice": (
+        ("judged: 12 blind pairwise judgements by alice, model stand-in (1 person, 1 model); each judge counted apart"),
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
+    "how=python won 88% [64%, 97%] of 16 judgements (13 wins, 2 ties)": (
+        "alice: how=with an example won 100% [51%, 100%] of 4 pairs (4 wins)",
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
+    ("position: alice picked the answer shown first in 7 of 14 decisive judgements (50% [27%, 73%], p = 1 against no bias)"): (
+        "position: model stand-in picked the answer shown first in 8 of 8 decisive judgements",
+        "issue 41 (hard): the summary reports each judge apart (a pair counted once); the example shows a person and a model judge",
+    ),
+    ('(A change you make in place without rebinding the name, such as `df.loc[0, "a"] = 5`, is not seen as yours.)'): (
+        ('A change you make in place (`df.loc[0, "a"] = 5`, `xs.append(3)`) is seen as yours too: your cells are read for it'),
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
+    ),
+    (
+        "Not seen at all: a change made through another name or inside a function the code does not name (`he"
+        "lper()` changing a global); files written by native code that bypasses Python (pyarrow's parquet wri"
+        "ter, h5py), by a subprocess (`os.system`, `subprocess`, `bash`), through a function a library took f"
+        "rom `os` before the call (`from os import remove`), or by a thread the code starts (only the code's "
+        "own thread is followed: the calls of one answer run at the same time, and a `write` call's file is i"
+        'ts own); a folder renamed as a whole (`os.rename("out", "old")`); past the first 1,000 files of one '
+        "call (the line then counts the call as one whose effects were not all tracked); files under `.git`, "
+        "`__pycache__`, `.venv`, `venv`, `node_modules`, `site-packages`, tool caches and the session folder;"
+        " and the `python` files of a grid's branches, which share the project folder (their `write`/`edit` f"
+        "iles are their own)."
+    ): (
+        ("Not seen at all: a change made inside a library's function or by a thread, through an object the world never saw"),
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
+    ),
+    (
+        "A grid's isolation is a namespace of its own, not a process: a branch that changes the notebook's st"
+        "ate through a function whose globals are the notebook's (`global x` in a function you defined) chang"
+        "es the notebook's."
+    ): (
+        (
+            "functions you defined run in the branch's own globals, but a method of a class you defined, or a mod"
+            "ule's state, is the notebook's."
+        ),
+        (
+            "issue 38 (wexact): changes in place are seen as yours, your cells are read for them; a notebook"
+            " function changing a global is recorded; a grid runs notebook functions in the branch's own globals"
+        ),
+    ),
     (
         "Per compared key (every varied key with 2 to 6 values, or `--compare KEY`; a key with more, such as "
         "a list of questions, is what the pairs share): branches that share every other value and the repeat "
@@ -54,11 +105,11 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "not a process, so code that reaches the notebook's globals through a function defined there changes "
         "the notebook."
     ): (
+        ("files written by `python` are restored, but not those written by native code or a subprocess"),
         (
-            "the `python` tool's code writes past Python's own functions (native code, a subprocess, a thread it "
-            "starts) are counted or missed, not restored"
+            "the world page says files the python tool writes through Python are restored; the limit is what bypasses"
+            " Python; a grid runs notebook functions in the branch's own globals (issue 38)"
         ),
-        "the world page says files the python tool writes through Python are restored; the limit is what bypasses Python",
     ),
     (
         "The data is in `.pi-world/` in the session folder: content-addressed (SHA-256, the same value or fil"
