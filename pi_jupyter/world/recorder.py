@@ -293,6 +293,7 @@ class PythonCall:
             self._isolate(ns)
         # the files it writes (a grid's branches share the project folder: theirs are not told apart)
         self.files = None if recorder.isolate else Watch(recorder).__enter__()
+        self.after: dict[str, Any] | None = None
 
     def _isolate(self, ns: dict[str, Any]) -> None:
         """In a branch of a grid: what the code may change in place becomes the branch's own copy (one copy for names that share)."""
@@ -318,14 +319,26 @@ class PythonCall:
         if self.files is not None:
             self.files.runs_here()
 
+    def stop(self) -> None:
+        """The code has ended: its files stop being followed and the names it left are taken, here, at once.
+
+        Called in the code's own thread (the kernel's main thread in a notebook), so a cell run
+        next is never the call's; the saving in :meth:`finish` may then happen elsewhere, and
+        a value whose pickling hangs holds up no cell.
+        """
+        if self.after is None:
+            self.after = dict(self.recorder.namespace)
+            if self.files is not None:
+                self.files.__exit__()
+
     def finish(self) -> Delta:
-        """What the run changed; the tracker learns the new objects."""
+        """What the run changed; the tracker learns the new objects (:meth:`stop` first, when it was not called)."""
         rec = self.recorder
         tracker = rec.tracker
-        after = dict(rec.namespace)
+        self.stop()
+        after = self.after if self.after is not None else {}
         delta = Delta()
         if self.files is not None:
-            self.files.__exit__()
             delta.files = sorted(self.files.changes(), key=lambda f: f.path)
             if self.files.overflow:
                 delta.untracked.append("python")  # wrote more files than one call records

@@ -465,7 +465,19 @@ class _OnMain:
         self.main = main
         self.ctx = ctx
         self.stream = stream
-        self.delta: Any = None
+        self.recording: Any = None
+
+    async def _record(self) -> Any:
+        """The world's record of the call, saved off the main thread: a value slow to pickle holds up no cell of the user's."""
+        recording = self.recording
+        if recording is None:
+            return None
+        try:
+            return await asyncio.shield(asyncio.to_thread(recording.finish))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
+            return _unrecorded(exc)
 
     async def run(
         self, body: Any, expr: Any, ns: dict[str, Any], state: _Run, capture: Any, code: str, timeout: float | None
@@ -479,12 +491,13 @@ class _OnMain:
             mine = getattr(recording, "runs_here", None)
             if mine is not None:
                 mine()
-            _execute(body, expr, ns, state, capture, guard)
-            if recording is not None:
-                try:
-                    self.delta = recording.finish()
-                except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
-                    self.delta = _unrecorded(exc)
+            self.recording = recording
+            try:
+                _execute(body, expr, ns, state, capture, guard)
+            finally:
+                stop = getattr(recording, "stop", None)
+                if stop is not None:
+                    stop()  # here: what the code left, and its files, before any cell runs next
 
         job = MainThreadJob(work, PythonInterrupt)
         if not self.main.submit(job):
@@ -524,7 +537,7 @@ class _OnMain:
             status = "interrupted"
             if not job.passes_on and ctx.signal is not None:
                 ctx.signal.abort("interrupted")  # no cell waits to hear it: the interrupt stops this run
-        delta = self.delta if not still else _unrecorded_still()
+        delta = _unrecorded_still() if still else await self._record()
         waited = (job.started_at if job.started_at is not None else time.monotonic()) - job.queued_at
         outcome = _CallEnd(status, still, delta, on_main=True, waited=waited, waited_for=waited_for)
         outcome.never_ran = job.started_at is None
