@@ -13,7 +13,6 @@ offers the call that made it (``%pi rerun``).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import stat
@@ -84,6 +83,10 @@ def holding(value: Any, found: Any, hold: Any) -> Slot:
     return {"unsaved": f"{describe(value)}: holds an open file{where}, not saved", "held": hold(value)}
 
 
+def _without_waiting(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
+
+
 def reopen(slot: Slot, cwd: str) -> tuple[Any, str]:
     """A new handle for a handle's slot in a new kernel: ``(handle, how)``, or ``(None, why not)``."""
     data = slot.get("handle") if isinstance(slot, dict) else None
@@ -97,22 +100,21 @@ def reopen(slot: Slot, cwd: str) -> tuple[Any, str]:
     if not reading_only(mode):
         return None, f"{phrase(data)}: a handle for writing is not opened again after a restart (that could empty the file)"
     full = path if os.path.isabs(path) else os.path.join(cwd, path)
+    kwargs = {"encoding": data["encoding"]} if "b" not in mode and isinstance(data.get("encoding"), str) else {}
     try:
         # opened without waiting, then checked on what was opened: a pipe put there would wait for a writer forever
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        return None, f"{phrase(data)}: cannot be opened again ({exc.strerror or exc})"
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None, f"{phrase(data)}: not a regular file now"
-        os.set_blocking(fd, True)
-        kwargs = {"encoding": data["encoding"]} if "b" not in mode and isinstance(data.get("encoding"), str) else {}
-        fh = os.fdopen(fd, mode, **kwargs)
+        fh = open(full, mode, opener=_without_waiting, **kwargs)  # noqa: SIM115 - the handle is the value being restored
     except (OSError, ValueError, LookupError) as exc:
-        with contextlib.suppress(OSError):
-            os.close(fd)
         return None, f"{phrase(data)}: cannot be opened again ({getattr(exc, 'strerror', None) or exc})"
+    try:
+        regular = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+        if regular:
+            os.set_blocking(fh.fileno(), True)
+    except OSError:
+        regular = False
+    if not regular:
+        fh.close()
+        return None, f"{phrase(data)}: not a regular file now"
     pos = data.get("pos")
     if isinstance(pos, int) and pos > 0:
         try:

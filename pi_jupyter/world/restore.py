@@ -234,6 +234,8 @@ def _judge_var(t: Target, ns: dict[str, Any], tracker: Tracker, contents: _Conte
             return Decision("vars", t, RESTORE, live=live)  # nothing is lost
         return Decision("vars", t, USER, live=live)  # deleted by a cell of the user's
     seen = tracker.slot_of(t.key, live)
+    if seen is None and handles.is_handle(live) and tracker.is_seen(t.key, live):
+        seen = tracker.known[t.key][1]  # a handle read from is still the world's: its position is no value a user set
     if seen is not None:  # the object the world saved or restored there
         if same_slot(seen, t.then):
             return Decision("vars", t, THERE, live=live)
