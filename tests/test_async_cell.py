@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from cell_shell import own_shell
 from IPython.core.inputtransformer2 import TransformerManager
 
 from pi_jupyter.notebook.async_cell import await_pi_cells, install, kernel_hears_comms_while_awaiting, stop_note, uninstall
@@ -13,13 +14,10 @@ def _lines(cell: str) -> list[str]:
 
 
 def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_path, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
 
     monkeypatch.chdir(tmp_path)
-    InteractiveShell.clear_instance()  # a shell of our own, whatever ran before in this process
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "pi_jupyter")
-    try:
+    with own_shell() as shell:  # a shell of our own, whatever ran before in this process
+        shell.run_line_magic("load_ext", "pi_jupyter")
         cell = _lines("%%pi --model offline/echo\nWhat's {x!r} with 'quotes' and \"doubles\"?\n")
         (out,) = await_pi_cells(cell)
         assert out.startswith("await get_ipython()._pi_magics.pi_async('--model offline/echo', ")
@@ -31,8 +29,6 @@ def test_only_pi_cells_are_awaited_and_only_while_the_extension_is_loaded(tmp_pa
         shell.run_line_magic("unload_ext", "pi_jupyter")
         assert await_pi_cells(cell) == cell  # unloaded: IPython reports the unknown magic itself
         uninstall(shell)  # harmless when not installed
-    finally:
-        InteractiveShell.clear_instance()
 
 
 @pytest.mark.kernel
@@ -53,18 +49,13 @@ def test_a_kernel_that_cannot_hear_stop_says_so_once_and_a_capable_one_says_noth
 
 
 def test_an_ipykernel_6_kernel_gets_the_upgrade_hint(tmp_path, monkeypatch):
-    from IPython.core.interactiveshell import InteractiveShell
 
     monkeypatch.chdir(tmp_path)
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
-    try:
+    with own_shell() as shell:
         assert stop_note(shell) is None  # a terminal IPython: no widgets, nothing to say
         shell.kernel = object()  # an ipykernel 6 kernel object: it has no _main_asyncio_lock
         note = stop_note(shell)
         assert note is not None and "hears widget messages only between cells" in note and "pip install 'ipykernel>=7'" in note
-    finally:
-        InteractiveShell.clear_instance()
 
 
 @pytest.mark.kernel

@@ -9,6 +9,7 @@ enlarges the type of the widget and of the static output.
 from __future__ import annotations
 
 import pytest
+from cell_shell import own_shell
 from IPython.utils.capture import capture_output
 
 from pi_jupyter.messages import text_of
@@ -20,17 +21,14 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 def ip(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PI_JUPYTER_CONFIG", str(tmp_path / "no-user-config.toml"))
-    from IPython.core.interactiveshell import InteractiveShell
 
-    InteractiveShell.clear_instance()  # a shell of our own, whatever ran before in this process
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "pi_jupyter")
-    shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
-    shell.run_line_magic("config", "PiMagics.model = 'offline/echo'")
-    shell.run_line_magic("config", "PiMagics.widget = True")  # other tests in this process turn it off
-    yield shell
-    shell.run_line_magic("unload_ext", "pi_jupyter")
-    InteractiveShell.clear_instance()
+    with own_shell() as shell:  # a shell of our own, whatever ran before in this process
+        shell.run_line_magic("load_ext", "pi_jupyter")
+        shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
+        shell.run_line_magic("config", "PiMagics.model = 'offline/echo'")
+        shell.run_line_magic("config", "PiMagics.widget = True")  # other tests in this process turn it off
+        yield shell
+        shell.run_line_magic("unload_ext", "pi_jupyter")
 
 
 def test_the_widget_gives_way_to_its_static_rendering_and_says_the_model_changed(ip):

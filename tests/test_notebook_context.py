@@ -273,7 +273,8 @@ def test_the_record_is_one_folded_line_in_every_view_and_forget_and_compaction_t
     assert "math.sqrt" in Path(session.path).read_text()
     # compaction summarizes it like any message
     agent.edit_context(record, "notebook since your last turn: 1 cell (edited)")
-    asyncio.run(agent.prompt("And now?"))
+    for n in range(3):  # enough history that a summary is shorter (a compaction that would grow the context is refused)
+        asyncio.run(agent.prompt(f"And now, {n}? " + "words " * 200))
     asyncio.run(agent.compact(keep_recent_tokens=1))
     summary = [e for e in session.raw_entries() if e["type"] == "compaction"][-1]["summary"]
     assert "notebook since your last turn: 1 cell (edited)" in summary
