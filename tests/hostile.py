@@ -134,8 +134,9 @@ SHOWN: dict[str, tuple[str, ...]] = {
     "agent widget": CELL_FIELDS,
     "rerun widget": ("name", "prompt2", "error", "model"),
     "experiment widget": ("variant",),
-    "context html": ("prompt", "think", "text", "answer", "branchsum", "variant"),
-    "context markdown": ("prompt", "think", "text", "answer", "branchsum", "variant"),
+    # %pi context shows what the current model (offline/echo here) is sent: another model's thinking is not (as in pi 1.6)
+    "context html": ("prompt", "text", "answer", "branchsum", "variant"),
+    "context markdown": ("prompt", "text", "answer", "branchsum", "variant"),
 }
 
 

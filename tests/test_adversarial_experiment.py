@@ -40,7 +40,7 @@ def test_scores_at_the_edge_of_a_float_give_a_summary_a_figure_and_a_verdict(ses
     assert "not decided: how=a vs how=b on huge: +∞" in text  # the difference is past the largest float: said so
     assert "(97.5% interval), p = 0.25 (n = 4 pairs: at least 7 needed to decide at this effect)" in text
     assert result.summary().html() and result.plot().svg.startswith("<svg") and result.plot("cost").svg
-    bundle = result._repr_mimebundle_()
+    bundle, _meta = result._repr_mimebundle_()
     assert "pi-experiment-summary" in bundle["text/html"]
     # the same from the shell, on the file alone
     proc = subprocess.run(

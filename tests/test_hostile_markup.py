@@ -121,7 +121,7 @@ def experiment_table(world: World) -> str:
 
 def experiment_summary(world: World) -> str:
     """The grid's durable output: its summary (the per-variant table and the verdicts), the branch table and the figure."""
-    return world.grid._repr_mimebundle_()["text/html"]
+    return world.grid._repr_mimebundle_()[0]["text/html"]
 
 
 def experiment_figure(world: World) -> str:
