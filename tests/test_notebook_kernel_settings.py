@@ -119,11 +119,11 @@ def test_display_inside_the_python_tool_is_redacted_and_the_model_reads_it(tmp_p
             "key = os.environ['SHOWN_API_KEY']\n"
             "display(HTML('<b>' + key + '</b>'))\n"
             "display(Markdown('the key: ' + key))\n"
-            "display({{'text/plain': 'plain ' + key, 'application/x-anything': {{'k': key}}}}, raw=True)\n"
+            "display({'text/plain': 'plain ' + key, 'application/x-anything': {'k': key}}, raw=True)\n"
             "clear_output()\n"
             "print('done')"
         )
-        ran = k.run(PYTHON_CELL.format(code=code), cell_id="c1")  # {{ }}: literal braces in a %%pi cell
+        ran = k.run(PYTHON_CELL.format(code=code), cell_id="c1")  # code in a fence is sent as written: its braces are Python's
         assert ran.status == "ok", ran.error
         shown = json.dumps(ran.outputs)
         assert secret not in shown
