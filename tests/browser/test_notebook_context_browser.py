@@ -62,7 +62,8 @@ def test_why_did_my_last_cell_fail_in_jupyterlab(lab, wire):
     assert FAILING in body and "KeyError: 'revenue_eur'" in body and KEY not in body
     assert "sk-test-wire-0000" not in body and "%env OPENAI_API_KEY=[REDACTED:OPENAI_API_KEY]" in body  # typed in a cell: redacted
     # what the file keeps: the same, with JupyterLab's cell ids
-    [session] = (path.parent / "pi-sessions").glob("*.jsonl")
+    # the server's folder is shared with other browser tests: this notebook's session is the one named by its %pi new
+    [session] = [p for p in (path.parent / "pi-sessions").glob("*.jsonl") if "notebook-context-demo" in p.read_text()]
     text = session.read_text()
     assert FAILING in text and KEY not in text
     [record] = [e for e in map(json.loads, text.splitlines()) if e.get("customType") == "pi_jupyter.notebook_context"]
