@@ -120,7 +120,7 @@ _gc.callbacks.append(_pi_gc_cb)
 
 import pi_jupyter.providers as _pv, pi_jupyter.providers.offline as _off
 import pi_jupyter.agent.agent as _ag, pi_jupyter.agent.loop as _lp, pi_jupyter.agent.compaction_runner as _cr
-import pi_jupyter.notebook.magics as _mg, pi_jupyter.notebook.agent_view as _av
+import pi_jupyter.notebook.magics as _mg, pi_jupyter.notebook.agent_view.view as _av
 import pi_jupyter.session.appending as _ap, pi_jupyter.session.store as _st
 from pi_jupyter.providers import register_model
 from pi_jupyter.providers.offline import offline_model

@@ -26,9 +26,9 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from pi_jupyter.views.class_load import workers_for
-from pi_jupyter.views.class_view import class_view
-from pi_jupyter.views.page_file import write_page
+from pi_jupyter.views.class_view.load import workers_for
+from pi_jupyter.views.class_view.view import class_view
+from pi_jupyter.views.export.page_file import write_page
 
 WORDS = "the loss learning rate batch diverges converges step gradient norm clip warmup schedule model data region revenue".split()
 

@@ -71,7 +71,7 @@ def one(size: int, backend: str, url: str | None, cap: int = 0) -> dict:
     """Run one grid of ``size`` branches; returns the figures."""
     from pi_jupyter import Session
     from pi_jupyter.experiment import Experiment
-    from pi_jupyter.notebook.experiment_view import ExperimentView
+    from pi_jupyter.notebook.experiments.view import ExperimentView
     from pi_jupyter.providers import Model, ModelCost, register_model
 
     folder = tempfile.mkdtemp(prefix="pi-bench-exp-")

@@ -95,7 +95,7 @@ def bench_kernel(seconds: float) -> None:
 def bench_page(seconds: float) -> None:
     from playwright.sync_api import sync_playwright
 
-    from pi_jupyter.views.export import export_html
+    from pi_jupyter.views.export.page import export_html
 
     print("page: the exported page's player in headless Chromium, the current branch at a pace from the file's timestamps")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:

@@ -4,7 +4,7 @@ Printed:
 
 * the time to render a 200-turn branch (a generated session, tool calls and compactions
   included) to the durable HTML and Markdown of :mod:`pi_jupyter.views.static_html`, and to
-  export a branchy session as one self-contained page (:mod:`pi_jupyter.views.export`);
+  export a branchy session as one self-contained page (:mod:`pi_jupyter.views.export.page`);
 * the bytes a finished ``%%pi`` cell leaves in the ``.ipynb`` (its final bundle, JSON-encoded
   as nbformat writes it: ``text/html`` + ``text/markdown`` + ``text/plain``) for a short
   answer, a tool-heavy answer (the real Agent with the offline model calling ``python`` eight
@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "brows
 from fake_agent import full_run  # noqa: E402
 
 from pi_jupyter import Agent, Session  # noqa: E402
-from pi_jupyter.notebook.agent_view import AgentView  # noqa: E402
+from pi_jupyter.notebook.agent_view.view import AgentView  # noqa: E402
 from pi_jupyter.views import sample_session  # noqa: E402
-from pi_jupyter.views.export import export_html  # noqa: E402
+from pi_jupyter.views.export.page import export_html  # noqa: E402
 from pi_jupyter.views.static_html import RunStatus, render_html, render_markdown  # noqa: E402
 
 

@@ -48,10 +48,10 @@ sys.path.insert(0, str(ROOT))
 from sessiongen import write_bench  # noqa: E402
 from widget_page import PAGE, mount_script  # noqa: E402
 
-from pi_jupyter.notebook.tree_view import TreeView  # noqa: E402
+from pi_jupyter.notebook.tree_view.view import TreeView  # noqa: E402
 from pi_jupyter.session import Session  # noqa: E402
 from pi_jupyter.views import render_svg, sample_session, write_turn  # noqa: E402
-from pi_jupyter.views.graph_cache import GraphCache  # noqa: E402
+from pi_jupyter.views.graph.cache import GraphCache  # noqa: E402
 
 MOUNT = mount_script("""  const drawn = document.querySelectorAll("#host svg g.node").length;
   const leaf = document.querySelector("#host svg g.node.pi-leaf") || document.querySelector("#host svg g.node");

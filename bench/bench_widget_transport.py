@@ -41,7 +41,7 @@ import json, time
 import anywidget, traitlets
 from pi_jupyter.agent.events import AgentEndEvent, AgentStartEvent, MessageEndEvent, MessageStartEvent, MessageUpdateEvent
 from pi_jupyter.messages import AssistantMessage, TextContent
-from pi_jupyter.notebook.agent_view import AgentView
+from pi_jupyter.notebook.agent_view.view import AgentView
 from pi_jupyter.providers.base import DoneEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent
 
 N = __N__

@@ -5,6 +5,6 @@
 from importlib.util import find_spec
 
 if find_spec("pi_jupyter") is not None:
-    from pi_jupyter.notebook.nbconvert_durable import enable
+    from pi_jupyter.notebook.durable.nbconvert import enable
 
     enable(get_config())  # noqa: F821 - traitlets provides it to config files

@@ -7,7 +7,7 @@ extension-error notices, the model id, the status line, error messages, sibling 
 labels, compaction and branch summaries, extension messages, shell commands, model changes,
 variant values and score names. The world is made the way a user makes it: a real
 :class:`~pi_jupyter.Agent` talks to the wire server (Anthropic's streaming format), the live
-:class:`~pi_jupyter.notebook.agent_view.AgentView` follows its events, the cell is run twice
+:class:`~pi_jupyter.notebook.agent_view.view.AgentView` follows its events, the cell is run twice
 (so the second output shows the first answer as a sibling), and a grid runs
 over a hostile variant value with a hostile scorer.
 
@@ -199,10 +199,10 @@ async def _build(folder: Path, server: Any, vector: str) -> World:
     from pi_jupyter.agent.settings import AgentSettings, RetrySettings
     from pi_jupyter.experiment import Experiment
     from pi_jupyter.messages import BashExecutionMessage
-    from pi_jupyter.notebook.agent_view import AgentView
+    from pi_jupyter.notebook.agent_view.siblings import siblings_footer
+    from pi_jupyter.notebook.agent_view.view import AgentView
     from pi_jupyter.notebook.cells import CellRun, record_run, start_for
-    from pi_jupyter.notebook.experiment_view import ExperimentView, final_bundle
-    from pi_jupyter.notebook.siblings import siblings_footer
+    from pi_jupyter.notebook.experiments.view import ExperimentView, final_bundle
     from pi_jupyter.session import Session
     from pi_jupyter.world import World as WorldOfTools
 

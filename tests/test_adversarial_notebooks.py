@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from pi_jupyter.notebook.durable_outputs import make_durable
-from pi_jupyter.notebook.nbconvert_durable import PiDurableOutputs
+from pi_jupyter.notebook.durable.nbconvert import PiDurableOutputs
+from pi_jupyter.notebook.durable.outputs import make_durable
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -47,7 +47,7 @@ def _state(models: Any) -> dict[str, Any]:
     return {"widgets": {STATE: {"version_major": 2, "version_minor": 0, "state": models}}}
 
 
-PI_TREE = "pi_jupyter.notebook.tree_display.DurableTreeView"
+PI_TREE = "pi_jupyter.notebook.tree_view.display.DurableTreeView"
 DEEP = json.loads("[" * 300 + '"IPY_MODEL_m1"' + "]" * 300)
 VIEW = {"version_major": 2, "version_minor": 0, "model_id": "m5"}
 ANYWIDGET = {"model_module": "anywidget", "model_name": "AnyModel", "model_module_version": "*"}

@@ -163,7 +163,7 @@ def test_a_number_of_5000_digits_reads_as_javascript_reads_it(tmp_path: Path) ->
 
 def test_the_class_view_reads_deep_lines_as_every_reader_does(tmp_path: Path) -> None:
     from pi_jupyter.session.report import LoadReport
-    from pi_jupyter.views.class_lines import parse_session_lines
+    from pi_jupyter.views.class_view.lines import parse_session_lines
 
     path = tmp_path / "deep.jsonl"
     # a tool result the class view does not parse (its shortcut), deep

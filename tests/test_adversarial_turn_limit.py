@@ -152,7 +152,7 @@ def test_config_setting_in_a_notebook(ip, wire, monkeypatch, request):  # noqa: 
 
 def test_the_cell_output_shows_why_the_run_stopped(wire, tmp_path):
     """What the notebook keeps of the run (the static rendering of the widget) names the turn limit."""
-    from pi_jupyter.notebook.agent_view import AgentView
+    from pi_jupyter.notebook.agent_view.view import AgentView
 
     always_a_tool_call(wire)
     agent = agent_on(wire, tmp_path, max_turns=2)

@@ -397,7 +397,7 @@ def test_every_shell_command_reads_a_crafted_folder_without_running_it(tmp_path,
 
 
 def test_compare_describes_what_it_may_not_load_from_the_record_as_escaped_capped_text(tmp_path, monkeypatch):
-    from pi_jupyter.views.world_compare import compare_worlds
+    from pi_jupyter.views.compare.world import compare_worlds
 
     folder = owner_folder(tmp_path, monkeypatch)
     ref = plant(folder.sessions, pickle_body(folder.marker), "unsigned")
@@ -419,7 +419,7 @@ def test_compare_describes_what_it_may_not_load_from_the_record_as_escaped_cappe
 
 
 def test_the_class_view_does_not_follow_a_students_link_out_of_the_folder(tmp_path, monkeypatch):
-    from pi_jupyter.views.class_view import class_view
+    from pi_jupyter.views.class_view.view import class_view
 
     folder = owner_folder(tmp_path, monkeypatch)
     private = tmp_path / "private"

@@ -36,7 +36,7 @@ from pi_jupyter.agent.events import (
     ToolExecutionUpdateEvent,
 )
 from pi_jupyter.messages import AssistantMessage, TextContent
-from pi_jupyter.notebook.agent_view import AgentView, esm_source
+from pi_jupyter.notebook.agent_view.view import AgentView, esm_source
 from pi_jupyter.providers.base import DoneEvent, StartEvent, TextDeltaEvent, TextEndEvent, TextStartEvent
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ from pathlib import Path
 from test_agent_view import custom_msgs, recorded  # noqa: F401 - the fixture is used by name
 
 from pi_jupyter import Agent, Session
-from pi_jupyter.notebook.agent_view import AgentView
-from pi_jupyter.notebook.page_bridge import connect_view, page_token
+from pi_jupyter.notebook.agent_view.view import AgentView
+from pi_jupyter.notebook.durable.page_bridge import connect_view, page_token
 from pi_jupyter.views.static_html import FORGOTTEN_NOTE
 
 

@@ -18,7 +18,7 @@ import pytest
 from test_agent_view import NODE_SCRIPT, _frontend_stream, esm_source, recorded  # noqa: F401 - the fixture is used by name
 
 from pi_jupyter import Agent, Session
-from pi_jupyter.notebook.agent_view import AgentView
+from pi_jupyter.notebook.agent_view.view import AgentView
 
 
 def run_agent(tmp_path: Path, model: str) -> tuple[Agent, AgentView, object]:

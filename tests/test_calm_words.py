@@ -54,7 +54,7 @@ def test_a_finished_grid_says_its_variant_in_words_and_a_stopped_one_keeps_its_r
     import asyncio
 
     from pi_jupyter.experiment import Experiment
-    from pi_jupyter.notebook.experiment_view import final_bundle
+    from pi_jupyter.notebook.experiments.view import final_bundle
 
     s = Session.in_memory()
     exp = Experiment(s, "Explain it in a {tone} way.", vary={"tone": ["terse", "warm"]}, model="offline/echo")

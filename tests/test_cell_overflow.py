@@ -15,7 +15,7 @@ import pytest
 from test_notebook_magics import ip  # noqa: F401 - the fixture
 
 from pi_jupyter import Agent, Session
-from pi_jupyter.notebook.agent_view import AgentView
+from pi_jupyter.notebook.agent_view.view import AgentView
 from pi_jupyter.notebook.failure import CellFailed
 from pi_jupyter.providers import stream as offline_stream
 from pi_jupyter.providers.offline import offline_model

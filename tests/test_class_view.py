@@ -16,7 +16,7 @@ import pytest
 from classroom import COURSE, student
 
 from pi_jupyter.cli.main import main
-from pi_jupyter.views.class_view import class_view
+from pi_jupyter.views.class_view.view import class_view
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pi"
 
@@ -193,7 +193,7 @@ def test_the_cli_writes_one_self_contained_page_and_replaces_no_stranger(folder,
 
 
 def test_worker_processes_read_the_same_rows_in_the_same_order(folder):
-    from pi_jupyter.views.class_load import read_rows
+    from pi_jupyter.views.class_view.load import read_rows
 
     paths = sorted(str(p) for p in folder.glob("*.jsonl"))
     alone = read_rows(paths, workers=1)
@@ -206,7 +206,7 @@ def test_the_quick_reading_of_tool_results_reads_what_a_whole_parse_reads(folder
     import orjson
 
     from pi_jupyter.session.report import LoadReport
-    from pi_jupyter.views.class_lines import parse_session_lines
+    from pi_jupyter.views.class_view.lines import parse_session_lines
 
     for path in [*folder.glob("*.jsonl"), FIXTURES / "large-session.jsonl"]:
         data = path.read_bytes()

@@ -26,7 +26,7 @@ import pytest
 from kernel_client import Kernel
 
 from pi_jupyter import Session
-from pi_jupyter.views.world_compare import compare_worlds
+from pi_jupyter.views.compare.world import compare_worlds
 
 pytestmark = pytest.mark.kernel
 

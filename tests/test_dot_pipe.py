@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from pi_jupyter.views import dot_pipe, render_svg, sample_session
+from pi_jupyter.views import render_svg, sample_session
+from pi_jupyter.views.graph import dot_pipe
 
 pytestmark = [pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz dot"), pytest.mark.timeout(120)]
 

@@ -9,7 +9,7 @@ import re
 
 import nbformat
 
-from pi_jupyter.notebook.durable_pictures import inline_svg_as_images, pictures_for_every_viewer
+from pi_jupyter.notebook.durable.pictures import inline_svg_as_images, pictures_for_every_viewer
 from pi_jupyter.views.figure import SvgFigure
 
 CHART = '<svg xmlns="http://www.w3.org/2000/svg" width="60" height="20"><rect width="60" height="20"/><title>a bar</title></svg>'

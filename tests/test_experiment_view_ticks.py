@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pi_jupyter.experiment import BranchStatus
-from pi_jupyter.notebook.experiment_view import ExperimentView
+from pi_jupyter.notebook.experiments.view import ExperimentView
 
 
 class Grid:

@@ -9,7 +9,7 @@ import pytest
 
 from pi_jupyter import Session
 from pi_jupyter.experiment import experiment, records
-from pi_jupyter.notebook.tree_html import node_details
+from pi_jupyter.notebook.tree_view.html import node_details
 from pi_jupyter.views import build_model, parse_options, scores
 
 PROMPT = "Say {word} and nothing else."

@@ -11,7 +11,7 @@ from pi_jupyter.cli.main import main
 from pi_jupyter.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_jupyter.session import Session
 from pi_jupyter.views import sample_session
-from pi_jupyter.views.export import branch_markdown, export_html
+from pi_jupyter.views.export.page import branch_markdown, export_html
 
 
 def _two_branches(tmp_path) -> Session:

@@ -16,9 +16,9 @@ import pytest
 
 from pi_jupyter.session import Session
 from pi_jupyter.views import write_turn
-from pi_jupyter.views.graph import build_graph
-from pi_jupyter.views.graph_cache import GraphCache
-from pi_jupyter.views.units import build_units
+from pi_jupyter.views.graph.cache import GraphCache
+from pi_jupyter.views.graph.digraph import build_graph
+from pi_jupyter.views.graph.units import build_units
 
 
 def snapshot(graph) -> dict:

@@ -93,7 +93,7 @@ def test_lens_escapes_text_and_handles_an_empty_session():
 
 
 def test_tree_view_lens_follows_the_leaf_and_shows_in_the_panel():
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     s = Session.in_memory()
     write_turn(s, "one", "1")

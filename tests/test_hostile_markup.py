@@ -84,13 +84,13 @@ if shutil.which("pandoc"):
 
 
 def export_page(world: World) -> str:
-    from pi_jupyter.views.export import export_html
+    from pi_jupyter.views.export.page import export_html
 
     return export_html(world.session)
 
 
 def export_markdown(world: World) -> str:
-    from pi_jupyter.views.export import branch_markdown
+    from pi_jupyter.views.export.page import branch_markdown
 
     return branch_markdown(world.session) + "\n\n" + branch_markdown(world.session, world.rerun_leaf)
 
@@ -102,7 +102,7 @@ def graph_svg(world: World) -> str:
 
 
 def tree_panel(world: World) -> str:
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     view = TreeView(world.session)
     try:
@@ -215,7 +215,7 @@ def test_the_world_comparison_keeps_every_value_and_file_as_text(tmp_path, vecto
     from hostile import payload
 
     from pi_jupyter import Agent, Session
-    from pi_jupyter.views.world_compare import compare_worlds
+    from pi_jupyter.views.compare.world import compare_worlds
     from pi_jupyter.world import World
 
     session = Session.create(tmp_path / "sessions")

@@ -223,7 +223,7 @@ def test_the_wheel_installs_the_nbconvert_configuration():
     from traitlets.config import Config
     from traitlets.utils.importstring import import_item
 
-    from pi_jupyter.notebook.nbconvert_durable import NAME, PiDurableOutputs, enable
+    from pi_jupyter.notebook.durable.nbconvert import NAME, PiDurableOutputs, enable
 
     assert import_item(NAME) is PiDurableOutputs
     config = Config()
@@ -233,7 +233,7 @@ def test_the_wheel_installs_the_nbconvert_configuration():
     mine = Config({"Exporter": {"default_preprocessors": ["nbconvert.preprocessors.ExecutePreprocessor", "mine.Step"]}})
     enable(mine)
     assert mine.Exporter.default_preprocessors == ["nbconvert.preprocessors.ExecutePreprocessor", NAME, "mine.Step"]
-    assert "nbconvert_durable import enable" in (ROOT / "jupyter-config/jupyter_nbconvert_config.py").read_text()
+    assert "durable.nbconvert import enable" in (ROOT / "jupyter-config/jupyter_nbconvert_config.py").read_text()
 
 
 @pytest.mark.kernel
@@ -275,11 +275,11 @@ LAYOUT = {"model_module": "@jupyter-widgets/base", "model_name": "LayoutModel", 
 
 
 def test_other_widgets_and_the_layouts_they_share_are_left_alone():
-    from pi_jupyter.notebook.nbconvert_durable import PiDurableOutputs
+    from pi_jupyter.notebook.durable.nbconvert import PiDurableOutputs
 
     models = {
-        "tree": _model("pi_jupyter.notebook.tree_display.DurableTreeView", "L1"),
-        "done": _model("pi_jupyter.notebook.agent_view.AgentView", "L2"),  # a finished run: no output shows it
+        "tree": _model("pi_jupyter.notebook.tree_view.display.DurableTreeView", "L1"),
+        "done": _model("pi_jupyter.notebook.agent_view.view.AgentView", "L2"),  # a finished run: no output shows it
         "slider": _model(None, "L2"),  # shares a layout with a pi widget
         "L1": LAYOUT,
         "L2": LAYOUT,
@@ -297,7 +297,7 @@ def test_other_widgets_and_the_layouts_they_share_are_left_alone():
 
 
 def test_no_state_left_means_no_widget_metadata_and_odd_metadata_is_ignored():
-    from pi_jupyter.notebook.nbconvert_durable import drop_pi_widget_state
+    from pi_jupyter.notebook.durable.nbconvert import drop_pi_widget_state
 
     nb = {
         "metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"t": _model("pi_jupyter.x.Y", "L"), "L": LAYOUT}}}}

@@ -235,8 +235,8 @@ def test_the_record_is_one_folded_line_in_every_view_and_forget_and_compaction_t
     import asyncio
 
     from pi_jupyter import Agent
-    from pi_jupyter.notebook.agent_view import AgentView
-    from pi_jupyter.views.graph import GraphOptions, build_model
+    from pi_jupyter.notebook.agent_view.view import AgentView
+    from pi_jupyter.views.graph.digraph import GraphOptions, build_model
     from pi_jupyter.views.lens import context_lens
     from pi_jupyter.views.static_html import render_html
     from pi_jupyter.views.transcript import transcript_markdown

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from pi_jupyter.views.export import script_json
-from pi_jupyter.views.playback import playback_data, playback_tags
+from pi_jupyter.views.export.page import script_json
+from pi_jupyter.views.export.playback import playback_data, playback_tags
 
 
 def _entries():

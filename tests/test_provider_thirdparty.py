@@ -171,7 +171,7 @@ def test_the_widget_shows_the_wait_the_server_asked_for(mock: LLMockServer, monk
     import comm
     from test_agent_view import RecordingComm
 
-    from pi_jupyter.notebook.agent_view import AgentView
+    from pi_jupyter.notebook.agent_view.view import AgentView
 
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
     mock.state.scenarios.add(Fail(429, retry_after=1.0))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from pi_jupyter.notebook.save_hook import WIDGET_VIEW, make_durable, pre_save_hook
+from pi_jupyter.notebook.durable.save_hook import WIDGET_VIEW, make_durable, pre_save_hook
 
 WIDGET = {WIDGET_VIEW: {"version_major": 2, "version_minor": 1, "model_id": "m1"}}
 
@@ -78,7 +78,7 @@ def test_the_static_tree_is_a_picture_every_viewer_draws(tmp_path):
     import shutil
 
     from pi_jupyter import Agent
-    from pi_jupyter.notebook.tree_display import show_tree
+    from pi_jupyter.notebook.tree_view.display import show_tree
     from pi_jupyter.views import sample_session, session_graph_class
 
     graph = show_tree(Agent(sample_session(40, seed=1)), ["--static"])

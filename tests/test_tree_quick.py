@@ -15,10 +15,11 @@ import shutil
 import pytest
 from hostile import VECTORS, live_markup
 
-from pi_jupyter.notebook import tree_patch, tree_quick
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view import patch as tree_patch
+from pi_jupyter.notebook.tree_view import quick as tree_quick
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.views import sample_session, write_turn
-from pi_jupyter.views.graph import build_graph
+from pi_jupyter.views.graph.digraph import build_graph
 
 pytestmark = pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz dot")
 

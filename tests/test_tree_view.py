@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from pi_jupyter.agent.sync import run_blocking
-from pi_jupyter.notebook import tree_view
+from pi_jupyter.notebook.tree_view import view as tree_view
 from pi_jupyter.session import Session
 from pi_jupyter.views import TextTree, sample_session, session_graph_class, write_turn
-from pi_jupyter.views.render import available_backends
+from pi_jupyter.views.graph.render import available_backends
 
 TreeView = tree_view.TreeView
 CAN_DRAW = bool(available_backends())
@@ -251,7 +251,7 @@ def test_check_out_with_a_branch_summary(agent):
 
 
 def test_show_tree_picks_the_widget_the_picture_or_the_text(agent):
-    from pi_jupyter.notebook.tree_display import show_tree
+    from pi_jupyter.notebook.tree_view.display import show_tree
 
     assert isinstance(show_tree(agent, ["--text"]), TextTree)
     assert isinstance(show_tree(agent, []), session_graph_class())  # no kernel here: the picture

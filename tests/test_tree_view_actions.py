@@ -19,7 +19,7 @@ from pi_jupyter.agent.extensions import CANCEL
 from pi_jupyter.agent.sync import run_blocking
 from pi_jupyter.compaction import CompactionSettings
 from pi_jupyter.notebook.context_view import context_report
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.session import Session
 
 
@@ -117,7 +117,7 @@ def test_the_lens_on_the_current_node_after_forget_counts_what_pi_context_counts
 
 
 def test_the_tree_picture_kept_in_the_notebook_says_when_it_was_drawn(tmp_path):
-    from pi_jupyter.notebook.tree_display import DURABLE_TREE_TYPES, show_tree
+    from pi_jupyter.notebook.tree_view.display import DURABLE_TREE_TYPES, show_tree
 
     agent = Agent(Session.create(path=tmp_path / "picture.jsonl"), model="offline/echo")
     run_blocking(agent.prompt("first question"))

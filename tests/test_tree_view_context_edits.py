@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from pi_jupyter import Agent
-from pi_jupyter.notebook.tree_display import durable_graph
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.display import durable_graph
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.session import Session
 from pi_jupyter.views import write_turn
-from pi_jupyter.views.render import available_backends
+from pi_jupyter.views.graph.render import available_backends
 
 HAS_DOT = "dot" in available_backends()
 REPO = Path(__file__).resolve().parents[1]

@@ -97,7 +97,7 @@ def test_labels_names_and_vary_values_typed_in_a_notebook_are_stored_redacted(ip
 
 
 def test_a_label_typed_in_the_tree_is_stored_redacted(tmp_path):
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     s = Session.create(tmp_path)
     entry = s.append_message({"role": "user", "content": "hello", "timestamp": 1})

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_jupyter.notebook import tree_view
+from pi_jupyter.notebook.tree_view import view as tree_view
 from pi_jupyter.session import CHECKOUT_TYPE, Session
-from pi_jupyter.views.render import available_backends
+from pi_jupyter.views.graph.render import available_backends
 
 TreeView = tree_view.TreeView
 CAN_DRAW = bool(available_backends())

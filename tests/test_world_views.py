@@ -37,7 +37,7 @@ def test_the_static_output_says_under_each_tool_what_it_changed(turn):
 
 
 def test_the_tree_panel_lists_what_the_turn_changed(turn):
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     view = TreeView(turn)
     key = next(k for k, n in view.graph.nodes.items() if n.kind == "turn")
@@ -47,7 +47,7 @@ def test_the_tree_panel_lists_what_the_turn_changed(turn):
 
 
 def test_compare_shows_the_variables_and_files_that_differ(tmp_path, monkeypatch):
-    from pi_jupyter.views.world_compare import compare_worlds
+    from pi_jupyter.views.compare.world import compare_worlds
 
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-0123456789abcdefghijklmnop")
     from pi_jupyter.agent.redact import redact
@@ -85,7 +85,7 @@ def test_compare_shows_the_variables_and_files_that_differ(tmp_path, monkeypatch
 
 
 def test_check_out_in_the_tree_brings_the_world_back_and_says_so(tmp_path):
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
     from pi_jupyter.notebook.world_cells import Tracker, attach
 
     session = Session.create(tmp_path / "sessions")
@@ -149,7 +149,7 @@ def _fork_then_go_on(view, agent, ns, leaf_a):
 
 
 def test_fork_in_the_tree_carries_the_world_and_the_fork_records_into_its_own(tmp_path):
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     session, ns, agent, _tracker, leaf_a = _two_branches(tmp_path)
     view = TreeView(agent)
@@ -164,7 +164,7 @@ def test_fork_in_the_tree_carries_the_world_and_the_fork_records_into_its_own(tm
 
 def test_fork_in_the_tree_of_a_notebook_carries_the_world_to_the_notebooks_agent(tmp_path):
     """In a notebook the view hands the fork to the notebook (``on_fork``), which gives it an agent with a world."""
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
     from pi_jupyter.notebook.world_cells import attach
 
     session, ns, agent, tracker, leaf_a = _two_branches(tmp_path)
@@ -186,7 +186,7 @@ def test_the_live_tool_card_says_what_the_call_changed_during_the_run_and_in_its
     from ipywidgets import comm
     from test_agent_view import RecordingComm, custom_msgs
 
-    from pi_jupyter.notebook.agent_view import AgentView
+    from pi_jupyter.notebook.agent_view.view import AgentView
 
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
     session = Session.create(tmp_path / "sessions")
@@ -209,7 +209,7 @@ def test_the_live_tool_card_says_what_the_call_changed_during_the_run_and_in_its
 
 def test_the_tree_panel_rewinds_the_conversation_the_world_or_both(tmp_path):
     """The panel's *Check out* with its "what moves" choice, as the browser sends it: each status line says what moved."""
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     session, ns, agent, _tracker, leaf_a = _two_branches(tmp_path)
     leaf_b = session.leaf_id

@@ -128,8 +128,8 @@ def for_readers(nb: Any) -> Any:
     pi widgets saved as their static pictures and text, as JupyterLab's save hook keeps them,
     every SVG as an image (an untrusted JupyterLab draws neither ``image/svg+xml`` nor inline SVG),
     and no output naming a session (the scratch run's sessions are not shipped)."""
-    from pi_jupyter.notebook.durable_outputs import make_durable
-    from pi_jupyter.notebook.durable_pictures import pictures_for_every_viewer
+    from pi_jupyter.notebook.durable.outputs import make_durable
+    from pi_jupyter.notebook.durable.pictures import pictures_for_every_viewer
     from pi_jupyter.notebook.notebook_file import strip_bindings
 
     make_durable(nb, keep_saved_widgets=False)

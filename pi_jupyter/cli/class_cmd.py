@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
-from ..views.class_view import class_view
-from ..views.page_file import PageWriteError, write_page
+from ..views.class_view.view import class_view
+from ..views.export.page_file import PageWriteError, write_page
 from .common import EXIT_OK, EXIT_PROBLEMS, CliError
 
 DESCRIPTION = """\

@@ -7,8 +7,8 @@ import sys
 
 from ..agent.redact import redact
 from ..session import SessionError
-from ..views.export import branch_markdown, export_html
-from ..views.export_file import ExportRefused, write_export
+from ..views.export.files import ExportRefused, write_export
+from ..views.export.page import branch_markdown, export_html
 from .common import CliError, note_problems, open_session, status
 
 DESCRIPTION = """\

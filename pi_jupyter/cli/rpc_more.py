@@ -32,8 +32,8 @@ from ..agent.toolbox.bash import shell_command
 from ..agent.toolbox.truncate import truncate_tail
 from ..messages import THINKING_LEVELS, now_ms
 from ..providers import Model, api_key_for, list_models
-from ..views.export import export_html
-from ..views.export_file import write_export
+from ..views.export.files import write_export
+from ..views.export.page import export_html
 from ..world.rewind import rewind
 from . import rpc_views as views
 from .rpc_protocol import (

@@ -1,6 +1,6 @@
 """The Stop button of an AgentView: what it calls, and hearing it while the main thread is busy.
 
-A mixin of :class:`~pi_jupyter.notebook.agent_view.AgentView` (the view owns the state). A click
+A mixin of :class:`~pi_jupyter.notebook.agent_view.view.AgentView` (the view owns the state). A click
 sends ``{"type": "stop"}``; the callbacks registered with :meth:`StopButton.on_stop` run when the
 message is handled on the kernel's main thread. Those registered with ``any_thread=True`` (such
 as ``Agent.abort``) run as soon as the kernel reads the message, even while the main thread runs

@@ -25,7 +25,7 @@ from ..session.index import CELL_TYPE
 KERNEL = uuid.uuid4().hex[:12]
 """This kernel's id in cell records: an ``In [n]`` is only meaningful with the kernel that counted it
 (a restart counts from 1 again), so views tell this kernel's runs from earlier kernels' (see
-:func:`pi_jupyter.views.compare_cells.count_label`)."""
+:func:`pi_jupyter.views.compare.cells.count_label`)."""
 
 
 class CellRun(BaseModel):

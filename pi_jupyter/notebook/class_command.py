@@ -1,6 +1,6 @@
 """``%pi class FOLDER [--reference FILE] [-o PAGE]``: the class view in a notebook.
 
-The cell's value is the :class:`~pi_jupyter.views.class_view.ClassView`: the notebook shows it
+The cell's value is the :class:`~pi_jupyter.views.class_view.view.ClassView`: the notebook shows it
 (the table of students by cells, the totals, every answer by cell and every student's tree,
 which read without JavaScript too), and ``_.table()`` is a DataFrame for your own analysis.
 ``-o PAGE`` also writes the one-page version (``pi-jupyter class`` writes the same page).
@@ -12,8 +12,8 @@ import sys
 
 from IPython.core.error import UsageError
 
-from ..views.class_view import ClassView, class_view
-from ..views.page_file import PageWriteError, write_page
+from ..views.class_view.view import ClassView, class_view
+from ..views.export.page_file import PageWriteError, write_page
 from .typos import CommandParser, OptionError
 
 

@@ -1,4 +1,4 @@
-"""``%pi export``: the current session as one self-contained HTML page, or a branch as Markdown (see :mod:`pi_jupyter.views.export`)."""
+"""``%pi export``: the session as one self-contained HTML page, or a branch as Markdown (see :mod:`pi_jupyter.views.export.page`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent.redact import redact
-from ..views.export import branch_markdown, export_html
-from ..views.export_file import write_export
+from ..views.export.files import write_export
+from ..views.export.page import branch_markdown, export_html
 from .typos import CommandParser
 
 USAGE = "%(prog)s [--branch REF] [--format html|markdown] [--force] [PATH]"
@@ -20,7 +20,7 @@ def export_session(agent: Any, args: list[str], resolve: Callable[[str], str]) -
     in the working folder for a session in memory. ``--branch`` takes an entry id, a label or
     a cell id (through ``resolve``). Bad arguments raise :class:`~.typos.OptionError` (one line, naming the option).
     A session file is never overwritten; any other existing file that is not an earlier
-    export needs ``--force`` (:mod:`pi_jupyter.views.export_file`: a refusal is a ``ValueError``).
+    export needs ``--force`` (:mod:`pi_jupyter.views.export.files`: a refusal is a ``ValueError``).
     """
     parser = CommandParser("%pi export", usage=USAGE)
     parser.add_argument("path", nargs="?", default=None)

@@ -175,7 +175,7 @@ class LineCommands:
     def _resolve_ref(self, agent: Agent, ref: str) -> str:
         """An entry id, id prefix or label; else a cell as ``compare`` takes it: ``In[9]`` (this kernel's run
         when it made one), ``CELL@2`` (the cell's second run), a cell id (its latest run)."""
-        from ..views.compare_cells import Kernels, cell_records, resolve_cell_ref
+        from ..views.compare.cells import Kernels, cell_records, resolve_cell_ref
         from .cells import KERNEL
 
         try:
@@ -244,7 +244,7 @@ class LineCommands:
         return None
 
     def _cmd_tree(self, rest: list[str]) -> Any:
-        from .tree_display import show_tree
+        from .tree_view.display import show_tree
 
         return show_tree(self._agent(), rest)
 
@@ -346,7 +346,7 @@ class LineCommands:
         return None
 
     def _cmd_score(self, rest: list[str]) -> Any:
-        from .experiment_cell import score_command
+        from .experiments.cell import score_command
 
         return score_command(self, rest)
 
@@ -356,7 +356,7 @@ class LineCommands:
         return class_command(rest)
 
     def _cmd_judge(self, rest: list[str]) -> Any:
-        from .judge_command import judge_command
+        from .experiments.judge_command import judge_command
 
         return judge_command(self, rest)
 

@@ -20,9 +20,11 @@ from traitlets.config import Config
 from ..agent.agent import Agent, AgentBusyError
 from ..providers.registry import ModelNotFoundError
 from ..session import CycleError, EntryNotFoundError, SessionError, SessionFileError
-from . import cell_log, kernel_notebook, notebook_context, page_bridge, world_cells
+from . import cell_log, kernel_notebook, notebook_context, world_cells
+from .agent_view.siblings import siblings_footer
 from .cells import CellRun, record_run, start_for
 from .config import PiConfig, file_settings
+from .durable import page_bridge
 from .failure import CellFailed, CompactionAdvice, cell_failure
 from .freshness import fresh_agent
 from .line_commands import SUBCOMMANDS, LineCommands
@@ -31,7 +33,6 @@ from .prompt_text import PromptFormatError, fill_prompt_parts, filled_note
 from .replay_cell import cell_replay, no_pace_for_grids
 from .result import CellResult
 from .runner import BackgroundRun, PendingRun
-from .siblings import siblings_footer
 from .state import NotebookState
 from .typos import OptionError, command_error, named, option_error, session_label
 
@@ -165,7 +166,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
         except SystemExit as exc:  # argparse's way of saying "bad option"
             raise UsageError(f"%%pi: bad options: {line!r}") from exc
         try:
-            from .experiment_cell import is_experiment, run_experiment_cell
+            from .experiments.cell import is_experiment, run_experiment_cell
 
             if is_experiment(args):  # a grid of sibling branches (see experiment_cell)
                 no_pace_for_grids(args)
@@ -314,7 +315,7 @@ class PiMagics(LineCommands, Magics, PiConfig):
     def _make_view(self, agent: Agent) -> Any:
         if not self.widget:
             return None
-        from .agent_view import AgentView
+        from .agent_view.view import AgentView
 
         view = AgentView(
             title=self.state.header(agent.session),

@@ -181,7 +181,7 @@ def show_compare(comparison: Any, session: Any) -> Any:
     """Under ``%pi compare``: the variables and files that differ between the branches (shown only when some do); returns ``comparison``."""
     from IPython.display import display
 
-    from ..views.world_compare import compare_worlds
+    from ..views.compare.world import compare_worlds
 
     branches = [(b.name, b.leaf_id) for b in getattr(comparison, "branches", [])]
     found = compare_worlds(session, branches, clean=redact)

@@ -3,20 +3,20 @@
 Pure Python over the session store (no IPython): :func:`build_graph` is what
 ``Session.graph()`` returns, :func:`compare` what ``Session.compare()`` returns (the package root
 provides them to the store through :mod:`pi_jupyter.session.viewers`). The notebook
-widgets (``pi_jupyter.notebook.tree_view``) are built on these.
+widgets (``pi_jupyter.notebook.tree_view.view``) are built on these.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .compare import AnswerDiff, BranchStats, Comparison, TurnStats, compare
+from .compare.branches import AnswerDiff, BranchStats, Comparison, TurnStats, compare
 from .figure import SvgFigure
-from .graph import GraphModel, GraphOptions, build_graph, build_model, parse_options, session_graph_class
-from .nodes import GraphNode
-from .render import INSTALL_HINT, RenderResult, available_backends, find_program, render_svg
+from .graph.digraph import GraphModel, GraphOptions, build_graph, build_model, parse_options, session_graph_class
+from .graph.nodes import GraphNode
+from .graph.render import INSTALL_HINT, RenderResult, available_backends, find_program, render_svg
+from .graph.text_tree import TextTree
 from .sample import sample_session, write_turn
-from .text_tree import TextTree
 
 
 def __getattr__(name: str) -> Any:

@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from . import digest
-from .class_stats import CellWork
+from .class_view.stats import CellWork
 from .markdown_safe import md_text
 from .reader_bundle import md_table
 

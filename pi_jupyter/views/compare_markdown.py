@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import digest
-from .compare_cells import CellComparison, row_name
-from .diff import seconds_text
+from .compare.cells import CellComparison, row_name
+from .compare.diff import seconds_text
 from .markdown_safe import md_code, md_fence, md_quote, md_text
 from .reader_bundle import md_table
 from .scores import score_value_text, variant_text

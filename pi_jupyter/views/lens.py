@@ -35,7 +35,7 @@ from .edit_marks import branch_edit_marks
 
 if TYPE_CHECKING:
     from ..session import Session
-    from .graph import GraphModel
+    from .graph.digraph import GraphModel
 
 State = Literal["in", "edited", "summary", "replaced", "dropped", "out"]
 MAX_ROWS = 400
@@ -190,7 +190,7 @@ class ContextLens(BaseModel):
 
 def context_lens(session: Session, leaf: str | None = None) -> ContextLens:
     """The :class:`ContextLens` of the branch ending at ``leaf`` (default: the current leaf)."""
-    from .graph import gc_paused
+    from .graph.digraph import gc_paused
 
     with gc_paused():
         return _context_lens(session, leaf)

@@ -6,7 +6,7 @@ short list (``<th>``, ``<details>``, ``<p>``, any ``style``) into visible text, 
 writes the HTML as it is. So every pi output carries three forms: the HTML, a ``text/markdown``
 form written with :mod:`.markdown_safe` (nothing in it becomes markup), and plain text; and its
 metadata marks it as pi's (``{"pi_jupyter": {"view": KIND}}``), so nbconvert's preprocessor
-(:mod:`pi_jupyter.notebook.nbconvert_readers`) gives Markdown exports the Markdown and sanitized
+(:mod:`pi_jupyter.notebook.durable.readers`) gives Markdown exports the Markdown and sanitized
 HTML exports the Markdown drawn with the tags a sanitizer keeps, as it does for ``%%pi`` transcripts.
 """
 

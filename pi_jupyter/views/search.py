@@ -15,7 +15,7 @@ from .digest import RawEntry
 
 if TYPE_CHECKING:
     from ..session import Session
-    from .graph import GraphModel
+    from .graph.digraph import GraphModel
 
 MAX_TEXT = 200_000
 """Characters of one entry looked at (a huge tool output is searched in its first part)."""

@@ -271,7 +271,7 @@ def render_html(
     message; entries in ``forgotten`` are marked "not sent any more". With ``actions`` a
     small script (removed by sanitizers, nothing else lost) adds "forget this" to each message
     and "continue from this one" to sibling answers, acting through the page bridge of
-    :mod:`pi_jupyter.notebook.page_bridge` while the kernel lives, else copying the command.
+    :mod:`pi_jupyter.notebook.durable.page_bridge` while the kernel lives, else copying the command.
     ``turn``: the messages and the status line are one cell run's turn, in a ``pi-turn``
     block that paging through sibling answers swaps whole (see :func:`render_siblings_html`).
     """

@@ -1,6 +1,6 @@
 """A conversation as Markdown or plain text, for outputs that must read well without JavaScript.
 
-:class:`~pi_jupyter.notebook.agent_view.AgentView` puts both into its display bundle, so a
+:class:`~pi_jupyter.notebook.agent_view.view.AgentView` puts both into its display bundle, so a
 saved notebook shows the conversation in nbconvert, GitHub and nbviewer. Tool calls are shown
 compactly (``name(arg=value, ...)``) with their result right below, long tool output is cut
 in the middle, and raw HTML in model text is neutralised (``<`` becomes ``&lt;`` outside

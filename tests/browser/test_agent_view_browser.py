@@ -25,7 +25,7 @@ SETUP = f"""
 import sys, threading, time
 sys.path.insert(0, {str(HERE)!r})
 from IPython.display import display
-from pi_jupyter.notebook.agent_view import AgentView
+from pi_jupyter.notebook.agent_view.view import AgentView
 from fake_agent import ANSWER, full_run, feed
 
 def count_messages(view):

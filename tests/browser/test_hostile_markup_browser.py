@@ -156,9 +156,9 @@ def _widget_page(page: Any, world: World, name: str) -> None:
 
 
 def test_live_widgets_in_a_browser(worlds, page):
-    from pi_jupyter.notebook.agent_view import esm_source
-    from pi_jupyter.notebook.experiment_view import ExperimentView
-    from pi_jupyter.notebook.tree_view import TreeView
+    from pi_jupyter.notebook.agent_view.view import esm_source
+    from pi_jupyter.notebook.experiments.view import ExperimentView
+    from pi_jupyter.notebook.tree_view.view import TreeView
 
     agent_js = esm_source()
     experiment_js = str(ExperimentView._esm)

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from pi_jupyter.notebook.durable_outputs import WIDGET_STATE, WIDGET_VIEW
+from pi_jupyter.notebook.durable.outputs import WIDGET_STATE, WIDGET_VIEW
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

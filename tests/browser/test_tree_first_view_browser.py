@@ -37,7 +37,7 @@ SIX = [
 
 LARGE = """
 from pi_jupyter.views import sample_session
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 big = TreeView(sample_session(3000, seed=2))
 print("LARGE", len(big.nodes), "large-end")
 big

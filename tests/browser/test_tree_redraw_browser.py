@@ -1,6 +1,6 @@
 """A TreeView redraw after a new turn, in headless Chromium: the patched picture is the picture.
 
-The kernel sends a patch (nodes drawn as before left out, :mod:`pi_jupyter.notebook.tree_patch`);
+The kernel sends a patch (nodes drawn as before left out, :mod:`pi_jupyter.notebook.tree_view.patch`);
 the page moves its own copies of those nodes and inserts the rest. Checked against a page that
 draws the new SVG whole: the same nodes, each with the same text at the same place on the
 canvas, and the user's zoom, pan and selection kept. The widget's ES module runs on a minimal
@@ -14,7 +14,7 @@ import base64
 import pytest
 from widget_page import PAGE, mount_script
 
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.views import sample_session, write_turn
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]

@@ -21,7 +21,7 @@ SETUP = """
 import os
 from pi_jupyter import Agent
 from pi_jupyter.session import Session
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.notebook.runner import KernelRunner
 
 path = os.path.abspath("tree_browser.jsonl")
@@ -199,7 +199,7 @@ EDIT_SETUP = """
 import json, os
 from pi_jupyter import Agent
 from pi_jupyter.session import Session
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 from pi_jupyter.notebook.runner import KernelRunner
 
 path = os.path.abspath("tree_edits_browser.jsonl")

@@ -22,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 
 OPEN = """
 from pi_jupyter.session import Session
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 big = Session.open({path!r}, readonly=True)
 view = TreeView(big)
 print("OPEN", len(big), view.header, "open-end")
@@ -132,7 +132,7 @@ def test_first_view_search_keys_and_panel_on_the_1000_entry_pi_session(lab):
 
 LENS = """
 from pi_jupyter.session import Session
-from pi_jupyter.notebook.tree_view import TreeView
+from pi_jupyter.notebook.tree_view.view import TreeView
 comp = Session.open({path!r}, readonly=True)
 cview = TreeView(comp)
 print("LENS", cview.leaf, "lens-end")

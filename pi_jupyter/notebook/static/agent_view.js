@@ -1,6 +1,6 @@
 // AgentView, part 4 of 4: the view (items, blocks, tool cards) and the widget's render().
 //
-// The browser half of pi_jupyter.notebook.agent_view.AgentView (an anywidget ESM, joined from
+// The browser half of pi_jupyter.notebook.agent_view.view.AgentView (an anywidget ESM, joined from
 // agent_view_store.js, agent_view_markdown.js, agent_view_status.js and this file).
 
 function oneLine(text, max) {

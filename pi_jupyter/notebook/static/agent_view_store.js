@@ -7,7 +7,7 @@
 // Store keeps the ops applied after its snapshot and replays those newer than each new
 // snapshot, so an op already folded into a snapshot is never applied twice, in any order.
 //
-// The four parts are joined into one module by pi_jupyter.notebook.agent_view (anywidget
+// The four parts are joined into one module by pi_jupyter.notebook.agent_view.view (anywidget
 // loads one module per widget); each part's top-level names are unique across the parts.
 
 function clone(value) {

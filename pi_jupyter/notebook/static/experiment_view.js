@@ -1,4 +1,4 @@
-// ExperimentView: the browser half of pi_jupyter.notebook.experiment_view (an anywidget ESM).
+// ExperimentView: the browser half of pi_jupyter.notebook.experiments.view (an anywidget ESM).
 //
 // The kernel sends custom messages {type: "rows", rows: [changed rows]} (at most ~10 a second
 // in total) and keeps the `snapshot` trait (every row) and `progress` up to date; the view

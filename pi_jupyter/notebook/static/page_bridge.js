@@ -1,4 +1,4 @@
-// The page bridge (pi_jupyter.notebook.page_bridge.PageBridge): an invisible widget model per
+// The page bridge (pi_jupyter.notebook.durable.page_bridge.PageBridge): an invisible widget model per
 // session and kernel. anywidget runs initialize() when the model is created (no view needed);
 // it registers window.__piJupyter.bridges[sessionId] so the static output of a finished %%pi
 // cell can act on its session (continue from an answer, forget a message) while the kernel lives.

@@ -2,7 +2,7 @@
 //
 // After a redraw the kernel sends the whole picture (trait `svg`) and, when the previous
 // drawing is known, a patch of it (`svg_patch`, based on revision `patch_base`; see
-// pi_jupyter/notebook/tree_patch.py): only what changed. A node or edge drawn exactly as before
+// pi_jupyter/notebook/tree_view/patch.py): only what changed. A node or edge drawn exactly as before
 // is left out; a node the layout moved comes as a stub <g class="node" data-at="X,Y"> naming the
 // first point of its outline in the new layout; a new or changed element comes whole; one no
 // longer drawn comes as <g data-gone>. Applying the patch moves the nodes this view has (a

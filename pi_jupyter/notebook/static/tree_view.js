@@ -1,4 +1,4 @@
-// TreeView: the browser half of pi_jupyter.notebook.tree_view.TreeView (an anywidget ESM).
+// TreeView: the browser half of pi_jupyter.notebook.tree_view.view.TreeView (an anywidget ESM).
 //
 // The kernel draws the graph (Graphviz SVG in the trait `svg`) and renders each node's
 // messages (trait `details.html`, escaped by the kernel). This file shows them and sends

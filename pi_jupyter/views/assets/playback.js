@@ -3,7 +3,7 @@
 // appear and their results come in when the tools finished; gaps between turns longer than
 // two seconds are shortened. Play, pause, step, a speed, and step mode (stop before each tool
 // call and at each branch point, "Go on ▶" to continue). Times come from the session file
-// (the data in #pi-play, see pi_jupyter/views/playback.py); entries without times play at a
+// (the data in #pi-play, see pi_jupyter/views/export/playback.py); entries without times play at a
 // default pace and the bar says so. Every event is scheduled from one start time, so a late
 // frame never delays the events after it. window.piPlayback is its interface for scripts.
 (function () {
