@@ -195,7 +195,7 @@ def test_after_a_restart_the_first_turn_is_told_what_changed(tmp_path, wire):
     assert "Variables your branch's tools set: `lock`, `plan`, `threading`." in text  # the world's record of the branch
     assert "The kernel holds them again: `plan`, `threading`." in text  # restored before the turn
     assert "Not in the kernel now (run the cells that make them, or make them again): `lock`." in text
-    assert "could not restore lock (_thread.lock: not serializable)" in text
+    assert "could not restore lock (_thread.lock: not serializable; %pi rerun " in text  # and the call that made it is offered
     assert record["details"]["kernelChanged"] is True and record["details"]["restart"]["missing"] == ["lock"]
     shown = "".join(answer.data("text/markdown"))
     assert "With it I was sent the notebook since my last turn: kernel restarted, 1 cell." in shown
