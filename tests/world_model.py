@@ -545,10 +545,11 @@ class WorldModel:
                 forced = _forced(out)
                 if forced is None:
                     self._silent(f"--force kept no version of the user's though {sorted(mine)} were theirs: {out!r}")
-                world = self.fold(pos.vars)
-                plan = self.targets(pos.vars, target)
+                base = pos.vars if pos.vars != UNKNOWN else pos.leaf  # after a restart the record hangs from the leaf
+                world = self.fold(base)
+                plan = self.targets(base, target)
                 snap = self.snapshot()
-                self.node(forced, pos.vars, {k: (world.get(k, plan[k][0]), snap.get(k, ABSENT)) for k in mine})
+                self.node(forced, base, {k: (world.get(k, plan[k][0]), snap.get(k, ABSENT)) for k in mine})
         left = self.expect_move(pos.vars, target, force=force, files_current=pos.files)
         if mode.startswith("world"):
             leaf = pos.leaf
