@@ -36,6 +36,8 @@ def ip(tmp_path, monkeypatch):
     # a fresh kernel has run no cells yet: the shared shell's history (earlier tests' cells) is not this test's notebook
     shell._pi_cell_log = None
     monkeypatch.setitem(shell.user_ns, "In", [""])
+    if "pi_jupyter" in shell.extension_manager.loaded:  # left loaded by a test elsewhere: this test's magics are new
+        shell.run_line_magic("unload_ext", "pi_jupyter")
     shell.run_line_magic("load_ext", "pi_jupyter")
     shell.run_line_magic("config", f"PiMagics.session_dir = {str(tmp_path / 'sessions')!r}")
     shell.run_line_magic("config", "PiMagics.widget = False")

@@ -40,6 +40,10 @@ class _RoutingPublisher(DisplayPublisher):
             raise AttributeError(name)
         return getattr(original, name)
 
+    @property
+    def is_publishing(self) -> bool:  # the text a terminal's publisher prints is its own echo, not the cell's output
+        return bool(getattr(self.__dict__.get("_original"), "is_publishing", False))
+
     def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
         transform = _transforms.get(threading.get_ident())
         if transform is not None:
