@@ -474,8 +474,6 @@ class _OnMain:
             return None
         try:
             return await asyncio.shield(asyncio.to_thread(recording.finish))
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # noqa: BLE001 - the call's own result matters more than its record
             return _unrecorded(exc)
 
