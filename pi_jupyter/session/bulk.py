@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from .depth_cap import capped as capped_decode
 from .kinds import KINDS, PASSED_ON
 
 _UNSET: Any = msgspec.UNSET
@@ -189,15 +190,18 @@ def line_ends(data: bytearray | bytes, start: int, stop: int) -> array | None:
     return ends
 
 
-def decode_run(run: memoryview, count: int, ascii_only: bool = False, *, timed: bool = False) -> list[Any] | None:
+def decode_run(run: memoryview, count: int, ascii_only: bool = False, *, timed: bool = False, capped: bool = False) -> list[Any] | None:
     """The ``count`` lines of ``run`` (each ``{...}``, see :func:`line_ends`) as stubs, or ``None`` to read them one by one.
 
     ``None`` too for a run holding a system message (pi 1.x): read one by one, it asks for the
     whole file to be opened, as before. ``ascii_only``: the caller knows the bytes are ASCII.
-    ``timed``: :class:`TimedStub` rather than :class:`LineStub`.
+    ``timed``: :class:`TimedStub` rather than :class:`LineStub`. ``capped``: decode under
+    :mod:`.depth_cap`'s cap, so that a line nested too deeply gives ``None`` (the caller has not
+    counted brackets).
     """
+    decode = _DECODERS[timed]
     try:
-        stubs = _DECODERS[timed](run)
+        stubs = capped_decode(decode, run) if capped else decode(run)
         if not ascii_only:
             _utf8(run, "strict", True)  # the skipped text was not decoded: check it is UTF-8 all the same
     except (*_errors, UnicodeDecodeError):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
 import orjson
 
+from . import depth_cap
 from .files import read_regular_fd
 from .index import K_MESSAGE, EntryIndex, RawEntry, TreeNode
 from .jsonl import DEEP_LINE_BYTES, SKIP, TORN, loads_line, paused_gc, report_too_deep, settle_gc, slow_line, too_deep
@@ -373,10 +374,13 @@ class _Reader:
         from .bulk import decode_run, ids_of, line_ends, parent_ids, special_positions
 
         ends = line_ends(buf, start, stop)
-        if ends is None or _deep_line(buf, start, ends):
+        if ends is None:
+            return False
+        capped = depth_cap.available()  # msgspec refuses a line too deep by itself: no bracket to count
+        if not capped and _deep_line(buf, start, ends):
             return False  # one line at a time: it reports the line nested too deeply
         # the whole buffer ASCII (what is past the chunk was read from the file too): no UTF-8 to check
-        stubs = decode_run(view[start:stop], len(ends), buf.isascii(), timed=self.timed)
+        stubs = decode_run(view[start:stop], len(ends), buf.isascii(), timed=self.timed, capped=capped)
         if stubs is None:
             return False
         others = special_positions(stubs)
