@@ -66,6 +66,28 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return next((word for word in argv if word in COMMANDS), None)
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter, told the terminal's width here: its own asks :mod:`shutil`, whose import (with
+    its compression modules) every command would pay for a help text it rarely prints."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` finds it: ``$COLUMNS``, the terminal, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser: every command listed, the one named in ``argv`` (default: ``sys.argv[1:]``) with its options."""
     from .. import __version__
@@ -74,20 +96,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-jupyter",
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     parser.add_argument("--version", action="version", version=f"pi-jupyter {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         if name != chosen:
-            sub.add_parser(name, help=help_text)  # listed by --help; only the chosen command is parsed
+            sub.add_parser(name, help=help_text, formatter_class=_Formatter)  # listed by --help; only the chosen command is parsed
             continue
         module = _load(module_name)
         command = sub.add_parser(
             name,
             help=help_text,
             description=getattr(module, "DESCRIPTION", help_text),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=_Formatter,
         )
         module.add_arguments(command)
         command.set_defaults(_run=module.run, _read_only=getattr(module, "READ_ONLY", False))

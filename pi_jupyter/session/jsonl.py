@@ -17,9 +17,9 @@ import json
 import re
 from array import array
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
 from ..messages.text import json_type
@@ -31,16 +31,14 @@ SKIP: Any = object()  # a blank or malformed line
 TORN: Any = object()  # an unreadable last line without a newline
 
 
-@dataclass
-class ParsedLine:
+class ParsedLine(msgspec.Struct):
     """One JSON object read from the file, with its 1-based line number."""
 
     line: int
     obj: dict[str, Any]
 
 
-@dataclass
-class ParsedChunk:
+class ParsedChunk(msgspec.Struct):
     """The objects of a run of lines (``objs``, with their 1-based ``lines``), and how the chunk ends.
 
     ``tail_start`` is the byte offset (within the parsed data) of a torn last line (no newline,
@@ -49,8 +47,8 @@ class ParsedChunk:
     is in the data (offset -1: the object is the whole line).
     """
 
-    objs: list[dict[str, Any]] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    objs: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    lines: list[int] = msgspec.field(default_factory=list)
     ends_with_newline: bool = True
     torn_tail: bool = False
     next_line: int = 1

@@ -6,8 +6,9 @@ Plain data and small functions, shared by the index (:mod:`.index`), the context
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..messages.text import ms_from_iso
 
@@ -61,12 +62,11 @@ KINDS = {
 }
 
 
-@dataclass(slots=True)
-class TreeNode:
+class TreeNode(msgspec.Struct):
     """One entry in :meth:`Session.tree`, with its children in pi's order (oldest first)."""
 
     entry: RawEntry
-    children: list[TreeNode] = field(default_factory=list)
+    children: list[TreeNode] = msgspec.field(default_factory=list)
     label: str | None = None
     label_timestamp: str | None = None
 

@@ -10,8 +10,9 @@ system messages included); a streaming reader emits them one entry at a time wit
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .index import (
     K_BRANCH_SUMMARY,
@@ -29,8 +30,7 @@ from .index import (
 from .projection import context_positions, project_positions
 
 
-@dataclass
-class ContextPlan:
+class ContextPlan(msgspec.Struct):
     """What a context rebuild takes from a branch: the context entries, thinking level and model.
 
     ``positions`` are index positions in emitting order (pi's ``buildContextEntries``: the
