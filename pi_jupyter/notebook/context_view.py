@@ -8,6 +8,7 @@ import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from ..messages.notebook_context import folded_body, is_notebook_context_text
 from ..views.digest import plural
 from ..views.markdown_safe import md_code, md_fence, md_text
 
@@ -31,13 +32,28 @@ def context_bundle(agent: Any) -> dict[str, str]:
     blocks = _report_blocks(agent)
     parts = [f"<h4>{html.escape(blocks['title'])}</h4><p>{html.escape(blocks['summary'])}</p>"]
     for heading, text in blocks["sections"]:
-        parts.append(f'<p><strong>{html.escape(heading)}</strong></p><div style="{_PROSE}">{html.escape(text)}</div>')
+        fold = _fold(text)
+        if fold is None:
+            parts.append(f'<p><strong>{html.escape(heading)}</strong></p><div style="{_PROSE}">{html.escape(text)}</div>')
+        else:  # the notebook context: its one line, the cells a click away (as the cell's view shows it)
+            line, body = fold
+            parts.append(
+                f"<details><summary><strong>{html.escape(heading)}</strong> · {html.escape(line)}</summary>"
+                f'<div style="{_PROSE}">{html.escape(body)}</div></details>'
+            )
     plain = [blocks["title"], blocks["summary"]]
     for heading, text in blocks["sections"]:
         plain.append(heading)
         lines = text.splitlines()
         plain.append("\n".join(textwrap.fill(line, 100, break_long_words=False, break_on_hyphens=False) for line in lines))
     return {"text/html": "".join(parts), "text/markdown": markdown, "text/plain": "\n\n".join(plain)}
+
+
+def _fold(text: str) -> tuple[str, str] | None:
+    """``(line, body)`` for a notebook context's text (its first line, the rest), else ``None``."""
+    if not is_notebook_context_text(text):
+        return None
+    return text.split("\n", 1)[0].strip(), folded_body(text)
 
 
 def _report_blocks(agent: Any) -> dict[str, Any]:
