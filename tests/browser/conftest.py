@@ -465,11 +465,19 @@ class Lab:
 
 def _page(browser: Any, server: JupyterServer, app: str) -> Any:
     """A fresh browser context and page on ``server`` with the :class:`Lab` helpers (closed after the test)."""
+    before = {s["id"] for s in server.api("/api/sessions")}
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
     yield Lab(server, page, app=app)
     context.close()
+    # the kernels this test started go with it: left running, some forty of them filled a 2-core runner's memory
+    for session in server.api("/api/sessions"):
+        if session["id"] not in before:
+            try:
+                server.api(f"/api/sessions/{session['id']}", method="DELETE")
+            except Exception:  # already gone (the test shut it down itself)
+                pass
 
 
 @pytest.fixture
