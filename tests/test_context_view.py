@@ -39,8 +39,8 @@ def test_the_notebook_context_is_folded_behind_its_line_and_the_rest_is_not():
     s.append_message(UserMessage.text("Why did my last cell fail?"))
     bundle = context_bundle(Agent(s, model="offline/echo"))
     html = bundle["text/html"]
-    assert html.count("<details>") == 1
-    folded = html[html.index("<details>") : html.index("</details>")]
+    assert html.count("<details") == 1
+    folded = html[html.index("<details") : html.index("</details>")]
     summary = folded[folded.index("<summary>") : folded.index("</summary>")]
     assert "notebook since your last turn: 2 cells, 1 error" in summary and "revenue_eur" not in summary
     assert "KeyError: &#x27;revenue_eur&#x27;" in folded  # the cells, inside the fold

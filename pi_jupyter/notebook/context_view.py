@@ -38,7 +38,7 @@ def context_bundle(agent: Any) -> dict[str, str]:
         else:  # the notebook context: its one line, the cells a click away (as the cell's view shows it)
             line, body = fold
             parts.append(
-                f"<details><summary><strong>{html.escape(heading)}</strong> · {html.escape(line)}</summary>"
+                f'<details style="margin:1em 0"><summary><strong>{html.escape(heading)}</strong> · {html.escape(line)}</summary>'
                 f'<div style="{_PROSE}">{html.escape(body)}</div></details>'
             )
     plain = [blocks["title"], blocks["summary"]]
