@@ -8,7 +8,7 @@ import textwrap
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from ..messages.notebook_context import folded_body, is_notebook_context_text
+from ..messages.notebook_context import NOTEBOOK_CONTEXT_TYPE, folded_body, folded_line, is_notebook_context_text
 from ..views.digest import plural
 from ..views.markdown_safe import md_code, md_fence, md_text
 
@@ -51,9 +51,8 @@ def context_bundle(agent: Any) -> dict[str, str]:
 
 def _fold(text: str) -> tuple[str, str] | None:
     """``(line, body)`` for a notebook context's text (its first line, the rest), else ``None``."""
-    if not is_notebook_context_text(text):
-        return None
-    return text.split("\n", 1)[0].strip(), folded_body(text)
+    line = folded_line(NOTEBOOK_CONTEXT_TYPE, text) if is_notebook_context_text(text) else None
+    return None if line is None else (line, folded_body(text))
 
 
 def _report_blocks(agent: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ..messages.notebook_context import NOTEBOOK_CONTEXT_TYPE
@@ -269,21 +270,37 @@ def entry_ms(entry: RawEntry) -> int | None:
     return ms_from_iso(entry.get("timestamp"))
 
 
-def cell_records(entries: list[RawEntry]) -> dict[str, tuple[str, int | None]]:
-    """Entry id -> ``(cell id, execution count)`` for every entry a recorded cell run produced (latest wins).
+def cell_runs(entries: list[RawEntry]) -> Iterator[tuple[RawEntry, dict[str, Any]]]:
+    """``(entry, data)`` for every well-formed ``pi_jupyter.cell`` record in ``entries`` (a string ``cellId``), in file order.
 
-    Reads the ``pi_jupyter.cell`` records (see ``pi_jupyter.notebook.cells``) without importing
-    the notebook layer.
+    Reads the records (see ``pi_jupyter.notebook.cells``) without importing the notebook layer.
     """
-    owner: dict[str, tuple[str, int | None]] = {}
     for entry in entries:
         if entry.get("type") != "custom" or entry.get("customType") != CELL_TYPE:
             continue
         data = entry.get("data")
-        if not isinstance(data, dict) or not isinstance(data.get("cellId"), str):
-            continue
-        count = data.get("executionCount")
-        info = (data["cellId"], count if isinstance(count, int) and not isinstance(count, bool) else None)
+        if isinstance(data, dict) and isinstance(data.get("cellId"), str):
+            yield entry, data
+
+
+def run_count(data: dict[str, Any]) -> int | None:
+    """A cell record's execution count (``None`` when it has none, or not an integer)."""
+    count = data.get("executionCount")
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def run_end(entry: RawEntry, data: dict[str, Any]) -> str | None:
+    """The last entry a cell record's run produced: its ``end``, else the entry it hangs from."""
+    end = data.get("end")
+    parent = entry.get("parentId")
+    return end if isinstance(end, str) else parent if isinstance(parent, str) else None
+
+
+def cell_records(entries: list[RawEntry]) -> dict[str, tuple[str, int | None]]:
+    """Entry id -> ``(cell id, execution count)`` for every entry a recorded cell run produced (latest wins)."""
+    owner: dict[str, tuple[str, int | None]] = {}
+    for _, data in cell_runs(entries):
+        info = (data["cellId"], run_count(data))
         produced = data.get("produced")
         for eid in produced if isinstance(produced, list) else ():
             if isinstance(eid, str):
@@ -294,16 +311,10 @@ def cell_records(entries: list[RawEntry]) -> dict[str, tuple[str, int | None]]:
 def cell_ends(entries: list[RawEntry]) -> dict[str, str]:
     """Cell id -> the last entry of its latest recorded run (what ``compare`` uses for a cell id)."""
     out: dict[str, str] = {}
-    for entry in entries:
-        if entry.get("type") != "custom" or entry.get("customType") != CELL_TYPE:
-            continue
-        data = entry.get("data")
-        if isinstance(data, dict) and isinstance(data.get("cellId"), str):
-            end = data.get("end")
-            parent = entry.get("parentId")
-            target = end if isinstance(end, str) else parent if isinstance(parent, str) else None
-            if target:
-                out[data["cellId"]] = target
+    for entry, data in cell_runs(entries):
+        target = run_end(entry, data)
+        if target:
+            out[data["cellId"]] = target
     return out
 
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ...session.index import CELL_TYPE
 from .. import digest
 from ..digest import RawEntry
 from ..figure import PALETTE, SvgFigure, per_turn_chart
@@ -73,22 +72,14 @@ class Kernels:
 def cell_records(entries: list[RawEntry]) -> list[CellRecord]:
     """Every cell run recorded in ``entries``, in file order (malformed records skipped)."""
     out: list[CellRecord] = []
-    for entry in entries:
-        if entry.get("type") != "custom" or entry.get("customType") != CELL_TYPE:
-            continue
-        data = entry.get("data")
-        if not isinstance(data, dict) or not isinstance(data.get("cellId"), str):
-            continue
-        count = data.get("executionCount")
+    for entry, data in digest.cell_runs(entries):
         produced = data.get("produced")
-        end = data.get("end")
-        parent = entry.get("parentId")
         out.append(
             CellRecord(
                 cell_id=data["cellId"],
-                end=end if isinstance(end, str) else parent if isinstance(parent, str) else None,
+                end=digest.run_end(entry, data),
                 produced=[p for p in produced if isinstance(p, str)] if isinstance(produced, list) else [],
-                execution_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+                execution_count=digest.run_count(data),
                 record_id=digest.as_text(entry.get("id")),
                 kernel=data["kernel"] if isinstance(data.get("kernel"), str) else None,
                 ms=digest.entry_ms(entry),
