@@ -344,6 +344,22 @@ class Lab:
             time.sleep(0.1)
         raise AssertionError(f"cell {index} output has no {text!r} after {timeout} s:\n{out}\nconsole:\n" + "\n".join(self.console[-20:]))
 
+    def shown_output(self, index: int, text: str, timeout: float = 120) -> str:
+        """The output text of cell ``index`` once it holds ``text``, read with the cell scrolled into view.
+
+        JupyterLab 4 renders only the cells near the viewport, so an earlier cell's output read
+        by its position alone can be empty (or another cell's) while the view shows a later cell.
+        """
+        deadline = time.monotonic() + timeout
+        out = ""
+        while time.monotonic() < deadline:
+            area = self.show_cell(index).locator(".jp-OutputArea")
+            out = area.inner_text() if area.count() else ""
+            if text in out:
+                return out
+            time.sleep(0.5)
+        raise AssertionError(f"cell {index} has no {text!r} after {timeout} s:\n{out}")
+
     def wait_for_execution_count(self, index: int, timeout: float = 60) -> None:
         """Wait until cell ``index`` has run (its prompt shows a number)."""
         prompt = self.cell(index).locator(".jp-InputPrompt")

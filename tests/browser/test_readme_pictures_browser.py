@@ -34,17 +34,7 @@ def _cell(lab, index: int):
 
 
 def _output_text(lab, index: int, text: str, timeout: float = 120) -> str:
-    import time
-
-    deadline = time.monotonic() + timeout
-    out = ""
-    while time.monotonic() < deadline:
-        area = _cell(lab, index).locator(".jp-OutputArea")
-        out = area.inner_text() if area.count() else ""
-        if text in out:
-            return out
-        time.sleep(0.5)
-    raise AssertionError(f"cell {index} has no {text!r} after {timeout} s:\n{out}")
+    return lab.shown_output(index, text, timeout)
 
 
 def _save(lab, name: str, locator) -> Path:

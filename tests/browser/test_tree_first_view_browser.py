@@ -91,9 +91,16 @@ def _open_tree(lab, name: str, cells: list[str]):
     return root
 
 
+def _back_to(lab, root) -> None:
+    """Scroll the tree back into view (after reading an earlier cell) and wait for its fit to land."""
+    root.scroll_into_view_if_needed()
+    lab.settled(root)
+
+
 def test_a_small_tree_is_shown_whole_centred_and_legible(lab):
     root = _open_tree(lab, "first_view.ipynb", QUICKSTART)
-    assert "forked True" in lab.output_text(4)
+    lab.shown_output(4, "forked True")
+    _back_to(lab, root)
     m = _measure(root)
     lab.screenshot("tree_first_view_small.png", root)
     assert len(m["nodes"]) == 3
@@ -120,7 +127,8 @@ def test_a_small_tree_is_shown_whole_centred_and_legible(lab):
 
 def test_a_wide_tree_opens_on_its_leaf_the_overview_covers_nothing_and_fit_stays_legible(lab):
     root = _open_tree(lab, "six_answers.ipynb", SIX)
-    assert "siblings 6" in lab.output_text(2)
+    lab.shown_output(2, "siblings 6")
+    _back_to(lab, root)
     m = _measure(root)
     lab.screenshot("tree_first_view_wide.png", root)
     assert m["label"] >= 9.9, f"first view: labels {m['label']:.1f} px"
