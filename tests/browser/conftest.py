@@ -344,6 +344,15 @@ class Lab:
             time.sleep(0.1)
         raise AssertionError(f"cell {index} output has no {text!r} after {timeout} s:\n{out}\nconsole:\n" + "\n".join(self.console[-20:]))
 
+    def notebook_text(self) -> str:
+        """All the text of the open notebook, the cells out of view included.
+
+        Chromium's ``innerText`` leaves out what ``content-visibility: auto`` skips, and JupyterLab's
+        default windowing puts it on every cell far from the viewport: a scan for an error over the
+        whole notebook reads ``textContent``, which holds every cell's words as scrolling would show them.
+        """
+        return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").evaluate("el => el.textContent")
+
     def shown_output(self, index: int, text: str, timeout: float = 120) -> str:
         """The output text of cell ``index`` once it holds ``text``, read with the cell scrolled into view.
 

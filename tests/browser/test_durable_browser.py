@@ -66,17 +66,16 @@ def saved(jupyter_server, browser):
 
 def _check_reader_view(lab) -> None:
     """The reader's view: every conversation and the tree as a picture, no widget error."""
-    page = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
-    assert NO_WIDGET_ERROR not in page
-    tools = lab.output_text(1)
+    assert NO_WIDGET_ERROR not in lab.notebook_text()
+    tools = lab.shown_output(1, "42 is the answer")
     assert "python(code=\"print(6 * 7, 'is the answer')\")" in tools, tools
     assert "42 is the answer" in tools  # the tool's result
     assert "no-such-file.txt" in tools and "error" in tools  # the failing call, and that it failed
     assert "offline/typewriter" in tools and "done" in tools  # the status line
-    answer = lab.cell(2).locator(".jp-OutputArea")
+    answer = lab.show_cell(2).locator(".jp-OutputArea")
     assert "Explain durable outputs in one line." in answer.inner_text()  # the prompt
     assert answer.locator("details summary", has_text="Thought").count() >= 1  # thinking, folded
-    tree = lab.cell(3).locator(".jp-OutputArea img")
+    tree = lab.show_cell(3).locator(".jp-OutputArea img")
     tree.first.wait_for(timeout=30_000)
     box = tree.first.bounding_box()
     assert box and box["width"] > 50 and box["height"] > 50, box  # a picture, drawn
@@ -112,12 +111,11 @@ def test_untrusted_copy(saved, lab, jupyter_server):
     )
     assert not any(trusted), trusted
     # one markdown cell was inserted: the code cells moved down by one
-    page = lab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").inner_text()
-    assert NO_WIDGET_ERROR not in page
-    tools = lab.output_text(2)
-    assert "42 is the answer" in tools and "no-such-file.txt" in tools
-    assert "Explain durable outputs in one line." in lab.output_text(3)
-    img = lab.cell(4).locator(".jp-OutputArea img")
+    assert NO_WIDGET_ERROR not in lab.notebook_text()
+    tools = lab.shown_output(2, "42 is the answer")
+    assert "no-such-file.txt" in tools
+    lab.shown_output(3, "Explain durable outputs in one line.")
+    img = lab.show_cell(4).locator(".jp-OutputArea img")
     img.first.wait_for(timeout=30_000)
     assert img.first.get_attribute("src").startswith("data:image/png")  # SVG is shown only when trusted
     lab.screenshot("durable_untrusted.png")
