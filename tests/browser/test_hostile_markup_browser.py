@@ -139,14 +139,20 @@ def _verdict(page: Any, world: World, rendering: str, shown: tuple[str, ...]) ->
 
 def test_static_renderings_in_a_browser(worlds, page):
     problems: list[str] = []
-    for world in worlds.values():
-        for rendering, make in HTML_RENDERINGS.items():
-            _load(page, f"{world.vector}-{rendering}", make(world))
-            problems += _verdict(page, world, rendering, SHOWN[rendering])
-        for rendering, make in MARKDOWN_RENDERINGS.items():
-            text = make(world)
-            for reader, read in READERS.items():
-                _load(page, f"{world.vector}-{rendering}-{reader}", read(text))
+    # the Markdown readers (pandoc is a process per text) work ahead in threads while the browser checks pages
+    with ThreadPoolExecutor(3) as pool:
+        for world in worlds.values():
+            read_ahead = [
+                (rendering, reader, pool.submit(read, text))
+                for rendering, make in MARKDOWN_RENDERINGS.items()
+                for text in (make(world),)
+                for reader, read in READERS.items()
+            ]
+            for rendering, make in HTML_RENDERINGS.items():
+                _load(page, f"{world.vector}-{rendering}", make(world))
+                problems += _verdict(page, world, rendering, SHOWN[rendering])
+            for rendering, reader, html in read_ahead:
+                _load(page, f"{world.vector}-{rendering}-{reader}", html.result())
                 problems += _verdict(page, world, f"{rendering} ({reader})", SHOWN[rendering])
     assert not problems, "\n".join(problems)
 
