@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 import uuid
 from pathlib import Path
@@ -52,7 +51,7 @@ def session_file_name(timestamp_iso: str, session_id: str) -> str:
 def new_session_id() -> str:
     """A UUIDv7 (time-ordered), the kind of session id pi 0.7x writes."""
     ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    rand = int.from_bytes(os.urandom(10), "big")  # what secrets.token_bytes reads, without its import on every command
     value = (ms & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76
     value |= ((rand >> 62) & 0xFFF) << 64
