@@ -272,6 +272,16 @@ REVISED: dict[str, tuple[str | None, str]] = {
         "Why this way (`python bench/bench_world.py`, the files lines of Speed).",
         "the figures moved to the Speed page",
     ),
+    (
+        "`.ci/run` ends with the test command itself, `python -m pytest` (about 10 minutes on 2 cores, the Bi"
+        "nder-environment test included; the real-browser tests drive JupyterLab in Debian's headless Chromiu"
+        "m, the interop tests install pi 0.73.1 and pi 1.6.0 from npm into `~/.cache/pi-jupyter` once (and no"
+        "de 22 from npm for pi 1.6's RPC mode) and skip with a reason when node is missing; every skip is lis"
+        "ted with its reason, and under `CI=true` a skipped browser, kernel or interop test is a failure)."
+    ): (
+        "`.ci/run` ends with the test command itself, `python -m pytest` (about 43 minutes on 2 cores, the",
+        "the suite grew with the issues since; the figure is the last fresh-clone run's (stop 44)",
+    ),
 }
 
 
