@@ -142,12 +142,10 @@ def test_static_renderings_in_a_browser(worlds, page):
     # the Markdown readers (pandoc is a process per text) work ahead in threads while the browser checks pages
     with ThreadPoolExecutor(3) as pool:
         for world in worlds.values():
-            read_ahead = [
-                (rendering, reader, pool.submit(read, text))
-                for rendering, make in MARKDOWN_RENDERINGS.items()
-                for text in (make(world),)
-                for reader, read in READERS.items()
-            ]
+            read_ahead = []
+            for rendering, make in MARKDOWN_RENDERINGS.items():
+                text = make(world)
+                read_ahead += [(rendering, reader, pool.submit(read, text)) for reader, read in READERS.items()]
             for rendering, make in HTML_RENDERINGS.items():
                 _load(page, f"{world.vector}-{rendering}", make(world))
                 problems += _verdict(page, world, rendering, SHOWN[rendering])

@@ -33,10 +33,6 @@ def _cell(lab, index: int):
     return lab.show_cell(index)
 
 
-def _output_text(lab, index: int, text: str, timeout: float = 120) -> str:
-    return lab.shown_output(index, text, timeout)
-
-
 def _save(lab, name: str, locator) -> Path:
     folder = os.environ.get("PI_JUPYTER_PICTURES")
     if not folder:
@@ -52,9 +48,9 @@ def test_quickstart_in_jupyterlab_forks_and_shows_the_widgets(lab):
     shutil.copy(src, lab.server.root / "quickstart.ipynb")
     lab.open_notebook("quickstart.ipynb")
     lab.run_all()
-    _output_text(lab, _index(src, "ctx"), "Next request")  # the last cell that shows something
+    lab.shown_output(_index(src, "ctx"), "Next request")  # the last cell that shows something
 
-    rerun = _output_text(lab, _index(src, "rerun"), "forked:")
+    rerun = lab.shown_output(_index(src, "rerun"), "forked:")
     assert "forked: True" in rerun  # by cell id in JupyterLab, as by text under nbclient
 
     # the cell's first output: the live AgentView, or its durable rendering once the run is over
@@ -88,7 +84,7 @@ def test_experiment_table_in_jupyterlab(lab):
         shutil.copytree(NOTEBOOKS / "data", data)
     lab.open_notebook("experiment.ipynb")
     lab.run_all()
-    out = _output_text(lab, _index(src, "check"), "same scores")
+    out = lab.shown_output(_index(src, "check"), "same scores")
     assert "same scores: True" in out
     summary = _cell(lab, _index(src, "summary")).locator(".jp-OutputArea-output")
     assert "with python" in summary.first.inner_text()
